@@ -1,0 +1,97 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmad::Client: a local process's connection to its host's rdmad over the
+// daemon's Unix socket. It hides the RPC layer: no gRPC or protobuf type
+// appears in this header.
+//
+// Thread safety: a Client may be used from many threads at once. An
+// EventStream is used by one thread at a time, except Cancel(), which may be
+// called from any thread to end a blocked Next().
+
+#ifndef RDMAD_CLIENT_H_
+#define RDMAD_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+struct DaemonStatus {
+  std::string version;
+  int pid = 0;
+  double uptime_seconds = 0;
+  std::string config_file;
+  uint64_t config_generation = 0;
+  std::string socket_path;
+  uint32_t device_count = 0;
+  uint32_t port_count = 0;
+  uint32_t active_port_count = 0;
+  uint32_t peer_count = 0;
+  uint32_t service_count = 0;
+  uint32_t channel_count = 0;
+  uint64_t connections_accepted = 0;
+  uint32_t event_subscribers = 0;
+};
+
+enum class EventKind {
+  kUnspecified = 0,
+  kConfigReloaded = 1,
+  kConfigReloadFailed = 2,
+  kDaemonStopping = 3,
+};
+
+// "config-reloaded", "config-reload-failed", "daemon-stopping", ...
+std::string_view EventKindName(EventKind kind);
+
+struct Event {
+  uint64_t sequence = 0;
+  int64_t unix_time_ms = 0;
+  EventKind kind = EventKind::kUnspecified;
+  std::string message;
+};
+
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // Blocks for the next event. Returns false when the stream has ended; then
+  // Finish() tells why (OK when the daemon ended it while stopping).
+  virtual bool Next(Event* event) = 0;
+  virtual Status Finish() = 0;
+  virtual void Cancel() = 0;
+};
+
+struct ClientOptions {
+  // The daemon's socket; empty: DefaultSocketPath().
+  std::string socket_path;
+  // How long Connect waits for the daemon to answer.
+  std::chrono::milliseconds connect_timeout{2000};
+  // Deadline of each unary call.
+  std::chrono::milliseconds call_timeout{5000};
+};
+
+class Client {
+ public:
+  // $RDMAD_SOCKET if set, else /run/rdmad/rdmad.sock.
+  static std::string DefaultSocketPath();
+
+  // UNAVAILABLE (naming the socket and why) when no daemon answers.
+  static StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options = {});
+
+  virtual ~Client() = default;
+
+  virtual const std::string& socket_path() const = 0;
+  virtual StatusOr<DaemonStatus> GetStatus() = 0;
+  // Events of the given kinds (empty: all) from now on.
+  virtual StatusOr<std::unique_ptr<EventStream>> WatchEvents(
+      const std::vector<EventKind>& kinds = {}) = 0;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_CLIENT_H_

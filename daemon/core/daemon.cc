@@ -1,0 +1,191 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/core/daemon.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/core/instance_lock.h"
+#include "daemon/core/logging.h"
+#include "daemon/core/unix_listener.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+constexpr std::chrono::milliseconds kShutdownDeadline{3000};
+
+sigset_t DaemonSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+std::string SocketPath(const DaemonOptions& options, const Config& config) {
+  return options.socket_override.value_or(config.daemon.socket);
+}
+
+}  // namespace
+
+void BlockDaemonSignals() {
+  sigset_t set = DaemonSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+Daemon::Daemon(DaemonOptions options, Config config)
+    : options_(std::move(options)),
+      socket_path_(SocketPath(options_, config)),
+      started_(std::chrono::steady_clock::now()),
+      config_(std::make_shared<const Config>(std::move(config))) {}
+
+Daemon::~Daemon() = default;
+
+std::shared_ptr<const Config> Daemon::config() const {
+  std::lock_guard lock(mu_);
+  return config_;
+}
+
+DaemonStatusSnapshot Daemon::GetStatus() const {
+  DaemonStatusSnapshot s;
+  s.version = RDMAD_VERSION;
+  s.pid = getpid();
+  s.uptime_seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - started_).count();
+  {
+    std::lock_guard lock(mu_);
+    s.config_file = config_->source;
+    s.config_generation = config_generation_;
+    s.peer_count = uint32_t(config_->peers.size());
+  }
+  s.socket_path = socket_path_;
+  s.connections_accepted = listener_ ? listener_->accepted() : 0;
+  s.event_subscribers = uint32_t(events_.subscriber_count());
+  return s;
+}
+
+Status Daemon::StartServing(const ApiServerFactory& make_server) {
+  RDMAD_RETURN_IF_ERROR(EnsureRuntimeDir(socket_path_));
+  auto lock = InstanceLock::Acquire(socket_path_);
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(lock).value();
+
+  const Config& cfg = *config();
+  auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode,
+                                      cfg.daemon.socket_group,
+                                      cfg.daemon.allowed_uids});
+  if (!listener.ok()) return listener.status();
+  listener_ = std::move(listener).value();
+
+  auto server = make_server(this);
+  if (!server.ok()) return server.status();
+  server_ = std::move(server).value();
+  listener_->Start([this](int fd, const PeerCredentials&) { server_->AddConnection(fd); });
+  spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
+               cfg.daemon.socket_mode,
+               cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
+  return Status::Ok();
+}
+
+int Daemon::Run(const ApiServerFactory& make_server) {
+  sigset_t set = DaemonSignals();
+  int signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+  if (signal_fd < 0) {
+    spdlog::critical("signalfd: {}", std::strerror(errno));
+    return 1;
+  }
+  Status started = StartServing(make_server);
+  if (!started.ok()) {
+    spdlog::critical("cannot start: {}", started.message());
+    notifier_.Status("failed: " + started.message());
+    close(signal_fd);
+    return 1;
+  }
+  notifier_.Ready();
+  notifier_.Status("serving on " + socket_path_);
+  MainLoop(signal_fd);
+  close(signal_fd);
+  return 0;
+}
+
+void Daemon::MainLoop(int signal_fd) {
+  auto period = notifier_.watchdog_period();
+  if (period) spdlog::info("systemd watchdog: pinging every {} ms", period->count() / 1000);
+  int timeout_ms = period ? int(std::max<int64_t>(1, period->count() / 1000)) : -1;
+  auto next_ping = std::chrono::steady_clock::now();
+  for (;;) {
+    if (period && std::chrono::steady_clock::now() >= next_ping) {
+      notifier_.Watchdog();
+      next_ping = std::chrono::steady_clock::now() + *period;
+    }
+    pollfd pfd{signal_fd, POLLIN, 0};
+    int n = poll(&pfd, 1, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("main loop: poll: {}", std::strerror(errno));
+    }
+    if (n <= 0) continue;
+    signalfd_siginfo info{};
+    if (read(signal_fd, &info, sizeof(info)) != sizeof(info)) continue;
+    if (info.ssi_signo == SIGHUP) {
+      Reload();
+    } else {
+      Stop(int(info.ssi_signo));
+      return;
+    }
+  }
+}
+
+void Daemon::Reload() {
+  notifier_.Reloading();
+  spdlog::info("SIGHUP: reloading {}", options_.config_path);
+  auto loaded = LoadConfig(options_.config_path, options_.env);
+  if (!loaded.ok()) {
+    spdlog::error("reload failed, keeping the running configuration:\n{}",
+                  loaded.status().message());
+    events_.Publish(DaemonEventKind::kConfigReloadFailed, loaded.status().message());
+    notifier_.Status("reload failed; running with the previous configuration");
+    notifier_.Ready();
+    return;
+  }
+  const Config& next = *loaded;
+  if (SocketPath(options_, next) != socket_path_) {
+    spdlog::warn("daemon.socket changed to {}; it takes effect on restart",
+                 next.daemon.socket);
+  }
+  Status level = SetLogLevel(next.daemon.log_level);
+  if (!level.ok()) spdlog::warn("{}", level.message());
+  uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    config_ = std::make_shared<const Config>(std::move(loaded).value());
+    generation = ++config_generation_;
+  }
+  spdlog::info("configuration reloaded (generation {})", generation);
+  events_.Publish(DaemonEventKind::kConfigReloaded,
+                  "configuration reloaded from " + options_.config_path +
+                      " (generation " + std::to_string(generation) + ")");
+  notifier_.Status("serving on " + socket_path_);
+  notifier_.Ready();
+}
+
+void Daemon::Stop(int signo) {
+  spdlog::info("{}: stopping", strsignal(signo));
+  notifier_.Stopping();
+  notifier_.Status("stopping");
+  events_.Publish(DaemonEventKind::kDaemonStopping,
+                  std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
+  events_.Close();
+  listener_->Stop();
+  server_->Shutdown(kShutdownDeadline);
+  spdlog::info("stopped");
+}
+
+}  // namespace rdmad

@@ -1,0 +1,113 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Daemon runs rdmad's lifecycle: it takes the instance lock, binds the local
+// socket, starts the API server, tells systemd it is ready, and then waits in
+// its main loop for signals (SIGHUP reloads, SIGTERM/SIGINT stop) while
+// petting the watchdog. The RPC edge sees it only through DaemonCore.
+//
+// Thread safety: Run() is called once from the main thread, with SIGTERM,
+// SIGINT and SIGHUP blocked in every thread (BlockDaemonSignals before any
+// thread starts). The DaemonCore methods may be called from any thread.
+
+#ifndef RDMAD_DAEMON_CORE_DAEMON_H_
+#define RDMAD_DAEMON_CORE_DAEMON_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "daemon/core/config.h"
+#include "daemon/core/event_bus.h"
+#include "daemon/core/systemd_notify.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+class UnixListener;
+
+struct DaemonStatusSnapshot {
+  std::string version;
+  int pid = 0;
+  double uptime_seconds = 0;
+  std::string config_file;
+  uint64_t config_generation = 0;
+  std::string socket_path;
+  uint32_t device_count = 0;
+  uint32_t port_count = 0;
+  uint32_t active_port_count = 0;
+  uint32_t peer_count = 0;
+  uint32_t service_count = 0;
+  uint32_t channel_count = 0;
+  uint64_t connections_accepted = 0;
+  uint32_t event_subscribers = 0;
+};
+
+// The daemon as the RPC edge sees it.
+class DaemonCore {
+ public:
+  virtual ~DaemonCore() = default;
+  virtual DaemonStatusSnapshot GetStatus() const = 0;
+  virtual EventBus& events() = 0;
+};
+
+// The local API server as the daemon sees it (implemented with gRPC).
+class ApiServer {
+ public:
+  virtual ~ApiServer() = default;
+  // Serves one accepted, non-blocking connection; takes ownership of fd.
+  virtual void AddConnection(int fd) = 0;
+  // Waits for open calls to finish up to deadline, then cancels the rest.
+  virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
+};
+
+using ApiServerFactory =
+    std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)>;
+
+struct DaemonOptions {
+  std::string config_path;
+  std::optional<std::string> socket_override;  // --socket
+  EnvLookup env;
+};
+
+class Daemon : public DaemonCore {
+ public:
+  Daemon(DaemonOptions options, Config config);
+  ~Daemon() override;
+
+  // Serves until SIGTERM/SIGINT; returns the process exit code.
+  int Run(const ApiServerFactory& make_server);
+
+  DaemonStatusSnapshot GetStatus() const override;
+  EventBus& events() override { return events_; }
+
+ private:
+  Status StartServing(const ApiServerFactory& make_server);
+  void MainLoop(int signal_fd);
+  void Reload();
+  void Stop(int signo);
+  std::shared_ptr<const Config> config() const;
+
+  DaemonOptions options_;
+  std::string socket_path_;
+  SystemdNotifier notifier_;
+  EventBus events_;
+  const std::chrono::steady_clock::time_point started_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Config> config_;  // guarded by mu_
+  uint64_t config_generation_ = 1;        // guarded by mu_
+  std::unique_ptr<class InstanceLock> lock_;
+  std::unique_ptr<UnixListener> listener_;
+  std::unique_ptr<ApiServer> server_;
+};
+
+// Blocks the signals the daemon handles in the calling thread (and so in
+// every thread it later starts).
+void BlockDaemonSignals();
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_CORE_DAEMON_H_

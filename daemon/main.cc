@@ -1,0 +1,9 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+// rdmad: the RDMA connection daemon. All logic lives in the libraries.
+
+#include "daemon/core/daemon_main.h"
+#include "daemon/server/grpc_api_server.h"
+
+int main(int argc, char** argv) {
+  return rdmad::DaemonMain(argc, argv, rdmad::MakeGrpcApiServer);
+}

@@ -1,0 +1,23 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// GrpcApiServer serves the local API with gRPC on connections that the
+// daemon's own accept loop hands over (AddInsecureChannelFromFd); it binds no
+// port of its own.
+//
+// Thread safety: AddConnection may be called from any thread; Shutdown once.
+
+#ifndef RDMAD_DAEMON_SERVER_GRPC_API_SERVER_H_
+#define RDMAD_DAEMON_SERVER_GRPC_API_SERVER_H_
+
+#include <memory>
+
+#include "daemon/core/daemon.h"
+
+namespace rdmad {
+
+// The ApiServerFactory the rdmad binary uses.
+StatusOr<std::unique_ptr<ApiServer>> MakeGrpcApiServer(DaemonCore* core);
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_SERVER_GRPC_API_SERVER_H_
