@@ -147,10 +147,10 @@ void Daemon::Reload() {
   notifier_.Reloading();
   spdlog::info("SIGHUP: reloading {}", options_.config_path);
   auto loaded = LoadConfig(options_.config_path, options_.env);
-  if (!loaded.ok()) {
-    spdlog::error("reload failed, keeping the running configuration:\n{}",
-                  loaded.status().message());
-    events_.Publish(DaemonEventKind::kConfigReloadFailed, loaded.status().message());
+  Status valid = loaded.ok() ? ValidateConfig(*loaded) : loaded.status();
+  if (!valid.ok()) {
+    spdlog::error("reload failed, keeping the running configuration:\n{}", valid.message());
+    events_.Publish(DaemonEventKind::kConfigReloadFailed, valid.message());
     notifier_.Status("reload failed; running with the previous configuration");
     notifier_.Ready();
     return;

@@ -33,8 +33,9 @@ bool FlagIs(const std::string& arg, const std::string& name) {
 
 int CheckConfig(const std::string& path) {
   auto config = LoadConfig(path, ProcessEnv());
-  if (!config.ok()) {
-    std::fprintf(stderr, "%s\n", config.status().message().c_str());
+  Status valid = config.ok() ? ValidateConfig(*config) : config.status();
+  if (!valid.ok()) {
+    std::fprintf(stderr, "%s\n", valid.message().c_str());
     return 1;
   }
   std::printf("%s: OK\n", path.c_str());
@@ -118,8 +119,9 @@ int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
 
   EnvLookup env = ProcessEnv();
   auto config = LoadStartupConfig(*flags, env);
-  if (!config.ok()) {
-    spdlog::critical("refusing to start: {}", config.status().message());
+  Status valid = config.ok() ? ValidateConfig(*config) : config.status();
+  if (!valid.ok()) {
+    spdlog::critical("refusing to start: {}", valid.message());
     return 1;
   }
   Status level = SetLogLevel(config->daemon.log_level);

@@ -1,0 +1,188 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "tests/integration/daemon_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace rdmad::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& extra) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  // The tests decide what the daemon sees of systemd.
+  for (const char* name : {"NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"}) {
+    env.erase(name);
+  }
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, int out_fd) {
+  std::vector<std::string> argv_s{binary};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<std::string> env_s = MergedEnv(env);
+  auto argv = Pointers(argv_s);
+  auto envp = Pointers(env_s);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+int DecodeWaitStatus(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "rdmad-test-XXXXXX").string();
+  path_ = mkdtemp(pattern.data()) ? pattern : "";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::Write(const std::string& name, const std::string& text) const {
+  std::string full = File(name);
+  std::ofstream(full) << text;
+  return full;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Process::Process(const std::string& binary, const std::vector<std::string>& args,
+                 const std::map<std::string, std::string>& env, const std::string& log_path)
+    : log_path_(log_path) {
+  int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  pid_ = Spawn(binary, args, env, fd);
+  close(fd);
+}
+
+Process::~Process() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    WaitExit(std::chrono::seconds(5));
+  }
+}
+
+void Process::Signal(int signo) const { kill(pid_, signo); }
+
+bool Process::running() {
+  if (pid_ <= 0 || exit_code_) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    exit_code_ = DecodeWaitStatus(status);
+    return false;
+  }
+  return true;
+}
+
+std::optional<int> Process::WaitExit(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (running() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return exit_code_;
+}
+
+int RunCommand(const std::string& binary, const std::vector<std::string>& args,
+               std::string* out) {
+  TempDir dir;
+  std::string log = dir.File("out");
+  Process p(binary, args, {}, log);
+  auto code = p.WaitExit(std::chrono::seconds(30));
+  *out = ReadFile(log);
+  return code.value_or(-1000);
+}
+
+FakeNotifySocket::FakeNotifySocket(const std::string& path) : path_(path) {
+  fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+}
+
+FakeNotifySocket::~FakeNotifySocket() {
+  close(fd_);
+  unlink(path_.c_str());
+}
+
+bool FakeNotifySocket::WaitFor(const std::string& prefix, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  for (;;) {
+    for (; scanned_ < received_.size(); ++scanned_) {
+      std::istringstream lines(received_[scanned_]);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind(prefix, 0) == 0) {
+          ++scanned_;
+          return true;
+        }
+      }
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{fd_, POLLIN, 0};
+    if (poll(&pfd, 1, int(left.count())) <= 0) continue;
+    char buf[4096];
+    ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) received_.emplace_back(buf, size_t(n));
+  }
+}
+
+bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (access(path.c_str(), F_OK) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace rdmad::testing

@@ -1,0 +1,86 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Test helpers that run the real rdmad binary: a temp directory, a child
+// process with its stderr captured, and a fake systemd NOTIFY_SOCKET.
+//
+// Thread safety: none of these types are thread-safe; one test thread each.
+
+#ifndef RDMAD_TESTS_INTEGRATION_DAEMON_PROCESS_H_
+#define RDMAD_TESTS_INTEGRATION_DAEMON_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rdmad::testing {
+
+// A fresh directory, removed with its contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  // Writes text to name and returns the full path.
+  std::string Write(const std::string& name, const std::string& text) const;
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path);
+
+// A child process; killed (SIGKILL) on destruction if still running.
+class Process {
+ public:
+  // Runs binary with args and env added to the test's own environment;
+  // stdout and stderr go to log_path.
+  Process(const std::string& binary, const std::vector<std::string>& args,
+          const std::map<std::string, std::string>& env, const std::string& log_path);
+  ~Process();
+
+  pid_t pid() const { return pid_; }
+  void Signal(int signo) const;
+  // The exit code once the process exits within timeout (-signal if killed).
+  std::optional<int> WaitExit(std::chrono::milliseconds timeout);
+  bool running();
+  std::string log() const { return ReadFile(log_path_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+  std::string log_path_;
+};
+
+// Runs a command to completion; returns its exit code, output in *out.
+int RunCommand(const std::string& binary, const std::vector<std::string>& args,
+               std::string* out);
+
+// A Unix datagram socket standing in for systemd's notify socket.
+class FakeNotifySocket {
+ public:
+  explicit FakeNotifySocket(const std::string& path);
+  ~FakeNotifySocket();
+  const std::string& path() const { return path_; }
+  // Waits for a datagram with a line that starts with prefix; all datagrams
+  // received meanwhile are kept in received().
+  bool WaitFor(const std::string& prefix, std::chrono::milliseconds timeout);
+  const std::vector<std::string>& received() const { return received_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  std::vector<std::string> received_;
+  size_t scanned_ = 0;
+};
+
+// Waits until a file exists at path.
+bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout);
+
+}  // namespace rdmad::testing
+
+#endif  // RDMAD_TESTS_INTEGRATION_DAEMON_PROCESS_H_

@@ -1,0 +1,221 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Starts the real rdmad binary on a temp socket and checks its lifecycle
+// through the client library, rdmactl and a fake systemd notify socket.
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "rdmad/client.h"
+#include "tests/integration/daemon_process.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeNotifySocket;
+using testing::Process;
+using testing::RunCommand;
+using testing::TempDir;
+
+std::string ConfigText(const std::string& socket, const std::string& extra = "") {
+  return "[daemon]\nsocket = \"" + socket + "\"\nsocket_group = \"\"\n" + extra;
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    socket_ = dir_.File("run/rdmad.sock");
+    config_ = dir_.Write("rdmad.toml", ConfigText(socket_));
+  }
+
+  // Starts rdmad and waits until it answers.
+  std::unique_ptr<Process> StartDaemon(std::map<std::string, std::string> env = {},
+                                       const std::string& log = "rdmad.log") {
+    auto p = std::make_unique<Process>(RDMAD_BINARY, std::vector<std::string>{"--config", config_},
+                                       env, dir_.File(log));
+    EXPECT_TRUE(testing::WaitForPath(socket_, seconds(10))) << p->log();
+    return p;
+  }
+
+  std::unique_ptr<Client> Connect() {
+    ClientOptions options;
+    options.socket_path = socket_;
+    auto client = Client::Connect(options);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    return client.ok() ? std::move(client).value() : nullptr;
+  }
+
+  TempDir dir_;
+  std::string socket_;
+  std::string config_;
+};
+
+TEST_F(DaemonTest, StatusThroughTheClientLibrary) {
+  auto daemon = StartDaemon();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->pid, daemon->pid());
+  EXPECT_EQ(status->version, RDMAD_VERSION);
+  EXPECT_EQ(status->config_file, config_);
+  EXPECT_EQ(status->socket_path, socket_);
+  EXPECT_EQ(status->config_generation, 1u);
+  EXPECT_GE(status->uptime_seconds, 0.0);
+  EXPECT_GE(status->connections_accepted, 1u);
+}
+
+TEST_F(DaemonTest, StatusThroughRdmactlJson) {
+  auto daemon = StartDaemon();
+  std::string out;
+  ASSERT_EQ(RunCommand(RDMACTL_BINARY, {"--socket", socket_, "--json", "status"}, &out), 0) << out;
+  auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["pid"].get<int>(), daemon->pid());
+  EXPECT_EQ(json["config_file"].get<std::string>(), config_);
+  EXPECT_EQ(json["devices"].get<int>(), 0);
+}
+
+TEST_F(DaemonTest, RdmactlSaysWhenTheDaemonIsNotReachable) {
+  std::string out;
+  EXPECT_EQ(RunCommand(RDMACTL_BINARY, {"--socket", socket_, "status"}, &out), 2);
+  EXPECT_NE(out.find(socket_), std::string::npos) << out;
+  EXPECT_NE(out.find("systemctl start rdmad"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+}
+
+TEST_F(DaemonTest, SocketIsGroupOnlyInAPrivateDirectory) {
+  auto daemon = StartDaemon();
+  struct stat st {};
+  ASSERT_EQ(stat(socket_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+  ASSERT_EQ(stat(dir_.File("run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+}
+
+TEST_F(DaemonTest, SighupWithAGoodFileReloads) {
+  auto daemon = StartDaemon();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  auto events = client->WatchEvents({EventKind::kConfigReloaded});
+  ASSERT_TRUE(events.ok());
+  dir_.Write("rdmad.toml", ConfigText(socket_, "log_level = \"debug\"\n"));
+  daemon->Signal(SIGHUP);
+  Event event;
+  ASSERT_TRUE((*events)->Next(&event));
+  EXPECT_EQ(event.kind, EventKind::kConfigReloaded);
+  EXPECT_EQ(client->GetStatus()->config_generation, 2u);
+}
+
+TEST_F(DaemonTest, SighupWithABadFileKeepsTheOldConfig) {
+  auto daemon = StartDaemon();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  auto events = client->WatchEvents();
+  ASSERT_TRUE(events.ok());
+  dir_.Write("rdmad.toml", ConfigText(socket_, "[qp]\ntimeout = 99\n"));
+  daemon->Signal(SIGHUP);
+  Event event;
+  ASSERT_TRUE((*events)->Next(&event));
+  EXPECT_EQ(event.kind, EventKind::kConfigReloadFailed);
+  EXPECT_NE(event.message.find(config_ + ":5:"), std::string::npos) << event.message;
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->config_generation, 1u);
+  EXPECT_EQ(status->pid, daemon->pid());
+}
+
+TEST_F(DaemonTest, SigtermEndsOpenStreamsAndExitsZeroWithinFiveSeconds) {
+  auto daemon = StartDaemon();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  auto events = client->WatchEvents();
+  ASSERT_TRUE(events.ok());
+  auto start = std::chrono::steady_clock::now();
+  daemon->Signal(SIGTERM);
+  Event event;
+  ASSERT_TRUE((*events)->Next(&event));
+  EXPECT_EQ(event.kind, EventKind::kDaemonStopping);
+  EXPECT_FALSE((*events)->Next(&event));
+  EXPECT_TRUE((*events)->Finish().ok());
+  auto code = daemon->WaitExit(seconds(5));
+  ASSERT_TRUE(code.has_value()) << "rdmad still running 5 s after SIGTERM\n" << daemon->log();
+  EXPECT_EQ(*code, 0) << daemon->log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(5));
+  EXPECT_NE(access(socket_.c_str(), F_OK), 0) << "socket left behind";
+}
+
+TEST_F(DaemonTest, TalksToSystemdThroughNotifySocket) {
+  FakeNotifySocket notify(dir_.File("notify"));
+  auto daemon = StartDaemon({{"NOTIFY_SOCKET", notify.path()}, {"WATCHDOG_USEC", "200000"}});
+  EXPECT_TRUE(notify.WaitFor("READY=1", seconds(10)));
+  EXPECT_TRUE(notify.WaitFor("STATUS=serving on", seconds(2)));
+  EXPECT_TRUE(notify.WaitFor("WATCHDOG=1", seconds(2)));
+  EXPECT_TRUE(notify.WaitFor("WATCHDOG=1", seconds(2)));
+  daemon->Signal(SIGHUP);
+  EXPECT_TRUE(notify.WaitFor("RELOADING=1", seconds(5)));
+  EXPECT_TRUE(notify.WaitFor("READY=1", seconds(5)));
+  daemon->Signal(SIGTERM);
+  EXPECT_TRUE(notify.WaitFor("STOPPING=1", seconds(5)));
+  EXPECT_EQ(daemon->WaitExit(seconds(5)).value_or(-1), 0);
+}
+
+TEST_F(DaemonTest, ReadyOnlyOnceTheSocketServes) {
+  FakeNotifySocket notify(dir_.File("notify"));
+  auto daemon = StartDaemon({{"NOTIFY_SOCKET", notify.path()}});
+  ASSERT_TRUE(notify.WaitFor("READY=1", seconds(10)));
+  auto client = Connect();  // must answer at once, no retry
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->GetStatus().ok());
+}
+
+TEST_F(DaemonTest, SecondDaemonOnTheSameSocketIsRefused) {
+  auto first = StartDaemon();
+  Process second(RDMAD_BINARY, {"--config", config_}, {}, dir_.File("second.log"));
+  auto code = second.WaitExit(seconds(10));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(second.log().find("another rdmad (pid " + std::to_string(first->pid())),
+            std::string::npos)
+      << second.log();
+  auto client = Connect();
+  ASSERT_NE(client, nullptr);
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->pid, first->pid());
+}
+
+TEST_F(DaemonTest, BadConfigRefusesToStartNamingFileAndLine) {
+  config_ = dir_.Write("rdmad.toml", ConfigText(socket_, "[qp]\ntimout = 3\n"));
+  Process daemon(RDMAD_BINARY, {"--config", config_}, {}, dir_.File("rdmad.log"));
+  EXPECT_EQ(daemon.WaitExit(seconds(10)).value_or(-1), 1);
+  EXPECT_NE(daemon.log().find(config_ + ":5:1"), std::string::npos) << daemon.log();
+  EXPECT_NE(daemon.log().find("qp.timeout"), std::string::npos) << daemon.log();
+  EXPECT_NE(access(socket_.c_str(), F_OK), 0);
+}
+
+TEST_F(DaemonTest, CheckConfigExitsZeroOrOne) {
+  std::string out;
+  EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", config_}, &out), 0) << out;
+  std::string bad = dir_.Write("bad.toml", "[mtu]\ncap = 1000\n");
+  EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", bad}, &out), 1);
+  EXPECT_NE(out.find(bad + ":2:"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", dir_.File("missing.toml")}, &out), 1);
+}
+
+TEST_F(DaemonTest, SocketFlagOverridesTheConfig) {
+  std::string other = dir_.File("other.sock");
+  Process daemon(RDMAD_BINARY, {"--config", config_, "--socket", other}, {},
+                 dir_.File("rdmad.log"));
+  ASSERT_TRUE(testing::WaitForPath(other, seconds(10))) << daemon.log();
+  EXPECT_NE(access(socket_.c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace rdmad
