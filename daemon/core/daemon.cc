@@ -73,7 +73,8 @@ DaemonStatusSnapshot Daemon::GetStatus() const {
 }
 
 Status Daemon::StartServing(const ApiServerFactory& make_server) {
-  RDMAD_RETURN_IF_ERROR(EnsureRuntimeDir(socket_path_));
+  auto owns_directory = EnsureRuntimeDir(socket_path_);
+  if (!owns_directory.ok()) return owns_directory.status();
   auto lock = InstanceLock::Acquire(socket_path_);
   if (!lock.ok()) return lock.status();
   lock_ = std::move(lock).value();
@@ -81,7 +82,7 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   const Config& cfg = *config();
   auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode,
                                       cfg.daemon.socket_group,
-                                      cfg.daemon.allowed_uids});
+                                      cfg.daemon.allowed_uids, *owns_directory});
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -31,6 +32,12 @@ StatusOr<gid_t> LookupGroup(const std::string& name) {
   return result->gr_gid;
 }
 
+void GiveToGroup(const std::string& path, gid_t gid, const std::string& group) {
+  if (chown(path.c_str(), uid_t(-1), gid) != 0) {
+    spdlog::warn("cannot give {} to group {}: {}", path, group, std::strerror(errno));
+  }
+}
+
 Status ApplyOwnership(const UnixListenerOptions& options) {
   if (chmod(options.path.c_str(), options.mode) != 0) {
     return Status::FromErrno(errno, "chmod " + options.path);
@@ -42,24 +49,28 @@ Status ApplyOwnership(const UnixListenerOptions& options) {
                  gid.status().message());
     return Status::Ok();
   }
-  if (chown(options.path.c_str(), uid_t(-1), *gid) != 0) {
-    spdlog::warn("cannot give socket {} to group {}: {}", options.path,
-                 options.group, std::strerror(errno));
+  GiveToGroup(options.path, *gid, options.group);
+  if (options.owns_directory) {
+    GiveToGroup(std::filesystem::path(options.path).parent_path(), *gid, options.group);
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status EnsureRuntimeDir(const std::string& path) {
+StatusOr<bool> EnsureRuntimeDir(const std::string& path) {
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  if (dir.empty()) return Status::Ok();
+  if (dir.empty()) return false;
   std::error_code ec;
-  if (std::filesystem::exists(dir, ec)) return Status::Ok();
-  if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+  if (std::filesystem::exists(dir, ec)) {
+    const char* runtime = std::getenv("RUNTIME_DIRECTORY");
+    return runtime != nullptr && std::filesystem::equivalent(dir, runtime, ec);
+  }
+  if (mkdir(dir.c_str(), 0750) != 0) {
+    if (errno == EEXIST) return false;
     return Status::FromErrno(errno, "cannot create runtime directory " + dir.string());
   }
-  return Status::Ok();
+  return true;
 }
 
 StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
@@ -71,7 +82,6 @@ StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
                                    std::to_string(sizeof(addr.sun_path) - 1) +
                                    " bytes): " + options.path);
   }
-  RDMAD_RETURN_IF_ERROR(EnsureRuntimeDir(options.path));
   std::memcpy(addr.sun_path, options.path.c_str(), options.path.size() + 1);
 
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -38,6 +38,10 @@ struct UnixListenerOptions {
   uint32_t mode = 0660;
   std::string group;  // "" keeps the process's group
   std::vector<int64_t> allowed_uids;  // empty: all
+  // The daemon owns the socket's directory (it created it, or systemd did as
+  // RuntimeDirectory): give it the socket's group too, so group members can
+  // reach the socket through the 0750 directory.
+  bool owns_directory = false;
 };
 
 class UnixListener {
@@ -72,7 +76,9 @@ class UnixListener {
 };
 
 // Creates the parent directory of path with mode 0750 if it is missing.
-Status EnsureRuntimeDir(const std::string& path);
+// Returns whether the daemon owns that directory: it created it now, or it is
+// systemd's RuntimeDirectory ($RUNTIME_DIRECTORY).
+StatusOr<bool> EnsureRuntimeDir(const std::string& path);
 
 }  // namespace rdmad
 

@@ -3,8 +3,16 @@
 // Starts the real rdmad binary on a temp socket and checks its lifecycle
 // through the client library, rdmactl and a fake systemd notify socket.
 
+#include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <thread>
 
@@ -207,6 +215,77 @@ TEST_F(DaemonTest, CheckConfigExitsZeroOrOne) {
   EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", bad}, &out), 1);
   EXPECT_NE(out.find(bad + ":2:"), std::string::npos) << out;
   EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", dir_.File("missing.toml")}, &out), 1);
+}
+
+enum class Admission { kServed = 0, kClosed = 1, kSilent = 2, kNoAccess = 3 };
+
+// Connects to socket as uid/gid in a forked child (raw syscalls only) and
+// tells whether the daemon served the connection (gRPC sends its HTTP/2
+// preface at once) or closed it.
+Admission ConnectAs(uid_t uid, gid_t gid, const std::string& socket) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(9);
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof(addr.sun_path) - 1);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) _exit(3);
+    pollfd pfd{fd, POLLIN, 0};
+    if (poll(&pfd, 1, 5000) <= 0) _exit(2);
+    char buf[64];
+    _exit(read(fd, buf, sizeof(buf)) > 0 ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return static_cast<Admission>(WIFEXITED(status) ? WEXITSTATUS(status) : 9);
+}
+
+class SocketAccessTest : public DaemonTest {
+ protected:
+  void SetUp() override {
+    DaemonTest::SetUp();
+    if (getuid() != 0) GTEST_SKIP() << "needs root to connect as another uid";
+    group* nogroup = getgrnam("nogroup");
+    if (nogroup == nullptr) GTEST_SKIP() << "no group 'nogroup'";
+    gid_ = nogroup->gr_gid;
+    chmod(dir_.path().c_str(), 0755);  // the test's dir, not the daemon's
+  }
+  void WriteConfig(const std::string& allowed_uids) {
+    dir_.Write("rdmad.toml", "[daemon]\nsocket = \"" + socket_ +
+                                 "\"\nsocket_group = \"nogroup\"\nallowed_uids = " +
+                                 allowed_uids + "\n");
+  }
+  static constexpr uid_t kNobody = 65534;
+  gid_t gid_ = 0;
+};
+
+TEST_F(SocketAccessTest, GroupMembersReachTheSocketThroughItsDirectory) {
+  WriteConfig("[]");
+  auto daemon = StartDaemon();
+  struct stat st {};
+  ASSERT_EQ(stat(dir_.File("run").c_str(), &st), 0);
+  EXPECT_EQ(st.st_gid, gid_);
+  EXPECT_EQ(ConnectAs(kNobody, gid_, socket_), Admission::kServed) << daemon->log();
+  EXPECT_NE(daemon->log().find("client connected: uid 65534"), std::string::npos)
+      << daemon->log();
+}
+
+TEST_F(SocketAccessTest, OthersCannotOpenTheSocket) {
+  WriteConfig("[]");
+  auto daemon = StartDaemon();
+  EXPECT_EQ(ConnectAs(kNobody, kNobody - 1, socket_), Admission::kNoAccess);
+}
+
+TEST_F(SocketAccessTest, UidsOutsideAllowedUidsAreRefused) {
+  WriteConfig("[4242]");
+  auto daemon = StartDaemon();
+  EXPECT_EQ(ConnectAs(kNobody, gid_, socket_), Admission::kClosed) << daemon->log();
+  EXPECT_NE(daemon->log().find("refused connection from uid 65534"), std::string::npos)
+      << daemon->log();
+  auto client = Connect();  // root is always admitted
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->GetStatus().ok());
 }
 
 TEST_F(DaemonTest, SocketFlagOverridesTheConfig) {
