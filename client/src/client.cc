@@ -10,10 +10,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/src/convert.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace rdmad {
 namespace {
+
+using internal::FromProto;
 
 constexpr char kDefaultSocket[] = "/run/rdmad/rdmad.sock";
 
@@ -21,34 +24,6 @@ Status FromGrpc(const grpc::Status& status, std::string_view what) {
   if (status.ok()) return Status::Ok();
   return Status(static_cast<StatusCode>(status.error_code()),
                 std::string(what) + ": " + status.error_message());
-}
-
-DaemonStatus FromProto(const v1::GetStatusResponse& r) {
-  DaemonStatus s;
-  s.version = r.version();
-  s.pid = r.pid();
-  s.uptime_seconds = r.uptime_seconds();
-  s.config_file = r.config_file();
-  s.config_generation = r.config_generation();
-  s.socket_path = r.socket_path();
-  s.device_count = r.device_count();
-  s.port_count = r.port_count();
-  s.active_port_count = r.active_port_count();
-  s.peer_count = r.peer_count();
-  s.service_count = r.service_count();
-  s.channel_count = r.channel_count();
-  s.connections_accepted = r.connections_accepted();
-  s.event_subscribers = r.event_subscribers();
-  return s;
-}
-
-EventKind FromProto(v1::EventKind kind) {
-  switch (kind) {
-    case v1::CONFIG_RELOADED: return EventKind::kConfigReloaded;
-    case v1::CONFIG_RELOAD_FAILED: return EventKind::kConfigReloadFailed;
-    case v1::DAEMON_STOPPING: return EventKind::kDaemonStopping;
-    default: return EventKind::kUnspecified;
-  }
 }
 
 // Checks the socket file before gRPC hides the reason behind UNAVAILABLE.
@@ -79,10 +54,7 @@ class GrpcEventStream final : public EventStream {
   bool Next(Event* event) override {
     v1::Event in;
     if (!reader_->Read(&in)) return false;
-    event->sequence = in.sequence();
-    event->unix_time_ms = in.unix_time_ms();
-    event->kind = FromProto(in.kind());
-    event->message = in.message();
+    *event = FromProto(in);
     return true;
   }
   Status Finish() override { return FromGrpc(reader_->Finish(), "WatchEvents"); }
@@ -105,11 +77,45 @@ class GrpcClient final : public Client {
   const std::string& socket_path() const override { return path_; }
 
   StatusOr<DaemonStatus> GetStatus() override {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + options_.call_timeout);
     v1::GetStatusResponse response;
-    grpc::Status status = stub_->GetStatus(&context, v1::GetStatusRequest(), &response);
-    if (!status.ok()) return FromGrpc(status, "GetStatus");
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::GetStatus, "GetStatus",
+                               v1::GetStatusRequest(), &response));
+    return FromProto(response);
+  }
+
+  StatusOr<std::vector<Device>> ListDevices() override {
+    v1::ListDevicesResponse response;
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListDevices, "ListDevices",
+                               v1::ListDevicesRequest(), &response));
+    std::vector<Device> out;
+    for (const auto& d : response.devices()) out.push_back(FromProto(d));
+    return out;
+  }
+
+  StatusOr<Device> GetDevice(const std::string& name) override {
+    v1::GetDeviceRequest request;
+    request.set_name(name);
+    v1::Device response;
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::GetDevice, "GetDevice", request, &response));
+    return FromProto(response);
+  }
+
+  StatusOr<PortCounters> GetPortCounters(const std::string& device, uint32_t port) override {
+    v1::GetPortCountersRequest request;
+    request.set_device(device);
+    request.set_port(port);
+    v1::GetPortCountersResponse response;
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::GetPortCounters, "GetPortCounters", request, &response));
+    return PortCounters(response.counters().begin(), response.counters().end());
+  }
+
+  StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {
+    v1::ResolvePathRequest request;
+    request.set_peer_address(peer_address);
+    request.set_peer_active_mtu(peer_active_mtu);
+    v1::Path response;
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ResolvePath, "ResolvePath", request, &response));
     return FromProto(response);
   }
 
@@ -126,6 +132,16 @@ class GrpcClient final : public Client {
   std::string path_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
+  // One unary call with the configured deadline.
+  template <typename Request, typename Response>
+  Status Call(grpc::Status (v1::Rdmad::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                      Response*),
+              std::string_view what, const Request& request, Response* response) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + options_.call_timeout);
+    return FromGrpc((stub_.get()->*method)(&context, request, response), what);
+  }
+
   ClientOptions options_;
 };
 
@@ -136,6 +152,11 @@ std::string_view EventKindName(EventKind kind) {
     case EventKind::kConfigReloaded: return "config-reloaded";
     case EventKind::kConfigReloadFailed: return "config-reload-failed";
     case EventKind::kDaemonStopping: return "daemon-stopping";
+    case EventKind::kDeviceAdded: return "device-added";
+    case EventKind::kDeviceRemoved: return "device-removed";
+    case EventKind::kPortStateChanged: return "port-state-changed";
+    case EventKind::kGidAdded: return "gid-added";
+    case EventKind::kGidRemoved: return "gid-removed";
     case EventKind::kUnspecified: break;
   }
   return "unspecified";

@@ -7,12 +7,15 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "daemon/core/instance_lock.h"
 #include "daemon/core/logging.h"
+#include "daemon/core/sysfs_reader.h"
 #include "daemon/core/unix_listener.h"
+#include "daemon/core/verbs_probe.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
@@ -33,6 +36,32 @@ std::string SocketPath(const DaemonOptions& options, const Config& config) {
   return options.socket_override.value_or(config.daemon.socket);
 }
 
+DaemonEventKind EventKindFor(InventoryChange::Kind kind) {
+  switch (kind) {
+    case InventoryChange::Kind::kDeviceAdded: return DaemonEventKind::kDeviceAdded;
+    case InventoryChange::Kind::kDeviceRemoved: return DaemonEventKind::kDeviceRemoved;
+    case InventoryChange::Kind::kPortStateChanged: return DaemonEventKind::kPortStateChanged;
+    case InventoryChange::Kind::kGidAdded: return DaemonEventKind::kGidAdded;
+    case InventoryChange::Kind::kGidRemoved: return DaemonEventKind::kGidRemoved;
+  }
+  return DaemonEventKind::kDeviceAdded;
+}
+
+void LogInventory(const Inventory& inventory) {
+  if (inventory.devices.empty()) {
+    spdlog::info("no RDMA devices; channels will use TCP");
+    return;
+  }
+  for (const DeviceInfo& d : inventory.devices) {
+    for (const PortInfo& p : d.ports) {
+      spdlog::info("device {} port {}: {} {}, {}, active MTU {} (max {}), netdev {} (MTU {}), {} GIDs",
+                   d.name, p.port, d.vendor, TransportName(p.transport), p.state_name,
+                   p.active_mtu, p.max_mtu, p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu,
+                   p.gids.size());
+    }
+  }
+}
+
 }  // namespace
 
 void BlockDaemonSignals() {
@@ -45,7 +74,12 @@ Daemon::Daemon(DaemonOptions options, Config config)
     : options_(std::move(options)),
       socket_path_(SocketPath(options_, config)),
       started_(std::chrono::steady_clock::now()),
-      config_(std::make_shared<const Config>(std::move(config))) {}
+      config_(std::make_shared<const Config>(std::move(config))),
+      monitor_([root = options_.sysfs_root] { return ReadInventory(root); },
+               [this](std::shared_ptr<const Inventory> inventory,
+                      const std::vector<InventoryChange>& changes) {
+                 OnInventory(*inventory, changes);
+               }) {}
 
 Daemon::~Daemon() = default;
 
@@ -67,6 +101,13 @@ DaemonStatusSnapshot Daemon::GetStatus() const {
     s.peer_count = uint32_t(config_->peers.size());
   }
   s.socket_path = socket_path_;
+  for (const DeviceInfo& d : inventory()->devices) {
+    ++s.device_count;
+    for (const PortInfo& p : d.ports) {
+      ++s.port_count;
+      s.active_port_count += p.state == 4 ? 1 : 0;  // IBV_PORT_ACTIVE
+    }
+  }
   s.connections_accepted = listener_ ? listener_->accepted() : 0;
   s.event_subscribers = uint32_t(events_.subscriber_count());
   return s;
@@ -85,6 +126,9 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
                                       cfg.daemon.allowed_uids, *owns_directory});
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();
+
+  RDMAD_RETURN_IF_ERROR(monitor_.Start());
+  LogInventory(*inventory());
 
   auto server = make_server(this);
   if (!server.ok()) return server.status();
@@ -144,6 +188,39 @@ void Daemon::MainLoop(int signal_fd) {
   }
 }
 
+void Daemon::OnInventory(const Inventory& inventory,
+                         const std::vector<InventoryChange>& changes) {
+  for (const InventoryChange& c : changes) {
+    events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
+  }
+  if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
+}
+
+StatusOr<std::map<std::string, uint64_t>> Daemon::PortCounters(const std::string& device,
+                                                               int port) const {
+  auto inv = inventory();
+  const DeviceInfo* d = inv->Find(device);
+  if (d == nullptr) return Status::NotFound("no RDMA device named \"" + device + "\"");
+  bool has_port = std::any_of(d->ports.begin(), d->ports.end(),
+                              [port](const PortInfo& p) { return p.port == port; });
+  if (!has_port) {
+    return Status::NotFound(device + " has no port " + std::to_string(port));
+  }
+  return ReadPortCounters(options_.sysfs_root, device, port);
+}
+
+StatusOr<PathDecision> Daemon::ResolvePath(const PathRequest& request) const {
+  auto path = rdmad::ResolvePath(*inventory(), *config(), request, KernelSourceAddressLookup());
+  if (!path.ok()) {
+    spdlog::info("path to {}: {}", request.peer_ip, path.status().message());
+    return path;
+  }
+  for (const std::string& reason : path->reasons) {
+    spdlog::info("path to {}: {}", request.peer_ip, reason);
+  }
+  return path;
+}
+
 void Daemon::Reload() {
   notifier_.Reloading();
   spdlog::info("SIGHUP: reloading {}", options_.config_path);
@@ -186,6 +263,7 @@ void Daemon::Stop(int signo) {
   events_.Close();
   listener_->Stop();
   server_->Shutdown(kShutdownDeadline);
+  monitor_.Stop();
   spdlog::info("stopped");
 }
 

@@ -15,13 +15,17 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "daemon/core/config.h"
+#include "daemon/core/device_monitor.h"
 #include "daemon/core/event_bus.h"
+#include "daemon/core/inventory.h"
+#include "daemon/core/path_policy.h"
 #include "daemon/core/systemd_notify.h"
 #include "rdmad/status.h"
 
@@ -52,6 +56,12 @@ class DaemonCore {
   virtual ~DaemonCore() = default;
   virtual DaemonStatusSnapshot GetStatus() const = 0;
   virtual EventBus& events() = 0;
+  // The current device inventory (never null).
+  virtual std::shared_ptr<const Inventory> inventory() const = 0;
+  virtual StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,
+                                                                 int port) const = 0;
+  // Plans the path to a peer with the running config and inventory.
+  virtual StatusOr<PathDecision> ResolvePath(const PathRequest& request) const = 0;
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -71,6 +81,7 @@ struct DaemonOptions {
   std::string config_path;
   std::optional<std::string> socket_override;  // --socket
   EnvLookup env;
+  std::string sysfs_root = "/sys";
 };
 
 class Daemon : public DaemonCore {
@@ -83,12 +94,17 @@ class Daemon : public DaemonCore {
 
   DaemonStatusSnapshot GetStatus() const override;
   EventBus& events() override { return events_; }
+  std::shared_ptr<const Inventory> inventory() const override { return monitor_.current(); }
+  StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,
+                                                         int port) const override;
+  StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override;
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
   void MainLoop(int signal_fd);
   void Reload();
   void Stop(int signo);
+  void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
   std::shared_ptr<const Config> config() const;
 
   DaemonOptions options_;
@@ -101,6 +117,7 @@ class Daemon : public DaemonCore {
   uint64_t config_generation_ = 1;        // guarded by mu_
   std::unique_ptr<class InstanceLock> lock_;
   std::unique_ptr<UnixListener> listener_;
+  DeviceMonitor monitor_;
   std::unique_ptr<ApiServer> server_;
 };
 

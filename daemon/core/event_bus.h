@@ -25,6 +25,11 @@ enum class DaemonEventKind {
   kConfigReloaded = 1,
   kConfigReloadFailed = 2,
   kDaemonStopping = 3,
+  kDeviceAdded = 4,
+  kDeviceRemoved = 5,
+  kPortStateChanged = 6,
+  kGidAdded = 7,
+  kGidRemoved = 8,
 };
 
 struct DaemonEvent {
@@ -32,6 +37,8 @@ struct DaemonEvent {
   int64_t unix_time_ms = 0;
   DaemonEventKind kind = DaemonEventKind::kConfigReloaded;
   std::string message;
+  std::string device;  // device events only
+  int port = 0;        // port and GID events only
 };
 
 // Receives events. Implementations must be cheap and non-blocking.
@@ -57,7 +64,8 @@ class EventBus {
   void Unsubscribe(uint64_t id);
 
   // Stamps and delivers an event; returns its sequence number.
-  uint64_t Publish(DaemonEventKind kind, std::string message);
+  uint64_t Publish(DaemonEventKind kind, std::string message, std::string device = "",
+                   int port = 0);
 
   // Removes every sink, calls its OnClose, and refuses further subscriptions.
   void Close();

@@ -6,32 +6,38 @@
 
 #include "daemon/core/event_streamer.h"
 #include "daemon/server/grpc_status.h"
+#include "daemon/server/proto_convert.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
 namespace {
 
-v1::EventKind ToProto(DaemonEventKind kind) {
-  switch (kind) {
-    case DaemonEventKind::kConfigReloaded: return v1::CONFIG_RELOADED;
-    case DaemonEventKind::kConfigReloadFailed: return v1::CONFIG_RELOAD_FAILED;
-    case DaemonEventKind::kDaemonStopping: return v1::DAEMON_STOPPING;
-  }
-  return v1::EVENT_KIND_UNSPECIFIED;
-}
+// DaemonEventKind and v1::EventKind share their numbers by design.
+constexpr int kFirstEventKind = v1::CONFIG_RELOADED;
+constexpr int kLastEventKind = v1::GID_REMOVED;
+
+static_assert(int(DaemonEventKind::kConfigReloaded) == v1::CONFIG_RELOADED);
+static_assert(int(DaemonEventKind::kDaemonStopping) == v1::DAEMON_STOPPING);
+static_assert(int(DaemonEventKind::kDeviceAdded) == v1::DEVICE_ADDED);
+static_assert(int(DaemonEventKind::kGidRemoved) == v1::GID_REMOVED);
+
+v1::EventKind ToProto(DaemonEventKind kind) { return static_cast<v1::EventKind>(kind); }
 
 StatusOr<std::set<DaemonEventKind>> KindsFromRequest(const v1::WatchEventsRequest& req) {
   std::set<DaemonEventKind> kinds;
   for (int kind : req.kinds()) {
-    switch (kind) {
-      case v1::CONFIG_RELOADED: kinds.insert(DaemonEventKind::kConfigReloaded); break;
-      case v1::CONFIG_RELOAD_FAILED: kinds.insert(DaemonEventKind::kConfigReloadFailed); break;
-      case v1::DAEMON_STOPPING: kinds.insert(DaemonEventKind::kDaemonStopping); break;
-      default:
-        return Status::InvalidArgument("kinds: unknown event kind " + std::to_string(kind));
+    if (kind < kFirstEventKind || kind > kLastEventKind) {
+      return Status::InvalidArgument("kinds: unknown event kind " + std::to_string(kind));
     }
+    kinds.insert(static_cast<DaemonEventKind>(kind));
   }
   return kinds;
+}
+
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
 }
 
 // Writes one WatchEvents stream; deletes itself when gRPC is done with it.
@@ -49,6 +55,8 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
     out_.set_unix_time_ms(event.unix_time_ms);
     out_.set_kind(ToProto(event.kind));
     out_.set_message(event.message);
+    out_.set_device(event.device);
+    out_.set_port(uint32_t(event.port));
     StartWrite(&out_);
   }
   void Finish(const Status& status) override {
@@ -74,24 +82,54 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
 grpc::ServerUnaryReactor* LocalService::GetStatus(grpc::CallbackServerContext* context,
                                                   const v1::GetStatusRequest*,
                                                   v1::GetStatusResponse* response) {
-  DaemonStatusSnapshot s = core_->GetStatus();
-  response->set_version(s.version);
-  response->set_pid(s.pid);
-  response->set_uptime_seconds(s.uptime_seconds);
-  response->set_config_file(s.config_file);
-  response->set_config_generation(s.config_generation);
-  response->set_socket_path(s.socket_path);
-  response->set_device_count(s.device_count);
-  response->set_port_count(s.port_count);
-  response->set_active_port_count(s.active_port_count);
-  response->set_peer_count(s.peer_count);
-  response->set_service_count(s.service_count);
-  response->set_channel_count(s.channel_count);
-  response->set_connections_accepted(s.connections_accepted);
-  response->set_event_subscribers(s.event_subscribers);
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  ToProto(core_->GetStatus(), response);
+  return Reply(context, Status::Ok());
+}
+
+grpc::ServerUnaryReactor* LocalService::ListDevices(grpc::CallbackServerContext* context,
+                                                    const v1::ListDevicesRequest*,
+                                                    v1::ListDevicesResponse* response) {
+  for (const DeviceInfo& d : core_->inventory()->devices) ToProto(d, response->add_devices());
+  return Reply(context, Status::Ok());
+}
+
+grpc::ServerUnaryReactor* LocalService::GetDevice(grpc::CallbackServerContext* context,
+                                                  const v1::GetDeviceRequest* request,
+                                                  v1::Device* response) {
+  if (request->name().empty()) {
+    return Reply(context, Status::InvalidArgument("name: a device name is required"));
+  }
+  auto inventory = core_->inventory();
+  const DeviceInfo* device = inventory->Find(request->name());
+  if (device == nullptr) {
+    return Reply(context, Status::NotFound("no RDMA device named \"" + request->name() + "\""));
+  }
+  ToProto(*device, response);
+  return Reply(context, Status::Ok());
+}
+
+grpc::ServerUnaryReactor* LocalService::GetPortCounters(
+    grpc::CallbackServerContext* context, const v1::GetPortCountersRequest* request,
+    v1::GetPortCountersResponse* response) {
+  if (request->device().empty() || request->port() == 0 || request->port() > 255) {
+    return Reply(context, Status::InvalidArgument("device and port (1..255) are required"));
+  }
+  auto counters = core_->PortCounters(request->device(), int(request->port()));
+  if (counters.ok()) response->mutable_counters()->insert(counters->begin(), counters->end());
+  return Reply(context, counters.status());
+}
+
+grpc::ServerUnaryReactor* LocalService::ResolvePath(grpc::CallbackServerContext* context,
+                                                    const v1::ResolvePathRequest* request,
+                                                    v1::Path* response) {
+  if (request->peer_address().empty()) {
+    return Reply(context, Status::InvalidArgument("peer_address: an IP address is required"));
+  }
+  auto path = core_->ResolvePath(
+      PathRequest{request->peer_address(), int(std::min<uint32_t>(request->peer_active_mtu(),
+                                                                   1u << 20))});
+  if (path.ok()) ToProto(*path, response);
+  return Reply(context, path.status());
 }
 
 grpc::ServerWriteReactor<v1::Event>* LocalService::WatchEvents(

@@ -27,6 +27,19 @@ class LocalService final : public v1::Rdmad::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::WatchEventsRequest* request) override;
 
+  grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* context,
+                                        const v1::ListDevicesRequest* request,
+                                        v1::ListDevicesResponse* response) override;
+  grpc::ServerUnaryReactor* GetDevice(grpc::CallbackServerContext* context,
+                                      const v1::GetDeviceRequest* request,
+                                      v1::Device* response) override;
+  grpc::ServerUnaryReactor* GetPortCounters(grpc::CallbackServerContext* context,
+                                            const v1::GetPortCountersRequest* request,
+                                            v1::GetPortCountersResponse* response) override;
+  grpc::ServerUnaryReactor* ResolvePath(grpc::CallbackServerContext* context,
+                                        const v1::ResolvePathRequest* request,
+                                        v1::Path* response) override;
+
  private:
   DaemonCore* core_;
 };

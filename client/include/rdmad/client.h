@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdmad/devices.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -44,9 +45,14 @@ enum class EventKind {
   kConfigReloaded = 1,
   kConfigReloadFailed = 2,
   kDaemonStopping = 3,
+  kDeviceAdded = 4,
+  kDeviceRemoved = 5,
+  kPortStateChanged = 6,
+  kGidAdded = 7,
+  kGidRemoved = 8,
 };
 
-// "config-reloaded", "config-reload-failed", "daemon-stopping", ...
+// "config-reloaded", "device-added", "port-state-changed", ...
 std::string_view EventKindName(EventKind kind);
 
 struct Event {
@@ -54,6 +60,8 @@ struct Event {
   int64_t unix_time_ms = 0;
   EventKind kind = EventKind::kUnspecified;
   std::string message;
+  std::string device;  // device, port and GID events
+  uint32_t port = 0;   // port and GID events
 };
 
 class EventStream {
@@ -90,6 +98,15 @@ class Client {
   // Events of the given kinds (empty: all) from now on.
   virtual StatusOr<std::unique_ptr<EventStream>> WatchEvents(
       const std::vector<EventKind>& kinds = {}) = 0;
+
+  virtual StatusOr<std::vector<Device>> ListDevices() = 0;
+  // NOT_FOUND for an unknown device.
+  virtual StatusOr<Device> GetDevice(const std::string& name) = 0;
+  virtual StatusOr<PortCounters> GetPortCounters(const std::string& device, uint32_t port) = 0;
+  // The path to peer_address (an IP literal); peer_active_mtu 0 if unknown.
+  // FAILED_PRECONDITION when no RDMA path exists (channels then use TCP).
+  virtual StatusOr<Path> ResolvePath(const std::string& peer_address,
+                                     uint32_t peer_active_mtu = 0) = 0;
 };
 
 }  // namespace rdmad

@@ -1,0 +1,77 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// DeviceMonitor keeps the inventory current. It listens, on one thread, to
+// kernel uevents (RDMA devices appearing and going: `rdma link add/delete`,
+// driver load), rtnetlink (links up/down, addresses added/removed, which
+// move GIDs) and each open device's async events (PORT_ACTIVE, PORT_ERR,
+// GID_CHANGE, DEVICE_FATAL; every one acknowledged). Any of them schedules a
+// rescan; the rescan's result is diffed against the previous snapshot and
+// handed to the listener with the changes. The sockets are opened before the
+// first scan, so nothing is lost between the two. It works without udevd
+// (kernel uevents, not udev's), which matters in minimal VMs and containers.
+//
+// Thread safety: Start/Stop from one thread; the listener runs on the
+// monitor thread; current() from any thread.
+
+#ifndef RDMAD_DAEMON_CORE_DEVICE_MONITOR_H_
+#define RDMAD_DAEMON_CORE_DEVICE_MONITOR_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/core/inventory.h"
+#include "daemon/core/inventory_diff.h"
+#include "rdmad/status.h"
+
+struct ibv_context;
+
+namespace rdmad {
+
+class DeviceMonitor {
+ public:
+  using Scanner = std::function<StatusOr<Inventory>()>;
+  using Listener = std::function<void(std::shared_ptr<const Inventory> inventory,
+                                      const std::vector<InventoryChange>& changes)>;
+
+  // scanner reads a full inventory (ReadInventory("/sys") in the daemon).
+  DeviceMonitor(Scanner scanner, Listener listener);
+  ~DeviceMonitor();
+
+  // Opens the notification sockets, scans once (synchronously, so the
+  // daemon starts with a full inventory) and starts the thread.
+  Status Start();
+  void Stop();
+
+  std::shared_ptr<const Inventory> current() const;
+
+ private:
+  void Loop();
+  void Rescan();
+  void SyncAsyncContexts();
+  // Waits up to timeout; returns whether something calls for a rescan.
+  bool PollOnce(std::chrono::milliseconds timeout, bool* stop);
+  bool DrainUevents();
+  bool DrainRtnetlink();
+  // Acks every queued event; false after DEVICE_FATAL.
+  bool DrainAsyncEvents(const std::string& device, ibv_context* ctx);
+
+  Scanner scanner_;
+  Listener listener_;
+  int uevent_fd_ = -1;
+  int rtnl_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::map<std::string, ibv_context*> contexts_;  // monitor thread only
+  mutable std::mutex mu_;
+  std::shared_ptr<const Inventory> inventory_;  // guarded by mu_
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_CORE_DEVICE_MONITOR_H_
