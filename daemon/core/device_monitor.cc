@@ -65,6 +65,32 @@ std::vector<std::string> DrainSocket(int fd) {
   }
 }
 
+// A kernel uevent: "ACTION@DEVPATH\0KEY=VALUE\0...".
+struct Uevent {
+  std::string action;
+  std::string devpath;
+  std::map<std::string, std::string> vars;
+};
+
+Uevent ParseUevent(const std::string& msg) {
+  Uevent event;
+  size_t end = msg.find('\0');
+  std::string head = msg.substr(0, end);
+  size_t at = head.find('@');
+  if (at != std::string::npos) {
+    event.action = head.substr(0, at);
+    event.devpath = head.substr(at + 1);
+  }
+  while (end != std::string::npos && end + 1 < msg.size()) {
+    size_t start = end + 1;
+    end = msg.find('\0', start);
+    std::string kv = msg.substr(start, end == std::string::npos ? end : end - start);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) event.vars[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return event;
+}
+
 }  // namespace
 
 DeviceMonitor::DeviceMonitor(Scanner scanner, Listener listener)
@@ -168,13 +194,33 @@ bool DeviceMonitor::DrainAsyncEvents(const std::string& device, ibv_context* ctx
 bool DeviceMonitor::DrainUevents() {
   bool relevant = false;
   for (const std::string& msg : DrainSocket(uevent_fd_)) {
-    // A uevent is "ACTION@DEVPATH\0KEY=VALUE\0...".
-    bool rdma = msg.find(std::string("SUBSYSTEM=infiniband")) != std::string::npos;
-    bool net = msg.find(std::string("SUBSYSTEM=net")) != std::string::npos;
-    if (rdma) spdlog::debug("uevent: {}", msg.c_str());
-    relevant |= rdma || net || msg == "overrun";
+    if (msg == "overrun") {
+      relevant = true;
+      continue;
+    }
+    Uevent event = ParseUevent(msg);
+    const std::string& subsystem = event.vars["SUBSYSTEM"];
+    bool rdma = subsystem == "infiniband" || subsystem == "infiniband_verbs";
+    if (rdma) spdlog::debug("uevent: {} {}", event.action, event.devpath);
+    if (event.action == "remove" && subsystem == "infiniband_verbs") {
+      CloseVerbsDevice(event.devpath.substr(event.devpath.rfind('/') + 1));
+    }
+    relevant |= rdma || subsystem == "net";
   }
   return relevant;
+}
+
+void DeviceMonitor::CloseVerbsDevice(const std::string& uverbs_name) {
+  // The uverbs char device goes first when a device is unregistered. A
+  // driver that cannot disassociate user contexts (rxe, siw) then waits for
+  // every open context to close: ours must not hold `rdma link delete` up.
+  for (auto it = contexts_.begin(); it != contexts_.end(); ++it) {
+    if (uverbs_name != it->second->device->dev_name) continue;
+    spdlog::info("{}: {} removed; closing the device", it->first, uverbs_name);
+    ibv_close_device(it->second);
+    contexts_.erase(it);
+    return;
+  }
 }
 
 bool DeviceMonitor::DrainRtnetlink() { return !DrainSocket(rtnl_fd_).empty(); }

@@ -57,6 +57,8 @@ class DeviceMonitor {
   // Waits up to timeout; returns whether something calls for a rescan.
   bool PollOnce(std::chrono::milliseconds timeout, bool* stop);
   bool DrainUevents();
+  // Closes our context on the device whose uverbs node (uverbsN) went away.
+  void CloseVerbsDevice(const std::string& uverbs_name);
   bool DrainRtnetlink();
   // Acks every queued event; false after DEVICE_FATAL.
   bool DrainAsyncEvents(const std::string& device, ibv_context* ctx);

@@ -19,6 +19,7 @@ LAB_PACKAGES=(
   ibverbs-utils    # ibv_devinfo, ibv_rc_pingpong
   perftest         # ib_send_lat, ib_write_bw
   iproute2         # ip, rdma, ss
+  python3          # lab scripts compare JSON outputs
 )
 
 lab_missing_packages() {

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Lab test: rdmad's discovery on the real rxe device (single VM).
+#  1. `rdmactl --json devices` agrees field by field with `ibv_devinfo -v`
+#     and `rdma -j link`; `rdmactl --json gids` lists the same GIDs.
+#  2. `rdmactl route LAB_IP` picks LAB_DEV port 1, GID LAB_GID_INDEX, RoCE v2,
+#     MTU 1024, and says why.
+#  3. While rdmad runs: `rdma link add` -> a device-added event and the device
+#     listed within 1 s; `rdma link delete` -> gone; netdev down/up -> port
+#     state events; a new IP address -> a new GID.
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$LAB_ROOT/tests/lab/lib.sh"
+
+build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d)
+sock=$work/rdmad.sock
+ctl() { "$build/client/rdmactl" --socket "$sock" "$@"; }
+fail() {
+  lab_log "FAIL: $*"
+  exit 1
+}
+
+"$build/daemon/rdmad" --config "$LAB_ROOT/etc/rdmad/rdmad.toml" --socket "$sock" \
+  2>"$work/rdmad.log" &
+daemon=$!
+cleanup() {
+  kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  lab_kill_bg
+  rdma link delete rxe_t2 2>/dev/null || true
+  sed 's/^/rdmad: /' "$work/rdmad.log" >&2
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
+ctl status
+
+# --- 1. the inventory against independent tools ----------------------------
+ctl devices
+ctl --json devices >"$work/devices.json"
+ibv_devinfo -v >"$work/devinfo.txt"
+rdma -j link >"$work/link.json"
+python3 "$here/compare_devinfo.py" "$work/devices.json" "$work/devinfo.txt" \
+  "$work/link.json" "$LAB_DEV" || fail "rdmactl devices disagrees with ibv_devinfo / rdma link"
+
+ctl gids "$LAB_DEV"
+ctl --json gids "$LAB_DEV" >"$work/gids.json"
+python3 - "$work/gids.json" "$work/devices.json" "$LAB_DEV" <<'EOF' || fail "gids disagrees with devices"
+import json, sys
+gids = json.load(open(sys.argv[1]))["gids"]
+dev = next(d for d in json.load(open(sys.argv[2]))["devices"] if d["name"] == sys.argv[3])
+want = sorted((p["port"], g["index"], g["gid"], g["type"]) for p in dev["ports"] for g in p["gids"])
+got = sorted((g["port"], g["index"], g["gid"], g["type"]) for g in gids if g["device"] == sys.argv[3])
+assert got == want, f"{got} != {want}"
+print(f"gids: {len(got)} GIDs agree with devices")
+EOF
+
+# --- 2. the route ------------------------------------------------------------
+ctl route "$LAB_IP" | tee "$work/route.txt"
+grep -q "why:" "$work/route.txt" || fail "route gives no reasons"
+ctl --json route "$LAB_IP" >"$work/route.json"
+python3 - "$work/route.json" "$LAB_DEV" "$LAB_GID_INDEX" "$LAB_IP" <<'EOF' || fail "wrong route"
+import json, sys
+r = json.load(open(sys.argv[1]))
+dev, index, ip = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+assert r["device"] == dev and r["port"] == 1, r
+assert r["gid_index"] == index and r["gid_type"] == "RoCE v2", r
+assert r["source_ip"] == ip and r["mtu"] == 1024, r
+assert r["qp"]["type"] == "RC" and r["qp"]["timeout"] == 14, r
+assert any("GID" in x for x in r["reasons"]) and any("MTU" in x or "mtu" in x for x in r["reasons"]), r
+print(f"route: {dev} port 1 GID {index} RoCE v2 MTU 1024")
+EOF
+
+# --- 3. live changes -----------------------------------------------------------
+# wait_for SECONDS DESCRIPTION CMD...: until CMD succeeds, or fail.
+wait_for() {
+  local limit=$1 what=$2 t0
+  shift 2
+  t0=$(date +%s%N)
+  until "$@" >/dev/null 2>&1; do
+    (($(date +%s%N) - t0 < limit * 1000000000)) || fail "$what: not within ${limit}s"
+    sleep 0.05
+  done
+  lab_log "$what: after $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+listed() { ctl --json devices | grep -q "\"name\": \"$1\""; }
+not_listed() { ! listed "$1"; }
+event_seen() { grep -q "$1" "$work/events.log"; }
+has_gid_ip() { ctl --json gids "$LAB_DEV" | grep -q "\"ip\": \"$1\""; }
+no_gid_ip() { ! has_gid_ip "$1"; }
+
+ctl events >"$work/events.log" 2>&1 &
+events=$!
+sleep 0.5
+rdma link add rxe_t2 type rxe netdev veth1
+wait_for 1 "rxe_t2 listed" listed rxe_t2
+wait_for 1 "device-added event" event_seen "device-added.*rxe_t2"
+timeout 10 rdma link delete rxe_t2 || fail "rdma link delete rxe_t2 failed or hung"
+wait_for 1 "rxe_t2 gone" not_listed rxe_t2
+wait_for 1 "device-removed event" event_seen "device-removed.*rxe_t2"
+ip link set "$LAB_NETDEV" down
+wait_for 1 "port-down event" event_seen "port-state-changed.*-> DOWN"
+ip link set "$LAB_NETDEV" up
+wait_for 2 "port-active event" event_seen "port-state-changed.*-> ACTIVE"
+ip addr add 192.0.2.99/24 dev "$LAB_NETDEV"
+wait_for 1 "GID for 192.0.2.99" has_gid_ip 192.0.2.99
+wait_for 1 "gid-added event" event_seen "gid-added.*192.0.2.99"
+ip addr del 192.0.2.99/24 dev "$LAB_NETDEV"
+wait_for 1 "GID for 192.0.2.99 removed" no_gid_ip 192.0.2.99
+kill "$events" 2>/dev/null || true
+sed 's/^/events: /' "$work/events.log"
+lab_log "OK: discovery agrees with ibv_devinfo and rdma link; route; live changes"
