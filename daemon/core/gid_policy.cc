@@ -206,8 +206,7 @@ PortGids RankPortGids(const PortInfo& port, bool iwarp,
                       const std::optional<IpAddress>& kernel_source) {
   PortGids out;
   for (const GidEntry& gid : port.gids) {
-    std::optional<IpAddress> ip =
-        ParseIpAddress(gid.ip.empty() ? gid.gid : gid.ip);
+    std::optional<IpAddress> ip = GidIpAddress(gid);
     std::string why = ip ? RejectReason(gid, *ip, iwarp, prefs)
                          : "no IP address in \"" + gid.gid + "\"";
     if (!why.empty()) {
@@ -225,6 +224,12 @@ PortGids RankPortGids(const PortInfo& port, bool iwarp,
   }
   std::stable_sort(out.candidates.begin(), out.candidates.end(), RanksBefore);
   return out;
+}
+
+std::optional<IpAddress> GidIpAddress(const GidEntry& gid) {
+  if (!gid.ip.empty()) return ParseIpAddress(gid.ip);
+  if (gid.type == GidType::kIb) return std::nullopt;
+  return ParseIpAddress(gid.gid);
 }
 
 std::string_view GidTypeText(GidType type) {

@@ -105,6 +105,11 @@ PortGids RankPortGids(const PortInfo& port, bool iwarp,
                       const GidPreferences& prefs,
                       const std::optional<IpAddress>& kernel_source);
 
+// The IP address a GID maps: its ip field, else for a RoCE GID the GID text
+// itself; nullopt for IB-type GIDs (InfiniBand subnet prefix + GUID, iWARP
+// MAC-based), whose text only looks like an IPv6 address.
+std::optional<IpAddress> GidIpAddress(const GidEntry& gid);
+
 // "GID 3 (RoCE v2, 10.1.0.5 on enp59s0f0np0)".
 std::string DescribeGid(const GidEntry& gid);
 

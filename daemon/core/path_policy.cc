@@ -236,8 +236,7 @@ std::string PinnedReason(const Context& ctx, const Option& o,
 
 // The source address a GID maps, formatted; "" when it has none.
 std::string GidAddress(const GidEntry& gid) {
-  std::optional<IpAddress> ip =
-      ParseIpAddress(gid.ip.empty() ? gid.gid : gid.ip);
+  std::optional<IpAddress> ip = GidIpAddress(gid);
   return ip ? FormatIpAddress(*ip) : "";
 }
 

@@ -198,7 +198,7 @@ std::vector<Setting> DeviceAndGidSettings() {
        .kind = K::kStringList,
        .default_toml = "[\"docker*\", \"cni*\", \"flannel*\", \"calico*\", "
                        "\"vxlan*\", \"tunl0\"]",
-       .help = "Network devices (globs) whose GIDs are never picked: "
+       .help = "Network devices (globs) whose GIDs rank last: "
                "container overlays.",
        .env = "RDMAD_GID_OVERLAY_NETDEVS",
        .check = CheckNetdevGlob,

@@ -1,0 +1,236 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// ResolveQpAttributes, ValidatePeerQpAttributes and DescribeQpAttributes.
+
+#include "daemon/core/qp_policy.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
+  StatusOr<QpAttributes> qp = ResolveQpAttributes(DefaultConfig());
+  ASSERT_TRUE(qp.ok()) << qp.status().ToString();
+  EXPECT_EQ(qp->type, "RC");
+  EXPECT_EQ(qp->timeout, 14);
+  EXPECT_EQ(qp->retry_cnt, 7);
+  EXPECT_EQ(qp->rnr_retry, 7);
+  EXPECT_EQ(qp->min_rnr_timer, 12);
+  EXPECT_EQ(qp->traffic_class, 0);
+  EXPECT_EQ(qp->service_level, 0);
+  EXPECT_EQ(qp->hop_limit, 64);
+  EXPECT_EQ(qp->max_inline, 64);
+  EXPECT_EQ(qp->send_depth, 128);
+  EXPECT_EQ(qp->recv_depth, 128);
+  EXPECT_EQ(qp->qps_per_channel, 1);
+  EXPECT_EQ(*qp, QpAttributes());
+}
+
+TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
+  StatusOr<Config> config = ParseConfig(
+      "[qp]\ntype = \"RC\"\ntimeout = 20\nretry_cnt = 3\nrnr_retry = 5\n"
+      "min_rnr_timer = 18\ntraffic_class = 106\nservice_level = 3\n"
+      "hop_limit = 8\nmax_inline = 0\nsend_depth = 1024\nrecv_depth = 512\n"
+      "per_channel = 4\n",
+      "t.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  StatusOr<QpAttributes> qp = ResolveQpAttributes(*config);
+  ASSERT_TRUE(qp.ok()) << qp.status().ToString();
+  QpAttributes want;
+  want.timeout = 20;
+  want.retry_cnt = 3;
+  want.rnr_retry = 5;
+  want.min_rnr_timer = 18;
+  want.traffic_class = 106;
+  want.service_level = 3;
+  want.hop_limit = 8;
+  want.max_inline = 0;
+  want.send_depth = 1024;
+  want.recv_depth = 512;
+  want.qps_per_channel = 4;
+  EXPECT_EQ(*qp, want);
+}
+
+TEST(QpPolicyTest, EmptyTypeMeansRc) {
+  Config config = DefaultConfig();
+  config.qp.type = "";
+  StatusOr<QpAttributes> qp = ResolveQpAttributes(config);
+  ASSERT_TRUE(qp.ok());
+  EXPECT_EQ(qp->type, "RC");
+}
+
+// One attribute set to one value, in the config and as a peer sends it.
+struct RangeCase {
+  std::string name;
+  std::function<void(Config::Qp*)> set_config;
+  std::function<void(QpAttributes*)> set_peer;
+  std::string config_error;  // "" accepted
+  std::string peer_error;    // "" accepted
+};
+void PrintTo(const RangeCase& c, std::ostream* os) { *os << c.name; }
+
+// A case for the integer field that the config calls config_key and a peer
+// calls peer_key.
+#define RDMAD_QP_CASE(name, cfg_field, peer_field, value, cfg_err, peer_err) \
+  RangeCase {                                                                \
+    name, [](Config::Qp* q) { q->cfg_field = value; },                       \
+        [](QpAttributes* q) { q->peer_field = value; }, cfg_err, peer_err    \
+  }
+
+std::vector<RangeCase> RangeCases() {
+  const std::string p = "peer QP attribute ";
+  return {
+      RDMAD_QP_CASE("TimeoutMax", timeout, timeout, 31, "", ""),
+      RDMAD_QP_CASE("TimeoutZeroInfinite", timeout, timeout, 0, "", ""),
+      RDMAD_QP_CASE("TimeoutTooBig", timeout, timeout, 32,
+                    "qp.timeout 32 is out of range 0..31",
+                    p + "timeout 32 is out of range 0..31"),
+      RDMAD_QP_CASE("TimeoutNegative", timeout, timeout, -1,
+                    "qp.timeout -1 is out of range 0..31",
+                    p + "timeout -1 is out of range 0..31"),
+      RDMAD_QP_CASE("RetryCntTooBig", retry_cnt, retry_cnt, 8,
+                    "qp.retry_cnt 8 is out of range 0..7",
+                    p + "retry_cnt 8 is out of range 0..7"),
+      RDMAD_QP_CASE("RetryCntZero", retry_cnt, retry_cnt, 0, "", ""),
+      RDMAD_QP_CASE("RnrRetryTooBig", rnr_retry, rnr_retry, 8,
+                    "qp.rnr_retry 8 is out of range 0..7",
+                    p + "rnr_retry 8 is out of range 0..7"),
+      RDMAD_QP_CASE("MinRnrTimerTooBig", min_rnr_timer, min_rnr_timer, 32,
+                    "qp.min_rnr_timer 32 is out of range 0..31",
+                    p + "min_rnr_timer 32 is out of range 0..31"),
+      RDMAD_QP_CASE("TrafficClassMax", traffic_class, traffic_class, 255, "",
+                    ""),
+      RDMAD_QP_CASE("TrafficClassTooBig", traffic_class, traffic_class, 256,
+                    "qp.traffic_class 256 is out of range 0..255",
+                    p + "traffic_class 256 is out of range 0..255"),
+      RDMAD_QP_CASE("ServiceLevelTooBig", service_level, service_level, 16,
+                    "qp.service_level 16 is out of range 0..15",
+                    p + "service_level 16 is out of range 0..15"),
+      RDMAD_QP_CASE("HopLimitZero", hop_limit, hop_limit, 0,
+                    "qp.hop_limit 0 is out of range 1..255",
+                    p + "hop_limit 0 is out of range 1..255"),
+      RDMAD_QP_CASE("HopLimitTooBig", hop_limit, hop_limit, 256,
+                    "qp.hop_limit 256 is out of range 1..255",
+                    p + "hop_limit 256 is out of range 1..255"),
+      RDMAD_QP_CASE("MaxInlineTooBig", max_inline, max_inline, 1025,
+                    "qp.max_inline 1025 is out of range 0..1024",
+                    p + "max_inline 1025 is out of range 0..1024"),
+      RDMAD_QP_CASE("SendDepthZero", send_depth, send_depth, 0,
+                    "qp.send_depth 0 is out of range 1..32768",
+                    p + "send_depth 0 is out of range 1..32768"),
+      RDMAD_QP_CASE("SendDepthMax", send_depth, send_depth, 32768, "", ""),
+      RDMAD_QP_CASE("RecvDepthTooBig", recv_depth, recv_depth, 32769,
+                    "qp.recv_depth 32769 is out of range 1..32768",
+                    p + "recv_depth 32769 is out of range 1..32768"),
+      RDMAD_QP_CASE("PerChannelZero", per_channel, qps_per_channel, 0,
+                    "qp.per_channel 0 is out of range 1..64",
+                    p + "qps_per_channel 0 is out of range 1..64"),
+      RDMAD_QP_CASE("PerChannelTooBig", per_channel, qps_per_channel, 65,
+                    "qp.per_channel 65 is out of range 1..64",
+                    p + "qps_per_channel 65 is out of range 1..64"),
+      RDMAD_QP_CASE("PerChannelMax", per_channel, qps_per_channel, 64, "", ""),
+      RangeCase{"TypeUd", [](Config::Qp* q) { q->type = "UD"; },
+                [](QpAttributes* q) { q->type = "UD"; },
+                "qp.type \"UD\" is not supported; only RC",
+                p + "type \"UD\" is not supported; only RC"},
+  };
+}
+
+#undef RDMAD_QP_CASE
+
+class QpPolicyRangeTest : public ::testing::TestWithParam<RangeCase> {};
+
+TEST_P(QpPolicyRangeTest, ConfigValue) {
+  const RangeCase& c = GetParam();
+  Config config = DefaultConfig();
+  c.set_config(&config.qp);
+  StatusOr<QpAttributes> qp = ResolveQpAttributes(config);
+  if (c.config_error.empty()) {
+    ASSERT_TRUE(qp.ok()) << qp.status().ToString();
+    QpAttributes want;
+    c.set_peer(&want);  // the same field, as QpAttributes spells it
+    EXPECT_EQ(*qp, want);
+    return;
+  }
+  ASSERT_FALSE(qp.ok());
+  EXPECT_EQ(qp.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(qp.status().message(), c.config_error);
+}
+
+TEST_P(QpPolicyRangeTest, PeerValue) {
+  const RangeCase& c = GetParam();
+  QpAttributes qp;
+  c.set_peer(&qp);
+  Status status = ValidatePeerQpAttributes(qp);
+  if (c.peer_error.empty()) {
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return;
+  }
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), c.peer_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, QpPolicyRangeTest,
+                         ::testing::ValuesIn(RangeCases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(QpPolicyTest, DefaultsPassPeerValidation) {
+  EXPECT_TRUE(ValidatePeerQpAttributes(QpAttributes()).ok());
+}
+
+TEST(QpPolicyTest, DescribeDefaults) {
+  // 4.096 us * 2^14 = 67.1 ms; RNR timer code 12 is 0.64 ms (IBTA).
+  EXPECT_EQ(DescribeQpAttributes(QpAttributes()),
+            "QP RC: timeout 14 (67.1 ms), retry_cnt 7, rnr_retry 7 "
+            "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
+            "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
+            "128/128, 1 QP(s) per channel");
+}
+
+TEST(QpPolicyTest, DescribeTimersAndRetries) {
+  struct Case {
+    std::string name;
+    std::function<void(QpAttributes*)> set;
+    std::string contains;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"TimeoutZeroIsInfinite", [](QpAttributes* q) { q->timeout = 0; },
+            "timeout 0 (infinite)"},
+           {"Timeout1Micros", [](QpAttributes* q) { q->timeout = 1; },
+            "timeout 1 (8.2 us)"},  // 8.192 us
+           {"Timeout8Millis", [](QpAttributes* q) { q->timeout = 8; },
+            "timeout 8 (1.0 ms)"},  // 1048.576 us
+           {"Timeout18Seconds", [](QpAttributes* q) { q->timeout = 18; },
+            "timeout 18 (1.1 s)"},  // 1.07 s
+           {"RnrRetryFiniteHasNoNote",
+            [](QpAttributes* q) { q->rnr_retry = 6; }, "rnr_retry 6, "},
+           {"RnrTimerZeroIsTheLongest",
+            [](QpAttributes* q) { q->min_rnr_timer = 0; },
+            "min_rnr_timer 0 (655.36 ms)"},
+           {"RnrTimerOne", [](QpAttributes* q) { q->min_rnr_timer = 1; },
+            "min_rnr_timer 1 (0.01 ms)"},
+           {"RnrTimer31", [](QpAttributes* q) { q->min_rnr_timer = 31; },
+            "min_rnr_timer 31 (491.52 ms)"},
+           {"PerChannel", [](QpAttributes* q) { q->qps_per_channel = 4; },
+            "4 QP(s) per channel"},
+       }) {
+    SCOPED_TRACE(c.name);
+    QpAttributes qp;
+    c.set(&qp);
+    std::string text = DescribeQpAttributes(qp);
+    EXPECT_THAT(text, HasSubstr(c.contains));
+    EXPECT_EQ(text.find('\n'), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace rdmad
