@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One demo session: start rdmad from the repo's default config on a socket in
-# a temp dir, show `rdmactl status`, stop it cleanly. Runs inside the lab VM
+# a temp dir, show `rdmactl status`, the devices, their GIDs and the route to
+# the lab's peer address, stop it cleanly. Runs inside the lab VM
 # (scripts/demo) or, where the lab is unavailable, on the host.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +20,14 @@ pid=$!
 for _ in $(seq 100); do [[ -S $sock ]] && break; sleep 0.1; done
 echo "== rdmactl status"
 "$build/client/rdmactl" --socket "$sock" status
+echo "== rdmactl devices"
+"$build/client/rdmactl" --socket "$sock" devices
+echo "== rdmactl gids"
+"$build/client/rdmactl" --socket "$sock" gids
+if [[ -n ${LAB_PEER_IP:-} ]]; then
+  echo "== rdmactl route $LAB_PEER_IP (the path rdmad plans to that peer, and why)"
+  "$build/client/rdmactl" --socket "$sock" route "$LAB_PEER_IP"
+fi
 echo "== rdmactl status --json"
 "$build/client/rdmactl" --socket "$sock" --json status
 echo "== stopping rdmad (SIGTERM)"

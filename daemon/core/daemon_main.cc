@@ -75,6 +75,9 @@ StatusOr<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args) {
     } else if (FlagIs(arg, "--socket")) {
       RDMAD_RETURN_IF_ERROR(TakeValue(args, &i, "--socket", &value));
       flags.socket = value;
+    } else if (FlagIs(arg, "--sysfs-root")) {
+      RDMAD_RETURN_IF_ERROR(TakeValue(args, &i, "--sysfs-root", &value));
+      flags.sysfs_root = value;
     } else {
       return Status::InvalidArgument("unknown argument \"" + arg + "\"");
     }
@@ -95,6 +98,8 @@ std::string DaemonUsage() {
          ")\n"
          "  --check-config FILE  validate FILE (and the environment), exit 0 or 1\n"
          "  --socket PATH        local API socket; overrides daemon.socket\n"
+         "  --sysfs-root DIR     for tests: read RDMA devices from this sysfs tree\n"
+         "                       (default /sys)\n"
          "  --version            print the version and exit\n"
          "  --help               print this help and exit\n";
 }
@@ -128,7 +133,15 @@ int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
   if (!level.ok()) spdlog::warn("{}", level.message());
   spdlog::info("rdmad {} starting (pid {}, config {})", RDMAD_VERSION, getpid(),
                config->source);
-  Daemon daemon({flags->config_path, flags->socket, env}, std::move(config).value());
+  DaemonOptions options;
+  options.config_path = flags->config_path;
+  options.socket_override = flags->socket;
+  options.env = env;
+  if (flags->sysfs_root) {
+    options.sysfs_root = *flags->sysfs_root;
+    spdlog::warn("reading RDMA devices from {} (--sysfs-root), not /sys", options.sysfs_root);
+  }
+  Daemon daemon(std::move(options), std::move(config).value());
   return daemon.Run(make_server);
 }
 

@@ -20,6 +20,7 @@ struct DaemonFlags {
   bool config_given = false;
   std::optional<std::string> socket;
   std::optional<std::string> check_config;
+  std::optional<std::string> sysfs_root;  // --sysfs-root, for tests
   bool version = false;
   bool help = false;
 };

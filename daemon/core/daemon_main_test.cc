@@ -26,6 +26,21 @@ TEST(DaemonFlagsTest, TakesValuesInBothSpellings) {
   EXPECT_EQ(check->check_config.value_or(""), "b.toml");
 }
 
+TEST(DaemonFlagsTest, SysfsRootIsOptional) {
+  auto none = ParseDaemonFlags({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->sysfs_root.has_value());
+  auto spaced = ParseDaemonFlags({"--sysfs-root", "fixtures/sysfs/a"});
+  ASSERT_TRUE(spaced.ok()) << spaced.status().ToString();
+  EXPECT_EQ(spaced->sysfs_root.value_or(""), "fixtures/sysfs/a");
+  auto joined = ParseDaemonFlags({"--sysfs-root=/tmp/empty"});
+  ASSERT_TRUE(joined.ok());
+  EXPECT_EQ(joined->sysfs_root.value_or(""), "/tmp/empty");
+  auto missing = ParseDaemonFlags({"--sysfs-root"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--sysfs-root needs a value"), std::string::npos);
+}
+
 TEST(DaemonFlagsTest, RejectsUnknownAndMissingValues) {
   auto unknown = ParseDaemonFlags({"--frobnicate"});
   ASSERT_FALSE(unknown.ok());
@@ -37,9 +52,11 @@ TEST(DaemonFlagsTest, RejectsUnknownAndMissingValues) {
 
 TEST(DaemonFlagsTest, UsageNamesEveryFlag) {
   std::string usage = DaemonUsage();
-  for (const char* flag : {"--config", "--check-config", "--socket", "--version", "--help"}) {
+  for (const char* flag :
+       {"--config", "--check-config", "--socket", "--sysfs-root", "--version", "--help"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
+  EXPECT_NE(usage.find("for tests: read RDMA devices from this sysfs tree"), std::string::npos);
 }
 
 }  // namespace

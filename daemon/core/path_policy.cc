@@ -330,7 +330,7 @@ StatusOr<PathDecision> ResolvePath(const Inventory& inventory,
                                    const SourceAddressLookup& lookup) {
   StatusOr<Context> ctx = MakeContext(config, request, lookup);
   if (!ctx.ok()) return ctx.status();
-  StatusOr<QpAttributes> qp = ResolveQpAttributes(config);
+  StatusOr<QpPlan> qp = ResolveQpAttributes(config);
   if (!qp.ok()) return qp.status();
   if (inventory.devices.empty()) {
     return Status::FailedPrecondition(

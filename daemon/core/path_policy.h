@@ -45,7 +45,7 @@ struct PathDecision {
   std::string netdev;     // "" for InfiniBand
   uint32_t lid = 0;       // InfiniBand only
   MtuDecision mtu;
-  QpAttributes qp;
+  QpPlan qp;
   // One line per decision, in this order: device, port, GID, MTU, QP.
   std::vector<std::string> reasons;
 };

@@ -10,9 +10,9 @@
 namespace rdmad {
 namespace {
 
-// One integer attribute: its QpAttributes field, its names and its range.
+// One integer attribute: its QpPlan field, its names and its range.
 struct IntField {
-  int QpAttributes::*field;
+  int QpPlan::*field;
   std::string_view name;        // as a peer sends it
   std::string_view config_key;  // as the config spells it
   int min;
@@ -20,24 +20,24 @@ struct IntField {
 };
 
 constexpr std::array<IntField, 11> kIntFields = {{
-    {&QpAttributes::timeout, "timeout", "qp.timeout", 0, 31},
-    {&QpAttributes::retry_cnt, "retry_cnt", "qp.retry_cnt", 0, 7},
-    {&QpAttributes::rnr_retry, "rnr_retry", "qp.rnr_retry", 0, 7},
-    {&QpAttributes::min_rnr_timer, "min_rnr_timer", "qp.min_rnr_timer", 0, 31},
-    {&QpAttributes::traffic_class, "traffic_class", "qp.traffic_class", 0,
+    {&QpPlan::timeout, "timeout", "qp.timeout", 0, 31},
+    {&QpPlan::retry_cnt, "retry_cnt", "qp.retry_cnt", 0, 7},
+    {&QpPlan::rnr_retry, "rnr_retry", "qp.rnr_retry", 0, 7},
+    {&QpPlan::min_rnr_timer, "min_rnr_timer", "qp.min_rnr_timer", 0, 31},
+    {&QpPlan::traffic_class, "traffic_class", "qp.traffic_class", 0,
      255},
-    {&QpAttributes::service_level, "service_level", "qp.service_level", 0, 15},
-    {&QpAttributes::hop_limit, "hop_limit", "qp.hop_limit", 1, 255},
-    {&QpAttributes::max_inline, "max_inline", "qp.max_inline", 0, 1024},
-    {&QpAttributes::send_depth, "send_depth", "qp.send_depth", 1, 32768},
-    {&QpAttributes::recv_depth, "recv_depth", "qp.recv_depth", 1, 32768},
-    {&QpAttributes::qps_per_channel, "qps_per_channel", "qp.per_channel", 1,
+    {&QpPlan::service_level, "service_level", "qp.service_level", 0, 15},
+    {&QpPlan::hop_limit, "hop_limit", "qp.hop_limit", 1, 255},
+    {&QpPlan::max_inline, "max_inline", "qp.max_inline", 0, 1024},
+    {&QpPlan::send_depth, "send_depth", "qp.send_depth", 1, 32768},
+    {&QpPlan::recv_depth, "recv_depth", "qp.recv_depth", 1, 32768},
+    {&QpPlan::qps_per_channel, "qps_per_channel", "qp.per_channel", 1,
      64},
 }};
 
 // "" when every field is in range, else "<prefix><name> 40 is out of range
 // 0..31" for the first field that is not.
-std::string FirstRangeError(const QpAttributes& qp, bool config_names,
+std::string FirstRangeError(const QpPlan& qp, bool config_names,
                             std::string_view prefix) {
   if (qp.type != "RC") {
     return std::string(prefix) + (config_names ? "qp.type" : "type") + " \"" +
@@ -88,8 +88,8 @@ std::string MinRnrTimerText(int code) {
 
 }  // namespace
 
-StatusOr<QpAttributes> ResolveQpAttributes(const Config& config) {
-  QpAttributes qp;
+StatusOr<QpPlan> ResolveQpAttributes(const Config& config) {
+  QpPlan qp;
   qp.type = config.qp.type.empty() ? "RC" : config.qp.type;
   qp.timeout = config.qp.timeout;
   qp.retry_cnt = config.qp.retry_cnt;
@@ -107,14 +107,14 @@ StatusOr<QpAttributes> ResolveQpAttributes(const Config& config) {
   return qp;
 }
 
-Status ValidatePeerQpAttributes(const QpAttributes& qp) {
+Status ValidatePeerQpAttributes(const QpPlan& qp) {
   std::string error =
       FirstRangeError(qp, /*config_names=*/false, "peer QP attribute ");
   if (!error.empty()) return Status::InvalidArgument(error);
   return Status::Ok();
 }
 
-std::string DescribeQpAttributes(const QpAttributes& qp) {
+std::string DescribeQpAttributes(const QpPlan& qp) {
   std::string rnr_retry = std::to_string(qp.rnr_retry);
   if (qp.rnr_retry == 7) rnr_retry += " (infinite)";
   return "QP " + qp.type + ": timeout " + std::to_string(qp.timeout) + " (" +

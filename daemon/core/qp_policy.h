@@ -17,7 +17,7 @@
 namespace rdmad {
 
 // The full resolved QP attribute set. Ranges follow the verbs encodings.
-struct QpAttributes {
+struct QpPlan {
   std::string type = "RC";  // only RC for now
   int timeout = 14;         // 0..31: 4.096 us * 2^timeout; 0 infinite
   int retry_cnt = 7;        // 0..7
@@ -30,20 +30,20 @@ struct QpAttributes {
   int send_depth = 128;     // 1..32768
   int recv_depth = 128;     // 1..32768
   int qps_per_channel = 1;  // 1..64
-  friend bool operator==(const QpAttributes&, const QpAttributes&) = default;
+  friend bool operator==(const QpPlan&, const QpPlan&) = default;
 };
 
 // The attributes config.qp asks for. INVALID_ARGUMENT naming the setting
 // (e.g. "qp.timeout 40 is out of range 0..31") if one is out of range.
-StatusOr<QpAttributes> ResolveQpAttributes(const Config& config);
+StatusOr<QpPlan> ResolveQpAttributes(const Config& config);
 
 // Checks attributes received from a peer. INVALID_ARGUMENT naming the field
 // and its range ("peer QP attribute retry_cnt 9 is out of range 0..7").
-Status ValidatePeerQpAttributes(const QpAttributes& qp);
+Status ValidatePeerQpAttributes(const QpPlan& qp);
 
 // One line for logs and the API: "QP RC: timeout 14 (~67 ms), retry_cnt 7,
 // rnr_retry 7 (infinite), min_rnr_timer 12 (0.64 ms), ...".
-std::string DescribeQpAttributes(const QpAttributes& qp);
+std::string DescribeQpAttributes(const QpPlan& qp);
 
 }  // namespace rdmad
 

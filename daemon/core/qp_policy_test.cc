@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
-  StatusOr<QpAttributes> qp = ResolveQpAttributes(DefaultConfig());
+  StatusOr<QpPlan> qp = ResolveQpAttributes(DefaultConfig());
   ASSERT_TRUE(qp.ok()) << qp.status().ToString();
   EXPECT_EQ(qp->type, "RC");
   EXPECT_EQ(qp->timeout, 14);
@@ -32,7 +32,7 @@ TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
   EXPECT_EQ(qp->send_depth, 128);
   EXPECT_EQ(qp->recv_depth, 128);
   EXPECT_EQ(qp->qps_per_channel, 1);
-  EXPECT_EQ(*qp, QpAttributes());
+  EXPECT_EQ(*qp, QpPlan());
 }
 
 TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
@@ -43,9 +43,9 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
       "per_channel = 4\n",
       "t.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  StatusOr<QpAttributes> qp = ResolveQpAttributes(*config);
+  StatusOr<QpPlan> qp = ResolveQpAttributes(*config);
   ASSERT_TRUE(qp.ok()) << qp.status().ToString();
-  QpAttributes want;
+  QpPlan want;
   want.timeout = 20;
   want.retry_cnt = 3;
   want.rnr_retry = 5;
@@ -63,7 +63,7 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
 TEST(QpPolicyTest, EmptyTypeMeansRc) {
   Config config = DefaultConfig();
   config.qp.type = "";
-  StatusOr<QpAttributes> qp = ResolveQpAttributes(config);
+  StatusOr<QpPlan> qp = ResolveQpAttributes(config);
   ASSERT_TRUE(qp.ok());
   EXPECT_EQ(qp->type, "RC");
 }
@@ -72,7 +72,7 @@ TEST(QpPolicyTest, EmptyTypeMeansRc) {
 struct RangeCase {
   std::string name;
   std::function<void(Config::Qp*)> set_config;
-  std::function<void(QpAttributes*)> set_peer;
+  std::function<void(QpPlan*)> set_peer;
   std::string config_error;  // "" accepted
   std::string peer_error;    // "" accepted
 };
@@ -83,7 +83,7 @@ void PrintTo(const RangeCase& c, std::ostream* os) { *os << c.name; }
 #define RDMAD_QP_CASE(name, cfg_field, peer_field, value, cfg_err, peer_err) \
   RangeCase {                                                                \
     name, [](Config::Qp* q) { q->cfg_field = value; },                       \
-        [](QpAttributes* q) { q->peer_field = value; }, cfg_err, peer_err    \
+        [](QpPlan* q) { q->peer_field = value; }, cfg_err, peer_err    \
   }
 
 std::vector<RangeCase> RangeCases() {
@@ -139,7 +139,7 @@ std::vector<RangeCase> RangeCases() {
                     p + "qps_per_channel 65 is out of range 1..64"),
       RDMAD_QP_CASE("PerChannelMax", per_channel, qps_per_channel, 64, "", ""),
       RangeCase{"TypeUd", [](Config::Qp* q) { q->type = "UD"; },
-                [](QpAttributes* q) { q->type = "UD"; },
+                [](QpPlan* q) { q->type = "UD"; },
                 "qp.type \"UD\" is not supported; only RC",
                 p + "type \"UD\" is not supported; only RC"},
   };
@@ -153,11 +153,11 @@ TEST_P(QpPolicyRangeTest, ConfigValue) {
   const RangeCase& c = GetParam();
   Config config = DefaultConfig();
   c.set_config(&config.qp);
-  StatusOr<QpAttributes> qp = ResolveQpAttributes(config);
+  StatusOr<QpPlan> qp = ResolveQpAttributes(config);
   if (c.config_error.empty()) {
     ASSERT_TRUE(qp.ok()) << qp.status().ToString();
-    QpAttributes want;
-    c.set_peer(&want);  // the same field, as QpAttributes spells it
+    QpPlan want;
+    c.set_peer(&want);  // the same field, as QpPlan spells it
     EXPECT_EQ(*qp, want);
     return;
   }
@@ -168,7 +168,7 @@ TEST_P(QpPolicyRangeTest, ConfigValue) {
 
 TEST_P(QpPolicyRangeTest, PeerValue) {
   const RangeCase& c = GetParam();
-  QpAttributes qp;
+  QpPlan qp;
   c.set_peer(&qp);
   Status status = ValidatePeerQpAttributes(qp);
   if (c.peer_error.empty()) {
@@ -184,12 +184,12 @@ INSTANTIATE_TEST_SUITE_P(Table, QpPolicyRangeTest,
                          [](const auto& info) { return info.param.name; });
 
 TEST(QpPolicyTest, DefaultsPassPeerValidation) {
-  EXPECT_TRUE(ValidatePeerQpAttributes(QpAttributes()).ok());
+  EXPECT_TRUE(ValidatePeerQpAttributes(QpPlan()).ok());
 }
 
 TEST(QpPolicyTest, DescribeDefaults) {
   // 4.096 us * 2^14 = 67.1 ms; RNR timer code 12 is 0.64 ms (IBTA).
-  EXPECT_EQ(DescribeQpAttributes(QpAttributes()),
+  EXPECT_EQ(DescribeQpAttributes(QpPlan()),
             "QP RC: timeout 14 (67.1 ms), retry_cnt 7, rnr_retry 7 "
             "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
             "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
@@ -199,32 +199,32 @@ TEST(QpPolicyTest, DescribeDefaults) {
 TEST(QpPolicyTest, DescribeTimersAndRetries) {
   struct Case {
     std::string name;
-    std::function<void(QpAttributes*)> set;
+    std::function<void(QpPlan*)> set;
     std::string contains;
   };
   for (const Case& c : std::vector<Case>{
-           {"TimeoutZeroIsInfinite", [](QpAttributes* q) { q->timeout = 0; },
+           {"TimeoutZeroIsInfinite", [](QpPlan* q) { q->timeout = 0; },
             "timeout 0 (infinite)"},
-           {"Timeout1Micros", [](QpAttributes* q) { q->timeout = 1; },
+           {"Timeout1Micros", [](QpPlan* q) { q->timeout = 1; },
             "timeout 1 (8.2 us)"},  // 8.192 us
-           {"Timeout8Millis", [](QpAttributes* q) { q->timeout = 8; },
+           {"Timeout8Millis", [](QpPlan* q) { q->timeout = 8; },
             "timeout 8 (1.0 ms)"},  // 1048.576 us
-           {"Timeout18Seconds", [](QpAttributes* q) { q->timeout = 18; },
+           {"Timeout18Seconds", [](QpPlan* q) { q->timeout = 18; },
             "timeout 18 (1.1 s)"},  // 1.07 s
            {"RnrRetryFiniteHasNoNote",
-            [](QpAttributes* q) { q->rnr_retry = 6; }, "rnr_retry 6, "},
+            [](QpPlan* q) { q->rnr_retry = 6; }, "rnr_retry 6, "},
            {"RnrTimerZeroIsTheLongest",
-            [](QpAttributes* q) { q->min_rnr_timer = 0; },
+            [](QpPlan* q) { q->min_rnr_timer = 0; },
             "min_rnr_timer 0 (655.36 ms)"},
-           {"RnrTimerOne", [](QpAttributes* q) { q->min_rnr_timer = 1; },
+           {"RnrTimerOne", [](QpPlan* q) { q->min_rnr_timer = 1; },
             "min_rnr_timer 1 (0.01 ms)"},
-           {"RnrTimer31", [](QpAttributes* q) { q->min_rnr_timer = 31; },
+           {"RnrTimer31", [](QpPlan* q) { q->min_rnr_timer = 31; },
             "min_rnr_timer 31 (491.52 ms)"},
-           {"PerChannel", [](QpAttributes* q) { q->qps_per_channel = 4; },
+           {"PerChannel", [](QpPlan* q) { q->qps_per_channel = 4; },
             "4 QP(s) per channel"},
        }) {
     SCOPED_TRACE(c.name);
-    QpAttributes qp;
+    QpPlan qp;
     c.set(&qp);
     std::string text = DescribeQpAttributes(qp);
     EXPECT_THAT(text, HasSubstr(c.contains));

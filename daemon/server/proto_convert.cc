@@ -33,7 +33,7 @@ void ToProto(const PortInfo& p, v1::Port* out) {
   for (const GidEntry& g : p.gids) ToProto(g, out->add_gids());
 }
 
-void ToProto(const QpAttributes& q, v1::QpAttributes* out) {
+void ToProto(const QpPlan& q, v1::QpAttributes* out) {
   out->set_type(q.type);
   out->set_timeout(uint32_t(q.timeout));
   out->set_retry_cnt(uint32_t(q.retry_cnt));

@@ -86,7 +86,8 @@ TEST_F(DaemonTest, StatusThroughRdmactlJson) {
   auto json = nlohmann::json::parse(out);
   EXPECT_EQ(json["pid"].get<int>(), daemon->pid());
   EXPECT_EQ(json["config_file"].get<std::string>(), config_);
-  EXPECT_EQ(json["devices"].get<int>(), 0);
+  EXPECT_EQ(json["device_count"].get<int>(), 0);
+  EXPECT_TRUE(json["devices"].is_array()) << out;
 }
 
 TEST_F(DaemonTest, RdmactlSaysWhenTheDaemonIsNotReachable) {

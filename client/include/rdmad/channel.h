@@ -1,0 +1,120 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Channels: a reliable, message-oriented connection between two
+// applications, over an RDMA queue pair or, when either side has no RDMA
+// path, over TCP - with the same API. rdmad plans and brokers a channel
+// (rdmad/client.h: Client::Connect, Client::Listen); the data then flows
+// between the two processes without the daemons.
+//
+// Thread safety: a Channel may be used from two threads at once, one
+// sending (Send, Write, Read) and one receiving (Recv). Close() and info()
+// may be called from any thread; Close() wakes blocked calls, which then
+// return CANCELLED. A MemoryRegion is immutable after creation and may be
+// used by any number of threads and channels on the same device; it must
+// outlive the operations that use it.
+
+#ifndef RDMAD_CHANNEL_H_
+#define RDMAD_CHANNEL_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+enum class ChannelTransport { kRdma, kTcp };
+
+// "RDMA" or "TCP".
+const char* ChannelTransportName(ChannelTransport transport);
+
+// What a peer needs to Write into or Read from a region: travels as a
+// message (Serialize / Parse, 24 bytes, little endian).
+struct RegionDescriptor {
+  uint64_t address = 0;  // the remote virtual address (RDMA) or region id (TCP)
+  uint64_t length = 0;
+  uint32_t rkey = 0;
+  uint32_t reserved = 0;
+
+  std::vector<uint8_t> Serialize() const;
+  // INVALID_ARGUMENT unless bytes holds exactly one serialized descriptor.
+  static StatusOr<RegionDescriptor> Parse(const void* bytes, size_t size);
+};
+
+// Registered memory, on the channel's device (host memory or a dmabuf).
+class MemoryRegion {
+ public:
+  virtual ~MemoryRegion() = default;
+  virtual uint8_t* data() const = 0;  // nullptr for a dmabuf region
+  virtual size_t size() const = 0;
+  // For the peer: lets it Write/Read [0, size()).
+  virtual RegionDescriptor descriptor() const = 0;
+};
+
+// Everything known about how a channel was set up, for logs and rdmactl.
+struct ChannelInfo {
+  uint64_t id = 0;               // the daemons' channel id
+  std::string peer;              // the peer daemon's name or address
+  std::string service;
+  ChannelTransport transport = ChannelTransport::kTcp;
+  std::string transport_reason;  // why RDMA or why TCP
+  std::string local_device, peer_device;
+  uint32_t local_port = 0, peer_port = 0;
+  uint32_t local_gid_index = 0, peer_gid_index = 0;
+  std::string local_gid, peer_gid;  // IPv6 text
+  std::string gid_type;             // "RoCE v2", ...
+  uint32_t local_qpn = 0, peer_qpn = 0;
+  uint32_t mtu = 0, local_active_mtu = 0, peer_active_mtu = 0;
+  uint32_t send_depth = 0, recv_depth = 0;
+  uint32_t slot_size = 0;        // bytes per receive slot
+  double handshake_ms = 0;       // Connect/Accept to ready
+  std::string tcp_local, tcp_peer;  // "192.0.2.1:40123" for TCP channels
+};
+
+inline constexpr std::chrono::milliseconds kForever{-1};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+
+  virtual const ChannelInfo& info() const = 0;
+
+  // Sends one message of any size (0 allowed). Returns when buf may be
+  // reused. Large messages are split into slot-sized pieces; flow control
+  // keeps the peer's receive ring from overflowing, so a slow receiver
+  // slows the sender down instead of failing it.
+  virtual Status Send(const void* buf, size_t len) = 0;
+  // The same from registered memory: no copy on the RDMA path.
+  virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
+
+  // Receives the next whole message. DEADLINE_EXCEEDED after timeout.
+  virtual StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout = kForever) = 0;
+
+  // Registers [addr, addr+len) for Send, Write, Read and for the peer.
+  virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) = 0;
+  // Registers a dmabuf (GPU memory); UNIMPLEMENTED where the device or
+  // rdma-core cannot (and always on TCP).
+  virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
+                                                                 size_t len) = 0;
+
+  // One-sided: copies len bytes from local[local_offset] to the peer's
+  // region at remote_offset (Write), or the other way (Read). Returns when
+  // the operation has completed. OUT_OF_RANGE when a range does not fit.
+  virtual Status Write(const MemoryRegion& local, size_t local_offset,
+                       const RegionDescriptor& remote, uint64_t remote_offset, size_t len) = 0;
+  virtual Status Read(const MemoryRegion& local, size_t local_offset,
+                      const RegionDescriptor& remote, uint64_t remote_offset, size_t len) = 0;
+
+  // OK while usable; else why not (the QP error, "closed by peer", ...).
+  virtual Status status() const = 0;
+  // Closes both directions; the peer's calls then fail with the reason.
+  virtual Status Close() = 0;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_CHANNEL_H_

@@ -1,0 +1,58 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmactl's --json output. Keys are the member names of the client
+// library's structs (rdmad/devices.h, rdmad/client.h), which are also the
+// proto field names, in declaration order; scripts and the lab tests rely on
+// that, so a renamed key is an incompatible change.
+//
+// Thread safety: pure functions over values.
+
+#ifndef RDMAD_CLIENT_RDMACTL_JSON_H_
+#define RDMAD_CLIENT_RDMACTL_JSON_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "rdmad/client.h"
+#include "rdmad/devices.h"
+
+namespace rdmactl {
+
+using Json = nlohmann::ordered_json;
+
+Json GidJson(const rdmad::Gid& gid);
+Json PortJson(const rdmad::Port& port);
+Json DeviceJson(const rdmad::Device& device);
+
+// {"devices": [DeviceJson...]}
+Json DevicesJson(const std::vector<rdmad::Device>& devices);
+
+// {"gids": [{"device","port","index","gid","type","netdev","ip"}...]}
+Json GidsJson(const std::vector<rdmad::Device>& devices);
+
+// {"peer", then every rdmad::Path field, "qp": {...}, "reasons": [...]}
+Json PathJson(const std::string& peer, const rdmad::Path& path);
+
+// {"peer", "transport": "TCP", "reason"}: no RDMA path to the peer.
+Json TcpFallbackJson(const std::string& peer, const std::string& reason);
+
+// {"device", "port", "counters": {name: value}}
+Json CountersJson(const std::string& device, uint32_t port,
+                  const rdmad::PortCounters& counters);
+
+// The DaemonStatus fields (device_count as "device_count") plus "devices":
+// [{"name", "node_type", "transport", "ports", "active_ports"}].
+Json StatusJson(const rdmad::DaemonStatus& status, const std::vector<rdmad::Device>& devices);
+
+// {"sequence", "unix_time_ms", "kind", "message", "device", "port"}
+Json EventJson(const rdmad::Event& event);
+
+// json as text (indent < 0: one line). Never throws: bytes that are not
+// UTF-8 (sysfs and kernel strings need not be) become U+FFFD.
+std::string DumpJson(const Json& json, int indent);
+
+}  // namespace rdmactl
+
+#endif  // RDMAD_CLIENT_RDMACTL_JSON_H_
