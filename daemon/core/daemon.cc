@@ -75,11 +75,15 @@ Daemon::Daemon(DaemonOptions options, Config config)
       socket_path_(SocketPath(options_, config)),
       started_(std::chrono::steady_clock::now()),
       config_(std::make_shared<const Config>(std::move(config))),
-      monitor_([root = options_.sysfs_root] { return ReadInventory(root); },
+      monitor_([root = options_.sysfs_root](const GidTableSource& gids) {
+                 return ReadSysfsInventory(root, gids);
+               },
                [this](std::shared_ptr<const Inventory> inventory,
                       const std::vector<InventoryChange>& changes) {
                  OnInventory(*inventory, changes);
-               }) {}
+               },
+               // A test's fixture tree has no verbs devices behind it.
+               /*use_verbs=*/options_.sysfs_root == "/sys") {}
 
 Daemon::~Daemon() = default;
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "daemon/core/verbs_probe.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
@@ -93,9 +94,10 @@ Uevent ParseUevent(const std::string& msg) {
 
 }  // namespace
 
-DeviceMonitor::DeviceMonitor(Scanner scanner, Listener listener)
+DeviceMonitor::DeviceMonitor(Scanner scanner, Listener listener, bool use_verbs)
     : scanner_(std::move(scanner)),
       listener_(std::move(listener)),
+      use_verbs_(use_verbs),
       inventory_(std::make_shared<const Inventory>()) {}
 
 DeviceMonitor::~DeviceMonitor() {
@@ -132,11 +134,22 @@ std::shared_ptr<const Inventory> DeviceMonitor::current() const {
 }
 
 void DeviceMonitor::Rescan() {
-  auto scanned = scanner_();
+  GidTableSource gids;
+  if (use_verbs_) {
+    OpenListedContexts();  // first, so a new device's GIDs come from verbs too
+    gids = [this](const std::string& device, const PortInfo& port, NodeType node_type) {
+      auto it = contexts_.find(device);
+      return it == contexts_.end() ? std::nullopt
+                                   : QueryGidTable(it->second, port, node_type);
+    };
+  }
+  auto scanned = scanner_(gids);
   if (!scanned.ok()) {
     spdlog::warn("device rescan failed: {}", scanned.status().message());
     return;
   }
+  CloseGoneContexts(*scanned);
+  Probe(&scanned.value());
   auto next = std::make_shared<const Inventory>(std::move(scanned).value());
   std::shared_ptr<const Inventory> before;
   {
@@ -149,25 +162,29 @@ void DeviceMonitor::Rescan() {
   if (!changes.empty() || before->devices.empty() != next->devices.empty()) {
     listener_(next, changes);
   }
-  SyncAsyncContexts();
 }
 
-void DeviceMonitor::SyncAsyncContexts() {
-  auto inventory = current();
-  for (auto it = contexts_.begin(); it != contexts_.end();) {
-    if (inventory->Find(it->first)) {
-      ++it;
-      continue;
+void DeviceMonitor::Probe(Inventory* inventory) {
+  if (!use_verbs_) return;
+  for (DeviceInfo& device : inventory->devices) {
+    auto it = contexts_.find(device.name);
+    Status probed = it == contexts_.end()
+                        ? Status::NotFound("libibverbs does not list " + device.name)
+                        : ProbeVerbsWith(it->second, &device);
+    if (!probed.ok()) {
+      spdlog::warn("device {}: verbs probe failed ({}); using sysfs facts only", device.name,
+                   probed.message());
     }
-    ibv_close_device(it->second);
-    it = contexts_.erase(it);
   }
+}
+
+void DeviceMonitor::OpenListedContexts() {
   int n = 0;
   ibv_device** list = ibv_get_device_list(&n);
   if (list == nullptr) return;
   for (int i = 0; i < n; ++i) {
     std::string name = ibv_get_device_name(list[i]);
-    if (contexts_.count(name) || !inventory->Find(name)) continue;
+    if (contexts_.count(name)) continue;
     ibv_context* ctx = ibv_open_device(list[i]);
     if (ctx == nullptr || !SetNonBlocking(ctx->async_fd)) {
       spdlog::warn("device monitor: cannot watch {}'s async events", name);
@@ -177,6 +194,17 @@ void DeviceMonitor::SyncAsyncContexts() {
     contexts_[name] = ctx;
   }
   ibv_free_device_list(list);
+}
+
+void DeviceMonitor::CloseGoneContexts(const Inventory& inventory) {
+  for (auto it = contexts_.begin(); it != contexts_.end();) {
+    if (inventory.Find(it->first)) {
+      ++it;
+      continue;
+    }
+    ibv_close_device(it->second);
+    it = contexts_.erase(it);
+  }
 }
 
 bool DeviceMonitor::DrainAsyncEvents(const std::string& device, ibv_context* ctx) {

@@ -27,6 +27,7 @@
 
 #include "daemon/core/inventory.h"
 #include "daemon/core/inventory_diff.h"
+#include "daemon/core/sysfs_reader.h"
 #include "rdmad/status.h"
 
 struct ibv_context;
@@ -35,12 +36,17 @@ namespace rdmad {
 
 class DeviceMonitor {
  public:
-  using Scanner = std::function<StatusOr<Inventory>()>;
+  // Reads the sysfs facts of every device (ReadSysfsInventory), taking GID
+  // tables from gids where it answers.
+  using Scanner = std::function<StatusOr<Inventory>(const GidTableSource& gids)>;
   using Listener = std::function<void(std::shared_ptr<const Inventory> inventory,
                                       const std::vector<InventoryChange>& changes)>;
 
-  // scanner reads a full inventory (ReadInventory("/sys") in the daemon).
-  DeviceMonitor(Scanner scanner, Listener listener);
+  // With use_verbs, each rescan takes GID tables from ibv_query_gid_table
+  // and completes the devices with verbs facts (ProbeVerbsWith), through the
+  // contexts the monitor holds open for async events: a rescan opens
+  // nothing it already has and reads no GID files (rxe has 1024 per port).
+  DeviceMonitor(Scanner scanner, Listener listener, bool use_verbs = false);
   ~DeviceMonitor();
 
   // Opens the notification sockets, scans once (synchronously, so the
@@ -53,7 +59,12 @@ class DeviceMonitor {
  private:
   void Loop();
   void Rescan();
-  void SyncAsyncContexts();
+  // Opens a context (for async events, GID tables and probes) on every
+  // device verbs lists that has none yet.
+  void OpenListedContexts();
+  // Closes the contexts of devices no longer in inventory.
+  void CloseGoneContexts(const Inventory& inventory);
+  void Probe(Inventory* inventory);
   // Waits up to timeout; returns whether something calls for a rescan.
   bool PollOnce(std::chrono::milliseconds timeout, bool* stop);
   bool DrainUevents();
@@ -65,6 +76,7 @@ class DeviceMonitor {
 
   Scanner scanner_;
   Listener listener_;
+  bool use_verbs_;
   int uevent_fd_ = -1;
   int rtnl_fd_ = -1;
   int wake_fd_ = -1;

@@ -8,6 +8,7 @@
 
 #include "daemon/core/device_monitor.h"
 
+#include <infiniband/verbs.h>
 #include <sys/wait.h>
 
 #include <condition_variable>
@@ -17,6 +18,7 @@
 #include <future>
 #include <string>
 
+#include "daemon/core/sysfs_reader.h"
 #include "daemon/core/verbs_probe.h"
 #include "gtest/gtest.h"
 
@@ -91,10 +93,11 @@ class DeviceLabTest : public ::testing::Test {
   // Starts a monitor on the real /sys.
   void StartMonitor() {
     monitor_ = std::make_unique<DeviceMonitor>(
-        [] { return ReadInventory("/sys"); },
+        [](const GidTableSource& gids) { return ReadSysfsInventory("/sys", gids); },
         [this](std::shared_ptr<const Inventory>, const std::vector<InventoryChange>& changes) {
           log_.Add(changes);
-        });
+        },
+        /*use_verbs=*/true);
     ASSERT_TRUE(monitor_->Start().ok());
   }
 
@@ -140,12 +143,41 @@ TEST_F(DeviceLabTest, InventoryDescribesTheDevice) {
   EXPECT_EQ(v4->netdev, Env("LAB_NETDEV"));
 }
 
+TEST_F(DeviceLabTest, GidTableFromVerbsMatchesSysfs) {
+  auto sysfs = ReadSysfsDevices("/sys");
+  ASSERT_TRUE(sysfs.ok());
+  int n = 0;
+  ibv_device** list = ibv_get_device_list(&n);
+  ASSERT_NE(list, nullptr);
+  ibv_context* ctx = nullptr;
+  for (int i = 0; i < n && ctx == nullptr; ++i) {
+    if (dev_ == ibv_get_device_name(list[i])) ctx = ibv_open_device(list[i]);
+  }
+  ibv_free_device_list(list);
+  ASSERT_NE(ctx, nullptr) << "cannot open " << dev_;
+  for (const DeviceInfo& d : *sysfs) {
+    if (d.name != dev_) continue;
+    for (const PortInfo& p : d.ports) {
+      auto verbs = QueryGidTable(ctx, p, d.node_type);
+      ASSERT_TRUE(verbs.has_value()) << "ibv_query_gid_table failed";
+      EXPECT_EQ(*verbs, p.gids) << "port " << p.port;
+      EXPECT_FALSE(p.gids.empty());
+    }
+  }
+  ibv_close_device(ctx);
+}
+
 TEST_F(DeviceLabTest, MonitorSeesDevicesAddedAndDeletedWithinOneSecond) {
   if (!InLab() || Env("LAB_VMS") != "1") GTEST_SKIP() << "needs the single-VM lab (veth1)";
   StartMonitor();
   Sh("rdma link add rxe_t1 type rxe netdev veth1");
   EXPECT_TRUE(log_.WaitFor(Kind::kDeviceAdded, "rxe_t1", 0, "", 1s)) << "no device-added event";
-  EXPECT_NE(monitor_->current()->Find("rxe_t1"), nullptr);
+  const DeviceInfo* added = monitor_->current()->Find("rxe_t1");
+  ASSERT_NE(added, nullptr);
+  EXPECT_GT(added->max_qp, 0) << "the monitor did not probe the new device";
+  const DeviceInfo* lab = monitor_->current()->Find(dev_);
+  ASSERT_NE(lab, nullptr);
+  EXPECT_EQ(lab->ports.at(0).active_mtu, 1024);
   // The monitor holds the device open for its async events; rxe cannot
   // disassociate, so `rdma link delete` waits until the monitor closes it.
   auto deleted = std::async(std::launch::async,

@@ -147,10 +147,8 @@ void ReadPciFunction(const fs::path& link, DeviceInfo* device) {
 
 GidType ParseGidType(const std::optional<std::string>& text,
                      LinkLayer link_layer, NodeType node_type) {
-  if (link_layer == LinkLayer::kInfiniBand || node_type == NodeType::kRnic)
-    return GidType::kIb;  // iWARP GIDs have no type: the kernel's default
-  if (text && *text == "RoCE v2") return GidType::kRoceV2;
-  return GidType::kRoceV1;  // "IB/RoCE v1", or a kernel without gid_attrs
+  // "IB/RoCE v1", or a kernel without gid_attrs: v1 on Ethernet.
+  return GidTypeFor(text && *text == "RoCE v2", link_layer, node_type);
 }
 
 bool IsNullGid(const in6_addr& addr) {
@@ -227,7 +225,7 @@ std::string PortNetdev(const PortInfo& port, const DeviceInfo& device,
 }
 
 PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
-                  const DeviceInfo& device) {
+                  const DeviceInfo& device, const GidTableSource& source) {
   fs::path dir = dev_dir / "ports" / std::to_string(number);
   PortInfo port;
   port.port = number;
@@ -240,7 +238,9 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
   port.rate_gbps = ParseSysfsRateGbps(port.rate);
   port.lid = ParseUint(ReadText(dir / "lid"), 16).value_or(0);
   port.sm_lid = ParseUint(ReadText(dir / "sm_lid"), 16).value_or(0);
-  port.gids = ReadGids(dir, port.link_layer, device.node_type);
+  std::optional<std::vector<GidEntry>> table;
+  if (source) table = source(device.name, port, device.node_type);
+  port.gids = table ? std::move(*table) : ReadGids(dir, port.link_layer, device.node_type);
   port.transport = PortTransport(port, device.node_type);
   if (port.link_layer == LinkLayer::kEthernet) {
     port.netdev = PortNetdev(port, device, dev_dir);
@@ -254,7 +254,7 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
 }
 
 std::vector<PortInfo> ReadPorts(const fs::path& root, const fs::path& dev_dir,
-                                const DeviceInfo& device) {
+                                const DeviceInfo& device, const GidTableSource& source) {
   std::vector<int> numbers;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dev_dir / "ports", ec)) {
@@ -265,7 +265,7 @@ std::vector<PortInfo> ReadPorts(const fs::path& root, const fs::path& dev_dir,
   std::sort(numbers.begin(), numbers.end());
   std::vector<PortInfo> ports;
   for (int number : numbers)
-    ports.push_back(ReadPort(root, dev_dir, number, device));
+    ports.push_back(ReadPort(root, dev_dir, number, device, source));
   return ports;
 }
 
@@ -292,7 +292,8 @@ bool IsPlainName(const std::string& name) {
 }  // namespace
 
 StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
-                                     const std::string& name) {
+                                     const std::string& name,
+                                     const GidTableSource& gids) {
   if (!IsPlainName(name))
     return Status::InvalidArgument("bad RDMA device name '" + name + "'");
   fs::path root(sysfs_root);
@@ -311,14 +312,14 @@ StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
   if (device.vendor_id != 0) device.vendor = VendorName(device.vendor_id);
   if (auto parent = ReadAttr(dir / "parent"); parent && !parent->empty())
     ReadSoftwareDevice(root, *parent, &device);
-  device.ports = ReadPorts(root, dir, device);
+  device.ports = ReadPorts(root, dir, device, gids);
   if (!fs::is_directory(dir, ec))
     return Status::NotFound("RDMA device " + name + " vanished while read");
   return device;
 }
 
 StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(
-    const std::string& sysfs_root) {
+    const std::string& sysfs_root, const GidTableSource& gids) {
   fs::path dir = fs::path(sysfs_root) / "class/infiniband";
   std::vector<std::string> names;
   std::error_code ec;
@@ -333,7 +334,7 @@ StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(
   std::sort(names.begin(), names.end());
   std::vector<DeviceInfo> devices;
   for (const std::string& name : names) {
-    StatusOr<DeviceInfo> device = ReadSysfsDevice(sysfs_root, name);
+    StatusOr<DeviceInfo> device = ReadSysfsDevice(sysfs_root, name, gids);
     if (device.ok()) {
       devices.push_back(std::move(device).value());
     } else if (device.status().code() != StatusCode::kNotFound) {
@@ -385,6 +386,12 @@ double ParseSysfsRateGbps(std::string_view rate) {
   auto [end, ec] = std::from_chars(rate.data(), rate.data() + space, gbps);
   if (ec != std::errc() || end != rate.data() + space || gbps < 0) return 0;
   return gbps;
+}
+
+GidType GidTypeFor(bool roce_v2, LinkLayer link_layer, NodeType node_type) {
+  if (link_layer == LinkLayer::kInfiniBand || node_type == NodeType::kRnic)
+    return GidType::kIb;  // iWARP GIDs have no type: the kernel's default
+  return roce_v2 ? GidType::kRoceV2 : GidType::kRoceV1;
 }
 
 std::string GidIpText(std::string_view gid, GidType type) {

@@ -9,10 +9,15 @@
 #ifndef RDMAD_DAEMON_CORE_VERBS_PROBE_H_
 #define RDMAD_DAEMON_CORE_VERBS_PROBE_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/core/inventory.h"
+#include "daemon/core/sysfs_reader.h"
 #include "rdmad/status.h"
+
+struct ibv_context;
 
 namespace rdmad {
 
@@ -20,9 +25,21 @@ namespace rdmad {
 // relaxed_ordering, dmabuf and each port's max_mtu/active_mtu (and state,
 // LIDs when sysfs had none). NOT_FOUND when verbs does not list the device.
 Status ProbeVerbs(DeviceInfo* device);
+// The same with a context the caller holds open (the device monitor's).
+Status ProbeVerbsWith(ibv_context* ctx, DeviceInfo* device);
 
 // Converts an enum ibv_mtu value (1..5) to bytes (256..4096); 0 if invalid.
 int IbvMtuToBytes(int ibv_mtu);
+
+// A port's valid GIDs from one ibv_query_gid_table call, in the sysfs
+// text form; nullopt when verbs cannot say (then sysfs is read).
+std::optional<std::vector<GidEntry>> QueryGidTable(ibv_context* ctx, const PortInfo& port,
+                                                   NodeType node_type);
+
+// Reads every device from sysfs_root, without verbs; gids (may be empty)
+// supplies GID tables faster than sysfs.
+StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root,
+                                       const GidTableSource& gids = nullptr);
 
 // Reads every device from sysfs_root and completes each with ProbeVerbs.
 // A device verbs cannot open is kept with its sysfs facts (and logged).
