@@ -1,0 +1,60 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "rdmad/channel.h"
+
+namespace rdmad {
+namespace {
+
+// Serialized descriptor: address (8), length (8), rkey (4), reserved (4),
+// each little endian.
+constexpr size_t kDescriptorBytes = 24;
+
+void Put(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+uint64_t Get(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+}  // namespace
+
+const char* ChannelTransportName(ChannelTransport transport) {
+  switch (transport) {
+    case ChannelTransport::kRdma: return "RDMA";
+    case ChannelTransport::kTcp: return "TCP";
+  }
+  return "unknown";
+}
+
+std::vector<uint8_t> RegionDescriptor::Serialize() const {
+  std::vector<uint8_t> out(kDescriptorBytes);
+  Put(out.data(), address, 8);
+  Put(out.data() + 8, length, 8);
+  Put(out.data() + 16, rkey, 4);
+  Put(out.data() + 20, reserved, 4);
+  return out;
+}
+
+StatusOr<RegionDescriptor> RegionDescriptor::Parse(const void* bytes, size_t size) {
+  if (bytes == nullptr || size != kDescriptorBytes) {
+    return Status::InvalidArgument("region descriptor: expected " +
+                                   std::to_string(kDescriptorBytes) + " bytes, got " +
+                                   std::to_string(bytes == nullptr ? 0 : size));
+  }
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  RegionDescriptor d;
+  d.address = Get(p, 8);
+  d.length = Get(p + 8, 8);
+  d.rkey = static_cast<uint32_t>(Get(p + 16, 4));
+  d.reserved = static_cast<uint32_t>(Get(p + 20, 4));
+  if (d.reserved != 0) return Status::InvalidArgument("region descriptor: reserved field is not 0");
+  if (d.address + d.length < d.address) {
+    return Status::InvalidArgument("region descriptor: address + length overflows 64 bits");
+  }
+  return d;
+}
+
+}  // namespace rdmad

@@ -1,0 +1,143 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: messages (Send, Recv). The protocol is in wire.h. A message
+// is cut into fragments of min(local, peer) slot size; each fragment is one
+// SEND_WITH_IMM, posted only while the sender holds a data credit:
+//   * <= max_inline bytes: inline (the HCA copies at post time);
+//   * from a registered MemoryRegion: the SGE points into the region (no
+//     copy); Send returns when those SENDs have completed;
+//   * otherwise: copied into a free chunk of the registered staging area;
+//     Send returns once the last fragment is posted (buf is reusable).
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+
+namespace rdmad::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+Status RdmaChannel::Send(const void* buf, size_t len) {
+  if (buf == nullptr && len > 0) return Status::InvalidArgument("Send: null buffer");
+  return SendMessage(static_cast<const uint8_t*>(buf), len, nullptr);
+}
+
+Status RdmaChannel::Send(const MemoryRegion& region, size_t offset, size_t len) {
+  auto own = OwnRegion(region, "Send");
+  if (!own.ok()) return own.status();
+  if (offset > region.size() || len > region.size() - offset) {
+    return Status::OutOfRange("Send: [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                              ") exceeds the region's " + std::to_string(region.size()) +
+                              " bytes");
+  }
+  // Fragments address the region through its iova (data() is null for a dmabuf).
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(own.value()->iova());
+  return SendMessage(base + offset, len, own.value());
+}
+
+Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region) {
+  Lock lock(mu_);
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  size_t offset = 0;
+  do {
+    auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, len - offset));
+    bool staged = region == nullptr && n > res_->max_inline;
+    auto can_post = [&] {
+      return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
+             (!staged || !free_chunks_.empty());
+    };
+    if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+    RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+    RDMAD_RETURN_IF_ERROR(PostFragment(data + offset, n, region, offset == 0, offset + n == len));
+    offset += n;
+  } while (offset < len);
+  if (region != nullptr && zero_copy_outstanding_ > 0) {
+    RDMAD_RETURN_IF_ERROR(WaitFor(
+        lock, [&] { return zero_copy_outstanding_ == 0; }, std::nullopt, Side::kSend));
+  }
+  return Status::Ok();
+}
+
+// Posts one fragment. Precondition (under mu_): a data credit, a send slot
+// and, for a staged fragment, a free chunk.
+Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region,
+                                 bool first, bool last) {
+  Imm imm;
+  imm.type = MessageType::kData;
+  imm.first = first;
+  imm.last = last;
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(data);
+  sge.length = len;
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = len > 0 ? &sge : nullptr;
+  wr.num_sge = len > 0 ? 1 : 0;
+  if (region != nullptr && len > 0) {
+    sge.lkey = region->lkey();
+    wr.wr_id = MakeWrId(WrKind::kZeroCopy, 0);
+  } else if (len <= res_->max_inline) {
+    if (len > 0) wr.send_flags |= IBV_SEND_INLINE;
+    wr.wr_id = MakeWrId(WrKind::kSend, 0);
+  } else {
+    uint32_t chunk = free_chunks_.back();
+    std::memcpy(res_->chunk(chunk), data, len);
+    sge.addr = reinterpret_cast<uintptr_t>(res_->chunk(chunk));
+    sge.lkey = res_->staging->lkey();
+    wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
+  }
+  imm.credits = credits_.OnSend();
+  wr.imm_data = htonl(EncodeImm(imm));
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    Status s = Status::Unavailable("RDMA channel: ibv_post_send: " + std::string(std::strerror(rc)));
+    Fail(s);
+    return s;
+  }
+  ++sq_outstanding_;
+  if (WrIdKind(wr.wr_id) == WrKind::kStaged) free_chunks_.pop_back();
+  if (WrIdKind(wr.wr_id) == WrKind::kZeroCopy) ++zero_copy_outstanding_;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeout) {
+  Deadline deadline;
+  if (timeout.count() >= 0) deadline = Clock::now() + timeout;
+  Lock lock(mu_);
+  for (;;) {
+    RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
+    if (ready_.empty()) {
+      RDMAD_RETURN_IF_ERROR(WaitFor(lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
+    }
+    Fragment f = ready_.front();
+    ready_.pop_front();
+    if (f.close) {
+      recv_saw_close_ = true;
+      return Status::Unavailable("channel closed by peer");
+    }
+    if (f.first == in_message_) {
+      Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
+                            std::to_string(f.first) + ")"));
+      return error_;
+    }
+    if (f.first) partial_.clear();
+    in_message_ = !f.last;
+    // The slot is ours until reposted: copy without the lock.
+    lock.unlock();
+    const uint8_t* src = res_->slot(f.slot);
+    partial_.insert(partial_.end(), src, src + f.len);
+    lock.lock();
+    Repost(f.slot);
+    MaybeSendCredits();
+    if (f.last) return std::move(partial_);
+  }
+}
+
+}  // namespace rdmad::internal

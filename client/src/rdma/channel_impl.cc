@@ -1,0 +1,333 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: construction, progress (draining the CQ), waiting, errors,
+// Close and teardown. Messages are in channel_data.cc, one-sided
+// operations in channel_one_sided.cc.
+
+#include "client/src/rdma/channel_impl.h"
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "spdlog/spdlog.h"
+
+namespace rdmad::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kPollBatch = 16;
+constexpr uint32_t kAckBatch = 64;                     // ibv_ack_cq_events batching
+constexpr auto kCloseGrace = std::chrono::seconds(1);  // Close: time to deliver CLOSE
+constexpr auto kDrainGrace = std::chrono::milliseconds(500);
+
+const char* OpName(WrKind kind, const char* one_sided_op) {
+  switch (kind) {
+    case WrKind::kRecv: return "RECV";
+    case WrKind::kSend: return "SEND (inline)";
+    case WrKind::kStaged: return "SEND";
+    case WrKind::kZeroCopy: return "SEND (zero copy)";
+    case WrKind::kControl: return "SEND (credit/close)";
+    case WrKind::kOneSided: return one_sided_op;
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,
+                         const RdmaEndpoint& remote, ChannelInfo info)
+    : res_(std::move(resources)),
+      local_(local),
+      remote_(remote),
+      info_(std::move(info)),
+      fragment_size_(std::min(res_->slot_size, remote.slot_size)),
+      credits_(remote.credits, res_->recv_depth),
+      recv_posted_(res_->recv_depth) {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) error_ = Status::FromErrno(errno, "eventfd");
+  for (uint32_t i = 0; i < res_->staging_chunks; ++i) free_chunks_.push_back(i);
+  res_->device->Watch(local_.qpn, [this](int type) { OnAsyncEvent(type); });
+}
+
+RdmaChannel::~RdmaChannel() {
+  Close();
+  res_->device->Unwatch(local_.qpn);
+  DrainAfterError();
+  res_.reset();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+Status RdmaChannel::status() const {
+  std::lock_guard lock(mu_);
+  if (closed_) return Status::Cancelled("channel closed");
+  if (!error_.ok()) return error_;
+  if (peer_closed_) return Status::Unavailable("channel closed by peer");
+  return Status::Ok();
+}
+
+Status RdmaChannel::Usable(Side side) const {
+  if (closed_) return Status::Cancelled("channel closed");
+  if (!error_.ok()) return error_;
+  if (side == Side::kSend && peer_closed_) return Status::Unavailable("channel closed by peer");
+  if (side == Side::kRecv && recv_saw_close_) return Status::Unavailable("channel closed by peer");
+  return Status::Ok();
+}
+
+Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline,
+                            Side side) {
+  auto spin_end = Clock::now() + std::chrono::microseconds(res_->plan.spin_us);
+  for (;;) {
+    Drain();
+    RDMAD_RETURN_IF_ERROR(Usable(side));
+    if (done()) return Status::Ok();
+    auto now = Clock::now();
+    if (deadline && now >= *deadline) return Status::DeadlineExceeded("timed out");
+    if (now < spin_end) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    } else if (poller_) {
+      if (deadline) {
+        cv_.wait_until(lock, *deadline);
+      } else {
+        cv_.wait(lock);
+      }
+    } else {
+      Sleep(lock, deadline);
+    }
+  }
+}
+
+// Arms the CQ and sleeps on the completion channel and the wake eventfd.
+void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
+  if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
+    Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
+    return;
+  }
+  if (Drain() > 0) return;  // arrived before arming: no event will tell
+  poller_ = true;
+  int timeout_ms = -1;
+  if (deadline) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
+    timeout_ms = static_cast<int>(std::max<int64_t>(left.count(), 0));
+  }
+  lock.unlock();
+  pollfd fds[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  int n = poll(fds, 2, timeout_ms);
+  lock.lock();
+  poller_ = false;
+  if (n > 0 && (fds[0].revents & POLLIN)) {
+    ibv_cq* cq = nullptr;
+    void* context = nullptr;
+    if (ibv_get_cq_event(res_->comp_channel, &cq, &context) == 0 &&
+        ++res_->unacked_cq_events >= kAckBatch) {
+      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
+      res_->unacked_cq_events = 0;
+    }
+  }
+  cv_.notify_all();
+}
+
+// Processes every completion waiting in the CQ. Returns how many.
+int RdmaChannel::Drain() {
+  ibv_wc wc[kPollBatch];
+  int total = 0;
+  for (;;) {
+    int n = ibv_poll_cq(res_->cq, kPollBatch, wc);
+    if (n < 0) {
+      Fail(Status::Unavailable("ibv_poll_cq failed on " + local_.device));
+      break;
+    }
+    for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+    total += n;
+    if (n < kPollBatch) break;
+  }
+  if (total > 0) {
+    MaybeSendCredits();
+    cv_.notify_all();
+  }
+  return total;
+}
+
+void RdmaChannel::OnCompletion(const ibv_wc& wc) {
+  WrKind kind = WrIdKind(wc.wr_id);
+  if (kind == WrKind::kRecv) {
+    --recv_posted_;
+  } else {
+    --sq_outstanding_;
+    if (kind == WrKind::kStaged) free_chunks_.push_back(WrIdIndex(wc.wr_id));
+    if (kind == WrKind::kZeroCopy) --zero_copy_outstanding_;
+    if (kind == WrKind::kOneSided) --one_sided_outstanding_;
+  }
+  if (wc.status != IBV_WC_SUCCESS) {
+    if (error_.ok()) Fail(CompletionError(wc));
+    return;
+  }
+  if (kind == WrKind::kRecv) OnReceive(wc);
+}
+
+void RdmaChannel::OnReceive(const ibv_wc& wc) {
+  uint32_t slot = WrIdIndex(wc.wr_id);
+  std::optional<Imm> imm;
+  if (wc.wc_flags & IBV_WC_WITH_IMM) imm = DecodeImm(ntohl(wc.imm_data));
+  if (!imm) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: malformed message from the peer (immediate data)"));
+    return;
+  }
+  if (!credits_.OnCreditsReturned(imm->credits, remote_.ring_slots)) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer returned more credits than its ring holds"));
+    return;
+  }
+  switch (imm->type) {
+    case MessageType::kData:
+      ready_.push_back({slot, wc.byte_len, imm->first, imm->last, false});
+      break;
+    case MessageType::kCredit:
+      Repost(slot);
+      break;
+    case MessageType::kClose:
+      peer_closed_ = true;
+      ready_.push_back({slot, 0, false, false, true});
+      break;
+  }
+}
+
+void RdmaChannel::Repost(uint32_t slot) {
+  if (closed_ || !error_.ok()) return;
+  Status s = res_->PostRecv(slot);
+  if (!s.ok()) {
+    Fail(s);
+    return;
+  }
+  ++recv_posted_;
+  credits_.OnReposted();
+}
+
+void RdmaChannel::MaybeSendCredits() {
+  if (closed_ || peer_closed_ || !error_.ok()) return;
+  if (credits_.CreditMessageDue() && sq_outstanding_ < res_->send_depth) {
+    Status s = PostControl(MessageType::kCredit);
+    if (!s.ok()) Fail(s);
+  }
+}
+
+// A CREDIT or CLOSE message: no payload. Precondition: a credit, a send slot.
+Status RdmaChannel::PostControl(MessageType type) {
+  Imm imm;
+  imm.type = type;
+  imm.credits = credits_.OnSend();
+  ibv_send_wr wr{};
+  wr.wr_id = MakeWrId(WrKind::kControl, 0);
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.imm_data = htonl(EncodeImm(imm));
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    return Status::Unavailable(std::string("ibv_post_send (control): ") + std::strerror(rc));
+  }
+  ++sq_outstanding_;
+  return Status::Ok();
+}
+
+Status RdmaChannel::CompletionError(const ibv_wc& wc) const {
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "RDMA %s failed on %s QP 0x%x (peer QP 0x%x): %s (wc status %d, vendor error 0x%x)",
+                OpName(WrIdKind(wc.wr_id), one_sided_op_), local_.device.c_str(), local_.qpn,
+                remote_.qpn, ibv_wc_status_str(wc.status), int(wc.status), wc.vendor_err);
+  std::string msg = text;
+  switch (wc.status) {
+    case IBV_WC_RETRY_EXC_ERR:
+      return Status::Unavailable(msg + "; the peer did not answer: wrong GID/QPN, peer gone, or no route");
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+      return Status::Unavailable(msg + "; the peer had no receive posted");
+    case IBV_WC_WR_FLUSH_ERR:
+      return Status::Unavailable(msg + "; the QP had entered the error state");
+    case IBV_WC_LOC_LEN_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+    case IBV_WC_LOC_QP_OP_ERR:
+      return Status::Internal(msg);
+    default:
+      return Status::Unavailable(msg);
+  }
+}
+
+void RdmaChannel::Fail(Status status) {
+  if (error_.ok()) {
+    error_ = std::move(status);
+    if (!closed_) spdlog::warn("{}", error_.message());
+  }
+  Wake();
+  cv_.notify_all();
+}
+
+void RdmaChannel::Wake() {
+  uint64_t one = 1;
+  if (wake_fd_ >= 0 && write(wake_fd_, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+    spdlog::warn("RDMA channel: eventfd write: {}", std::strerror(errno));
+  }
+}
+
+void RdmaChannel::OnAsyncEvent(int event_type) {
+  if (event_type != IBV_EVENT_QP_FATAL && event_type != IBV_EVENT_QP_REQ_ERR &&
+      event_type != IBV_EVENT_QP_ACCESS_ERR && event_type != IBV_EVENT_PATH_MIG_ERR) {
+    return;
+  }
+  std::lock_guard lock(mu_);
+  Fail(Status::Unavailable("RDMA channel on " + local_.device + " QP " +
+                           std::to_string(local_.qpn) + ": async event " +
+                           ibv_event_type_str(static_cast<ibv_event_type>(event_type))));
+}
+
+Status RdmaChannel::Close() {
+  Lock lock(mu_);
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  Wake();
+  cv_.notify_all();
+  Drain();  // the peer's CLOSE may be waiting in the CQ
+  if (!error_.ok() || peer_closed_) return Status::Ok();
+  // Tell the peer: CLOSE needs a credit and a send slot; wait a little for
+  // them, then for the CLOSE (and everything before it) to complete.
+  auto deadline = Clock::now() + kCloseGrace;
+  auto pump = [&](const std::function<bool()>& done) {
+    while (Drain(), !done() && error_.ok() && Clock::now() < deadline) {
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      lock.lock();
+    }
+    return done() && error_.ok() && !peer_closed_;
+  };
+  if (!pump([&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
+    spdlog::info("RDMA channel {} QP {}: could not tell the peer about the close", local_.device,
+                 local_.qpn);
+    return Status::Ok();
+  }
+  if (Status s = PostControl(MessageType::kClose); !s.ok()) return Status::Ok();
+  pump([&] { return sq_outstanding_ == 0; });
+  return Status::Ok();
+}
+
+// Moves the QP to ERR and collects the flushed work requests, so nothing is
+// left in flight when the QP is destroyed.
+void RdmaChannel::DrainAfterError() {
+  Lock lock(mu_);
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE);
+  auto deadline = Clock::now() + kDrainGrace;
+  while (Drain(), (recv_posted_ > 0 || sq_outstanding_ > 0) && Clock::now() < deadline) {
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    lock.lock();
+  }
+}
+
+}  // namespace rdmad::internal

@@ -1,0 +1,127 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: the Channel over one RC queue pair, speaking the protocol of
+// client/src/rdma/wire.h (SEND_WITH_IMM fragments into the peer's receive
+// ring, credit flow control). One-sided Write/Read are RDMA WRITE/READ on
+// the same QP.
+//
+// Progress: there is no progress thread. Whichever call needs something
+// (a credit, a free send slot, a fragment, a completion) drains the CQ
+// itself under the channel mutex. Waiting spins on the CQ for
+// plan.spin_us, then one waiter (the "poller") arms the CQ and sleeps in
+// poll() on the completion channel fd and a wake eventfd; other waiters
+// sleep on a condition variable and are woken whenever completions were
+// processed. Close() and fatal errors write the eventfd, so nothing stays
+// blocked. An idle channel uses no CPU.
+//
+// Thread safety: as rdmad::Channel - one sending thread (Send, Write,
+// Read) and one receiving thread (Recv) at once; Close, status and info
+// from any thread. All state is guarded by mu_.
+
+#ifndef RDMAD_CLIENT_SRC_RDMA_CHANNEL_IMPL_H_
+#define RDMAD_CLIENT_SRC_RDMA_CHANNEL_IMPL_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "client/src/endpoint.h"
+#include "client/src/rdma/resources.h"
+#include "client/src/rdma/wire.h"
+#include "rdmad/channel.h"
+
+struct ibv_wc;
+
+namespace rdmad::internal {
+
+class RdmaChannel final : public Channel {
+ public:
+  RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,
+              const RdmaEndpoint& remote, ChannelInfo info);
+  ~RdmaChannel() override;
+
+  const ChannelInfo& info() const override { return info_; }
+  Status Send(const void* buf, size_t len) override;
+  Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
+  StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) override;
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
+                                                         size_t len) override;
+  Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+               uint64_t remote_offset, size_t len) override;
+  Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+              uint64_t remote_offset, size_t len) override;
+  Status status() const override;
+  Status Close() override;
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+  enum class Side { kSend, kRecv };
+
+  // A received DATA fragment (or the peer's CLOSE) not yet consumed.
+  struct Fragment {
+    uint32_t slot = 0;
+    uint32_t len = 0;
+    bool first = false, last = false, close = false;
+  };
+
+  // channel_impl.cc: progress, waiting, errors, teardown.
+  Status Usable(Side side) const;
+  Status WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline, Side side);
+  void Sleep(Lock& lock, Deadline deadline);
+  int Drain();
+  void OnCompletion(const ibv_wc& wc);
+  void OnReceive(const ibv_wc& wc);
+  void Repost(uint32_t slot);
+  void MaybeSendCredits();
+  Status PostControl(MessageType type);
+  void Fail(Status status);
+  void Wake();
+  void OnAsyncEvent(int event_type);
+  void DrainAfterError();
+  Status CompletionError(const ibv_wc& wc) const;
+
+  // channel_data.cc: messages.
+  Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
+  Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region,
+                      bool first, bool last);
+
+  // channel_one_sided.cc
+  StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
+  Status OneSided(bool write, const MemoryRegion& local, size_t local_offset,
+                  const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
+
+  std::unique_ptr<ChannelResources> res_;
+  RdmaEndpoint local_, remote_;
+  ChannelInfo info_;
+  uint32_t fragment_size_;
+  int wake_fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool poller_ = false;  // a thread sleeps on the completion channel
+  CreditState credits_;
+  uint32_t sq_outstanding_ = 0;     // send WRs posted, not completed
+  uint32_t recv_posted_ = 0;        // receive WRs posted, not completed
+  uint32_t zero_copy_outstanding_ = 0;
+  uint32_t one_sided_outstanding_ = 0;
+  const char* one_sided_op_ = "RDMA WRITE";
+  std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
+  std::deque<Fragment> ready_;
+  std::vector<uint8_t> partial_;    // the message being reassembled
+  bool in_message_ = false;
+  Status error_;                    // the first failure
+  bool closed_ = false;             // Close() was called
+  bool peer_closed_ = false;        // the peer's CLOSE arrived
+  bool recv_saw_close_ = false;     // Recv reached it
+};
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_RDMA_CHANNEL_IMPL_H_

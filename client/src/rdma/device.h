@@ -1,0 +1,88 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaDevice: one opened RDMA device (ibv_context) and the one protection
+// domain every channel and memory region of this process uses on it, so a
+// MemoryRegion works with every channel on its device. Devices come from a
+// process-wide cache (device name -> device) and stay open while anything
+// holds a reference; the last reference closes them.
+//
+// Each open device has a thread that sleeps on the device's async event fd
+// and hands queue pair events (IBV_EVENT_QP_FATAL, ...) to the channel that
+// watches that QP number; other events are logged.
+//
+// Thread safety: all methods may be called from any thread. The context and
+// PD are thread safe as libibverbs objects.
+
+#ifndef RDMAD_CLIENT_SRC_RDMA_DEVICE_H_
+#define RDMAD_CLIENT_SRC_RDMA_DEVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "rdmad/status.h"
+
+struct ibv_context;
+struct ibv_pd;
+
+namespace rdmad::internal {
+
+class RdmaDevice {
+ public:
+  // The cached device, or opens it. NOT_FOUND if libibverbs does not list
+  // it, UNAVAILABLE if this host has no RDMA support or opening fails.
+  static StatusOr<std::shared_ptr<RdmaDevice>> Open(const std::string& name);
+
+  ~RdmaDevice();
+  RdmaDevice(const RdmaDevice&) = delete;
+  RdmaDevice& operator=(const RdmaDevice&) = delete;
+
+  const std::string& name() const { return name_; }
+  ibv_context* context() const { return context_; }
+  ibv_pd* pd() const { return pd_; }
+  // Responder resources / initiator depth this device supports (for RDMA
+  // READ), already capped at kMaxRdAtomic.
+  uint32_t max_rd_atomic() const { return max_rd_atomic_; }
+  uint32_t max_dest_rd_atomic() const { return max_dest_rd_atomic_; }
+  uint32_t max_qp_wr() const { return max_qp_wr_; }
+  uint32_t max_cqe() const { return max_cqe_; }
+  // True when the device sits on a PCI bus (relaxed ordering matters only
+  // there; Soft-RoCE and siw have none).
+  bool on_pci() const { return on_pci_; }
+
+  // Calls handler (on the event thread) for async events of QP qpn, until
+  // Unwatch(qpn) returns. The handler must not call Watch/Unwatch.
+  using QpEventHandler = std::function<void(int event_type)>;
+  void Watch(uint32_t qpn, QpEventHandler handler);
+  void Unwatch(uint32_t qpn);
+
+  static constexpr uint32_t kMaxRdAtomic = 16;
+
+ private:
+  RdmaDevice(std::string name, ibv_context* context, ibv_pd* pd);
+  Status Start();
+  void EventLoop();
+  void Dispatch();
+
+  std::string name_;
+  ibv_context* context_;
+  ibv_pd* pd_;
+  uint32_t max_rd_atomic_ = 1, max_dest_rd_atomic_ = 1;
+  uint32_t max_qp_wr_ = 0, max_cqe_ = 0;
+  bool on_pci_ = false;
+  int stop_fd_ = -1;
+  std::thread events_;
+  std::mutex mu_;  // guards watchers_; held while a handler runs
+  std::map<uint32_t, QpEventHandler> watchers_;
+};
+
+// "::ffff:192.0.2.1" for a raw 16-byte GID.
+std::string GidText(const uint8_t* gid);
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_RDMA_DEVICE_H_

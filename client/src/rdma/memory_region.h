@@ -1,0 +1,76 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaMemoryRegion: memory registered on an RdmaDevice's shared protection
+// domain (host memory through ibv_reg_mr, or a dmabuf through
+// ibv_reg_dmabuf_mr), with local write and remote read/write access (or
+// local access only, for the channel's own buffers), and relaxed ordering
+// when chosen. It keeps its device open and deregisters on
+// destruction.
+//
+// Relaxed ordering (plan.relaxed_ordering): 0 off; 1 on whenever this
+// libibverbs has ibv_reg_mr_iova2 (IBVERBS_1.8, the entry point that passes
+// optional access flags; devices without support ignore the flag); 2 auto:
+// as 1, but only for a device on a PCI bus (software devices have no PCIe
+// ordering to relax). The symbol is looked up with dlsym so the library
+// still loads against an older libibverbs.
+//
+// Thread safety: immutable after creation; use from any thread.
+
+#ifndef RDMAD_CLIENT_SRC_RDMA_MEMORY_REGION_H_
+#define RDMAD_CLIENT_SRC_RDMA_MEMORY_REGION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "client/src/rdma/device.h"
+#include "rdmad/channel.h"
+
+struct ibv_mr;
+
+namespace rdmad::internal {
+
+struct RelaxedOrdering {
+  bool on = false;
+  std::string reason;  // "on (ibv_reg_mr_iova2 available)", "off (plan: 0)", ...
+};
+RelaxedOrdering ChooseRelaxedOrdering(int mode, const RdmaDevice& device);
+
+class RdmaMemoryRegion final : public MemoryRegion {
+ public:
+  // INVALID_ARGUMENT for a null or empty range; the verbs error otherwise.
+  // local_only: no remote access (the channel's own ring and staging area).
+  static StatusOr<std::unique_ptr<RdmaMemoryRegion>> RegisterHost(
+      std::shared_ptr<RdmaDevice> device, void* addr, size_t len, bool relaxed_ordering,
+      bool local_only = false);
+  // UNIMPLEMENTED where libibverbs or the device cannot register dmabufs.
+  static StatusOr<std::unique_ptr<RdmaMemoryRegion>> RegisterDmabuf(
+      std::shared_ptr<RdmaDevice> device, int fd, uint64_t offset, size_t len,
+      bool relaxed_ordering);
+
+  ~RdmaMemoryRegion() override;
+
+  uint8_t* data() const override { return data_; }
+  size_t size() const override { return size_; }
+  RegionDescriptor descriptor() const override;
+
+  uint32_t lkey() const;
+  uint64_t iova() const { return iova_; }  // the address the QP uses for byte 0
+  const RdmaDevice* device() const { return device_.get(); }
+
+ private:
+  RdmaMemoryRegion(std::shared_ptr<RdmaDevice> device, ibv_mr* mr, uint8_t* data, size_t size,
+                   uint64_t iova)
+      : device_(std::move(device)), mr_(mr), data_(data), size_(size), iova_(iova) {}
+
+  std::shared_ptr<RdmaDevice> device_;
+  ibv_mr* mr_;
+  uint8_t* data_;
+  size_t size_;
+  uint64_t iova_;
+};
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_RDMA_MEMORY_REGION_H_

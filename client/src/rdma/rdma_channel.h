@@ -1,0 +1,65 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PendingRdmaChannel: one side of an RDMA channel while the endpoints are
+// exchanged through the daemons (docs/channels.md). The handshake:
+//
+//   acceptor:  Create -> local() to the daemon ... ReadyToReceive(initiator's
+//              endpoint) -> reply with local() -> ReadyToSend
+//   initiator: Create -> local() to the daemon ... ReadyToReceive(acceptor's
+//              endpoint) -> ReadyToSend
+//
+// Create opens the device (shared through the device cache), creates the
+// CQ, completion channel and RC QP, moves it to INIT, registers and posts
+// the receive ring and fills local(). ReadyToReceive validates the peer's
+// endpoint and moves the QP to RTR with the negotiated path MTU;
+// ReadyToSend moves it to RTS and hands everything to the Channel.
+//
+// Thread safety: one thread at a time (a handshake is sequential). The
+// returned Channel follows rdmad/channel.h.
+
+#ifndef RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_
+#define RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_
+
+#include <memory>
+
+#include "client/src/endpoint.h"
+#include "rdmad/channel.h"
+#include "rdmad/status.h"
+
+namespace rdmad::internal {
+
+struct ChannelResources;
+
+class PendingRdmaChannel {
+ public:
+  // NOT_FOUND for an unknown device, UNAVAILABLE for a host without RDMA or
+  // a port that is not active, INVALID_ARGUMENT for a bad plan or GID index.
+  static StatusOr<std::unique_ptr<PendingRdmaChannel>> Create(const RdmaPlan& plan);
+  ~PendingRdmaChannel();
+
+  const RdmaEndpoint& local() const { return local_; }
+
+  // INVALID_ARGUMENT naming the bad field of remote; the verbs error if the
+  // QP cannot reach RTR. Call once, before ReadyToSend.
+  Status ReadyToReceive(const RdmaEndpoint& remote);
+
+  // Moves to RTS and returns the channel; info carries the daemons' side
+  // (id, peer, service, reason, handshake time); the RDMA fields are filled
+  // in here. FAILED_PRECONDITION before ReadyToReceive or a second time.
+  StatusOr<std::unique_ptr<Channel>> ReadyToSend(ChannelInfo info);
+
+ private:
+  explicit PendingRdmaChannel(std::unique_ptr<ChannelResources> resources);
+  Status FillLocal();
+
+  enum class State { kInit, kReadyToReceive, kDone, kFailed };
+  std::unique_ptr<ChannelResources> res_;
+  RdmaEndpoint local_;
+  RdmaEndpoint remote_;
+  uint32_t mtu_ = 0;
+  State state_ = State::kInit;
+};
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_

@@ -1,0 +1,471 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RDMA channel tests. RdmaChannelTest runs anywhere (no device needed).
+// DeviceLabRdmaChannelTest needs an RDMA device and skips without one; in
+// the lab (tests/lab) it runs on rxe0: two channel ends in this one process
+// on the same device (rxe loops back), endpoints exchanged in memory, the
+// acceptor reaching RTR first as through the daemons. Device and GID index
+// come from LAB_DEV (default: the first device) and LAB_GID_INDEX
+// (default 1).
+
+#include "client/src/rdma/rdma_channel.h"
+
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace rdmad::internal {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string Env(const char* name, const std::string& fallback = "") {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::string FirstDevice() {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
+    names.push_back(e.path().filename());
+  }
+  std::sort(names.begin(), names.end());
+  return names.empty() ? "" : names[0];
+}
+
+RdmaPlan LabPlan() {
+  RdmaPlan plan;
+  plan.device = Env("LAB_DEV", FirstDevice());
+  plan.port = 1;
+  plan.gid_index = static_cast<uint32_t>(std::atoi(Env("LAB_GID_INDEX", "1").c_str()));
+  plan.path_mtu_cap = 4096;
+  QpAttributes& qp = plan.qp;
+  qp.type = "RC";
+  qp.timeout = 14;
+  qp.retry_cnt = 7;
+  qp.rnr_retry = 7;
+  qp.min_rnr_timer = 12;
+  qp.hop_limit = 64;
+  qp.max_inline = 64;
+  qp.send_depth = 64;
+  qp.recv_depth = 64;
+  qp.qps_per_channel = 1;
+  plan.slot_size = 64 * 1024;
+  plan.spin_us = 50;
+  plan.relaxed_ordering = 2;
+  return plan;
+}
+
+// Deterministic bytes and a word-wise checksum (fast enough under TCG).
+std::vector<uint8_t> Pattern(size_t size, uint64_t seed) {
+  std::vector<uint8_t> out(size);
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < size; i += 8) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    std::memcpy(out.data() + i, &x, std::min<size_t>(8, size - i));
+  }
+  return out;
+}
+
+uint64_t Checksum(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+uint64_t ReadCounter(const std::string& device, const char* name) {
+  std::ifstream in("/sys/class/infiniband/" + device + "/ports/1/hw_counters/" + name);
+  uint64_t v = 0;
+  if (!(in >> v)) return UINT64_MAX;
+  return v;
+}
+
+double ThreadCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+TEST(RdmaChannelTest, CreateOnAMissingDeviceFailsCleanly) {
+  RdmaPlan plan = LabPlan();
+  plan.device = "no_such_rdma_device9";
+  auto pending = PendingRdmaChannel::Create(plan);
+  ASSERT_FALSE(pending.ok());
+  StatusCode code = pending.status().code();
+  EXPECT_TRUE(code == StatusCode::kNotFound || code == StatusCode::kUnavailable)
+      << pending.status().ToString();
+  EXPECT_NE(pending.status().message().find("no_such_rdma_device9"), std::string::npos)
+      << pending.status().ToString();
+  std::cout << "[ rdma     ] " << pending.status().ToString() << "\n";
+}
+
+class DeviceLabRdmaChannelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (FirstDevice().empty()) GTEST_SKIP() << "no RDMA device on this host";
+    plan_ = LabPlan();
+  }
+
+  // Creates both ends and connects them: acceptor RTR, then initiator RTR +
+  // RTS, then acceptor RTS. remote_for_initiator can corrupt the acceptor's
+  // endpoint on its way.
+  void Connect(const RdmaPlan& plan,
+               const std::function<void(RdmaEndpoint&)>& corrupt = nullptr) {
+    auto initiator = PendingRdmaChannel::Create(plan);
+    ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
+    auto acceptor = PendingRdmaChannel::Create(plan);
+    ASSERT_TRUE(acceptor.ok()) << acceptor.status().ToString();
+    Status s = (*acceptor)->ReadyToReceive((*initiator)->local());
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    RdmaEndpoint acceptor_ep = (*acceptor)->local();
+    if (corrupt) corrupt(acceptor_ep);
+    s = (*initiator)->ReadyToReceive(acceptor_ep);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ChannelInfo info;
+    info.service = "test";
+    auto a = (*initiator)->ReadyToSend(info);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    auto b = (*acceptor)->ReadyToSend(info);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    a_ = std::move(a).value();
+    b_ = std::move(b).value();
+  }
+
+  // Sends one message from `from` (on a thread) and receives it on `to`.
+  void Transfer(Channel& from, Channel& to, size_t size, uint64_t seed) {
+    std::vector<uint8_t> data = Pattern(size, seed);
+    uint64_t sum = Checksum(data.data(), data.size());
+    auto start = Clock::now();
+    auto sent = std::async(std::launch::async, [&] { return from.Send(data.data(), data.size()); });
+    auto got = to.Recv(60s);
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    Status s = sent.get();
+    ASSERT_TRUE(s.ok()) << size << " B: " << s.ToString();
+    ASSERT_TRUE(got.ok()) << size << " B: " << got.status().ToString();
+    ASSERT_EQ(got->size(), size);
+    EXPECT_EQ(Checksum(got->data(), got->size()), sum) << size << " B";
+    EXPECT_TRUE(std::equal(got->begin(), got->end(), data.begin())) << size << " B";
+    if (size >= (1u << 20)) {
+      std::cout << "[ rdma     ] " << size << " B in " << secs * 1e3 << " ms: "
+                << size / secs / 1e6 << " MB/s\n";
+    }
+  }
+
+  RdmaPlan plan_;
+  std::unique_ptr<Channel> a_, b_;  // initiator, acceptor
+};
+
+TEST_F(DeviceLabRdmaChannelTest, ConnectsAndDescribesTheChannel) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  const ChannelInfo& info = a_->info();
+  EXPECT_EQ(info.transport, ChannelTransport::kRdma);
+  EXPECT_EQ(info.local_device, plan_.device);
+  EXPECT_EQ(info.peer_qpn, b_->info().local_qpn);
+  EXPECT_EQ(info.local_qpn, b_->info().peer_qpn);
+  EXPECT_EQ(info.mtu, std::min(info.local_active_mtu, info.peer_active_mtu));
+  EXPECT_EQ(info.gid_type, "RoCE v2");
+  EXPECT_EQ(info.slot_size, plan_.slot_size);
+  EXPECT_TRUE(a_->status().ok());
+}
+
+TEST_F(DeviceLabRdmaChannelTest, MessagesOfEverySizeBothWays) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  std::vector<size_t> sizes = {0, 1, 100, 4096, 64 * 1024 + 1, 1u << 20, 16u << 20};
+  if (Env("RDMA_TEST_SKIP_64M").empty()) sizes.push_back(64u << 20);
+  uint64_t seed = 1;
+  for (size_t size : sizes) {
+    ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, size, seed++));
+    ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, size, seed++));
+  }
+}
+
+TEST_F(DeviceLabRdmaChannelTest, SendsFromARegisteredRegionWithoutCopy) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  std::vector<uint8_t> buf = Pattern((1u << 20) + 64, 7);
+  auto region = a_->RegisterMemory(buf.data(), buf.size());
+  ASSERT_TRUE(region.ok()) << region.status().ToString();
+  for (auto [offset, len] : {std::pair<size_t, size_t>{3, 1u << 20}, {0, 10}, {5, 0}, {64, 200000}}) {
+    auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, offset, len); });
+    auto got = b_->Recv(30s);
+    ASSERT_TRUE(sent.get().ok());
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), len);
+    EXPECT_TRUE(std::equal(got->begin(), got->end(), buf.begin() + offset)) << offset << "+" << len;
+  }
+  EXPECT_EQ(a_->Send(**region, buf.size() - 1, 2).code(), StatusCode::kOutOfRange);
+  // 16 MiB without the staging copy.
+  std::vector<uint8_t> big = Pattern(16u << 20, 8);
+  auto big_region = a_->RegisterMemory(big.data(), big.size());
+  ASSERT_TRUE(big_region.ok()) << big_region.status().ToString();
+  auto start = Clock::now();
+  auto sent = std::async(std::launch::async, [&] { return a_->Send(**big_region, 0, big.size()); });
+  auto received = b_->Recv(60s);
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  ASSERT_TRUE(sent.get().ok());
+  ASSERT_TRUE(received.ok()) << received.status().ToString();
+  EXPECT_EQ(Checksum(received->data(), received->size()), Checksum(big.data(), big.size()));
+  std::cout << "[ rdma     ] " << big.size() << " B from a registered region in " << secs * 1e3
+            << " ms: " << big.size() / secs / 1e6 << " MB/s\n";
+  // A region registered through one channel works on another on the device.
+  auto back = std::async(std::launch::async, [&] { return b_->Send(**region, 0, 4096); });
+  auto got = a_->Recv(30s);
+  ASSERT_TRUE(back.get().ok());
+  ASSERT_TRUE(got.ok());
+  EXPECT_TRUE(std::equal(got->begin(), got->end(), buf.begin()));
+}
+
+TEST_F(DeviceLabRdmaChannelTest, SlowReceiverNeverCausesRnrRetries) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  uint64_t rnr_rcvd = ReadCounter(plan_.device, "rcvd_rnr_err");
+  uint64_t rnr_sent = ReadCounter(plan_.device, "send_rnr_err");
+  constexpr int kMessages = 10000;
+  auto start = Clock::now();
+  auto receiver = std::async(std::launch::async, [&]() -> std::string {
+    for (int i = 0; i < kMessages; ++i) {
+      if (i % 1000 == 500) std::this_thread::sleep_for(50ms);  // slow now and then
+      if (i % 100 == 7) std::this_thread::sleep_for(1ms);
+      auto got = b_->Recv(30s);
+      if (!got.ok()) return "message " + std::to_string(i) + ": " + got.status().ToString();
+      size_t want = 8 + i % 200;
+      if (got->size() != want) return "message " + std::to_string(i) + ": wrong size";
+      int seq = 0;
+      std::memcpy(&seq, got->data(), sizeof(seq));
+      if (seq != i) return "message " + std::to_string(i) + " arrived as " + std::to_string(seq);
+    }
+    return "";
+  });
+  std::vector<uint8_t> msg(300, 0xab);
+  for (int i = 0; i < kMessages; ++i) {
+    std::memcpy(msg.data(), &i, sizeof(i));
+    Status s = a_->Send(msg.data(), 8 + i % 200);
+    ASSERT_TRUE(s.ok()) << "message " << i << ": " << s.ToString();
+  }
+  EXPECT_EQ(receiver.get(), "");
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  std::cout << "[ rdma     ] " << kMessages << " small messages in " << secs * 1e3 << " ms ("
+            << kMessages / secs << " msg/s, slow receiver)\n";
+  if (rnr_rcvd == UINT64_MAX || rnr_sent == UINT64_MAX) {
+    GTEST_SKIP() << plan_.device << " has no rcvd_rnr_err/send_rnr_err counters";
+  }
+  EXPECT_EQ(ReadCounter(plan_.device, "rcvd_rnr_err"), rnr_rcvd);
+  EXPECT_EQ(ReadCounter(plan_.device, "send_rnr_err"), rnr_sent);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, PingPongLatency) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  constexpr int kRounds = 500;
+  auto echo = std::async(std::launch::async, [&] {
+    for (int i = 0; i < kRounds; ++i) {
+      auto got = b_->Recv(30s);
+      if (!got.ok() || !b_->Send(got->data(), got->size()).ok()) return false;
+    }
+    return true;
+  });
+  std::vector<double> us;
+  std::vector<uint8_t> msg(64, 1);
+  for (int i = 0; i < kRounds; ++i) {
+    auto t0 = Clock::now();
+    ASSERT_TRUE(a_->Send(msg.data(), msg.size()).ok());
+    auto got = a_->Recv(30s);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  EXPECT_TRUE(echo.get());
+  std::sort(us.begin(), us.end());
+  std::cout << "[ rdma     ] 64 B round trip: min " << us.front() << " us, p50 "
+            << us[us.size() / 2] << " us, p99 " << us[us.size() * 99 / 100] << " us\n";
+}
+
+TEST_F(DeviceLabRdmaChannelTest, WritesAndReadsARemoteRegion) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  // The acceptor exposes a region and sends its descriptor as a message.
+  std::vector<uint8_t> exposed(1u << 20, 0);
+  auto target = b_->RegisterMemory(exposed.data(), exposed.size());
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  std::vector<uint8_t> desc = (*target)->descriptor().Serialize();
+  ASSERT_TRUE(b_->Send(desc.data(), desc.size()).ok());
+  auto got = a_->Recv(10s);
+  ASSERT_TRUE(got.ok());
+  auto remote = RegionDescriptor::Parse(got->data(), got->size());
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  EXPECT_EQ(remote->length, exposed.size());
+
+  std::vector<uint8_t> local = Pattern(512 * 1024, 99);
+  auto source = a_->RegisterMemory(local.data(), local.size());
+  ASSERT_TRUE(source.ok());
+  Status s = a_->Write(**source, 0, *remote, 4096, local.size());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // Tell the acceptor; RC ordering puts the data there before the message.
+  ASSERT_TRUE(a_->Send("done", 4).ok());
+  ASSERT_TRUE(b_->Recv(10s).ok());
+  EXPECT_TRUE(std::equal(local.begin(), local.end(), exposed.begin() + 4096));
+  EXPECT_EQ(exposed[4095], 0);
+
+  std::vector<uint8_t> back(local.size(), 0);
+  auto sink = a_->RegisterMemory(back.data(), back.size());
+  ASSERT_TRUE(sink.ok());
+  s = a_->Read(**sink, 0, *remote, 4096, back.size());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Checksum(back.data(), back.size()), Checksum(local.data(), local.size()));
+
+  // Out of range, on either side: refused before anything is posted.
+  EXPECT_EQ(a_->Write(**source, 0, *remote, exposed.size() - 10, 11).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(a_->Write(**source, 1, *remote, 0, local.size()).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(a_->Read(**sink, 0, *remote, exposed.size() + 1, 0).code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(a_->status().ok()) << a_->status().ToString();
+  // Still usable afterwards.
+  ASSERT_TRUE(a_->Send("x", 1).ok());
+  EXPECT_TRUE(b_->Recv(10s).ok());
+}
+
+TEST_F(DeviceLabRdmaChannelTest, AnIdleReceiverUsesNoCpu) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  auto blocked = std::async(std::launch::async, [&] {
+    double cpu0 = ThreadCpuSeconds();
+    auto t0 = Clock::now();
+    auto got = b_->Recv(2000ms);
+    double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::make_tuple(got.status(), ThreadCpuSeconds() - cpu0, wall);
+  });
+  auto [status, cpu, wall] = blocked.get();
+  EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
+  EXPECT_GE(wall, 1.9);
+  std::cout << "[ rdma     ] idle Recv: " << cpu * 1e3 << " ms CPU in " << wall << " s ("
+            << 100 * cpu / wall << "% of a core)\n";
+  EXPECT_LT(cpu / wall, 0.05);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecv) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
+  std::this_thread::sleep_for(300ms);
+  auto t0 = Clock::now();
+  ASSERT_TRUE(b_->Close().ok());
+  ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
+  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
+  EXPECT_LT(Clock::now() - t0, 2s);
+  EXPECT_EQ(b_->Send("x", 1).code(), StatusCode::kCancelled);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, PeerCloseEndsTheOtherSide) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  auto blocked = std::async(std::launch::async, [&] {
+    std::vector<Status> seen;
+    for (int i = 0; i < 3; ++i) seen.push_back(b_->Recv(10s).status());
+    return seen;
+  });
+  ASSERT_TRUE(a_->Send("one", 3).ok());
+  ASSERT_TRUE(a_->Send("two", 3).ok());
+  ASSERT_TRUE(a_->Close().ok());
+  std::vector<Status> seen = blocked.get();
+  EXPECT_TRUE(seen[0].ok()) << seen[0].ToString();
+  EXPECT_TRUE(seen[1].ok()) << seen[1].ToString();  // data before the close arrives
+  EXPECT_EQ(seen[2].code(), StatusCode::kUnavailable) << seen[2].ToString();
+  EXPECT_NE(seen[2].message().find("closed by peer"), std::string::npos);
+  EXPECT_NE(b_->Recv(1s).status().message().find("closed by peer"), std::string::npos);
+  Status s = b_->Send("x", 1);
+  EXPECT_NE(s.message().find("closed by peer"), std::string::npos) << s.ToString();
+  EXPECT_NE(b_->status().message().find("closed by peer"), std::string::npos);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, AWrongPeerQpnFailsTheFirstSendInsteadOfHanging) {
+  plan_.qp.timeout = 12;  // ~17 ms
+  plan_.qp.retry_cnt = 1;
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_, [](RdmaEndpoint& e) { e.qpn = (e.qpn + 0x1000) & 0xFFFFFF; }));
+  std::vector<uint8_t> buf(4096, 1);
+  auto region = a_->RegisterMemory(buf.data(), buf.size());
+  ASSERT_TRUE(region.ok());
+  auto t0 = Clock::now();
+  Status s = a_->Send(**region, 0, buf.size());  // waits for its completion
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("retry"), std::string::npos) << s.ToString();
+  EXPECT_LT(Clock::now() - t0, 30s);
+  std::cout << "[ rdma     ] wrong QPN: " << s.ToString() << "\n";
+  EXPECT_EQ(a_->status(), s);
+  EXPECT_EQ(a_->Send("x", 1), s);
+  EXPECT_EQ(a_->Recv(1s).status(), s);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, AnUnreachableGidFailsWithAClearStatus) {
+  plan_.qp.timeout = 12;
+  plan_.qp.retry_cnt = 1;
+  auto initiator = PendingRdmaChannel::Create(plan_);
+  ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
+  auto acceptor = PendingRdmaChannel::Create(plan_);
+  ASSERT_TRUE(acceptor.ok());
+  RdmaEndpoint bad = (*acceptor)->local();
+  bad.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 77};  // nobody
+  Status s = (*initiator)->ReadyToReceive(bad);
+  if (!s.ok()) {  // some providers resolve the route at RTR
+    std::cout << "[ rdma     ] unreachable GID at RTR: " << s.ToString() << "\n";
+    return;
+  }
+  auto channel = (*initiator)->ReadyToSend(ChannelInfo{});
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  ASSERT_TRUE((*channel)->Send("hello", 5).ok());  // inline: returns at once
+  auto got = (*channel)->Recv(30s);                // the failure surfaces here
+  EXPECT_EQ(got.status().code(), StatusCode::kUnavailable) << got.status().ToString();
+  std::cout << "[ rdma     ] unreachable GID: " << got.status().ToString() << "\n";
+}
+
+TEST_F(DeviceLabRdmaChannelTest, DmabufIsUnimplementedWhereTheDeviceCannot) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  int fd = memfd_create("not-a-dmabuf", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, 4096), 0);
+  auto region = a_->RegisterDmabuf(fd, 0, 4096);
+  close(fd);
+  ASSERT_FALSE(region.ok());  // a memfd is not a dmabuf, whatever the device
+  std::cout << "[ rdma     ] RegisterDmabuf: " << region.status().ToString() << "\n";
+  if (plan_.device.rfind("rxe", 0) == 0) {  // Soft-RoCE has no dmabuf support
+    EXPECT_EQ(region.status().code(), StatusCode::kUnimplemented) << region.status().ToString();
+  }
+  EXPECT_EQ(a_->RegisterDmabuf(-1, 0, 4096).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a_->RegisterMemory(nullptr, 10).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(a_->status().ok());
+}
+
+TEST_F(DeviceLabRdmaChannelTest, RejectsABadEndpointAndMisuse) {
+  auto pending = PendingRdmaChannel::Create(plan_);
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  const RdmaEndpoint& local = (*pending)->local();
+  EXPECT_LE(local.qpn, 0xFFFFFFu);
+  EXPECT_LE(local.psn, 0xFFFFFFu);
+  EXPECT_EQ(local.ring_slots, plan_.qp.recv_depth);
+  EXPECT_TRUE(ValidateRdmaEndpoint(local).ok()) << ValidateRdmaEndpoint(local).ToString();
+  EXPECT_EQ((*pending)->ReadyToSend(ChannelInfo{}).status().code(), StatusCode::kFailedPrecondition);
+  RdmaEndpoint bad = local;
+  bad.psn = 1u << 24;
+  Status s = (*pending)->ReadyToReceive(bad);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("psn"), std::string::npos) << s.ToString();
+
+  RdmaPlan no_gid = plan_;
+  no_gid.gid_index = 200;
+  EXPECT_FALSE(PendingRdmaChannel::Create(no_gid).ok());
+}
+
+}  // namespace
+}  // namespace rdmad::internal

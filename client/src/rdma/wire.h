@@ -1,0 +1,118 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The RDMA channel's wire protocol and its credit accounting.
+//
+// Every message between the two ends is one IBV_WR_SEND_WITH_IMM into one
+// receive slot of the peer's ring (slot_size bytes each, ring_slots of them,
+// all posted before the endpoint is published). The payload is raw user
+// bytes, no header; the 32-bit immediate (network byte order on the wire)
+// says what it is:
+//
+//   bits  0..15  credits   receive slots the sender has reposted since its
+//                          last message (credits returned to the peer)
+//   bits 16..23  reserved  0
+//   bit  24      FIRST     first fragment of a message   (DATA only)
+//   bit  25      LAST      last fragment of a message    (DATA only)
+//   bits 26..27  reserved  0
+//   bits 28..31  type      0 DATA, 1 CREDIT (no payload), 2 CLOSE (no payload)
+//
+// A message of n bytes is ceil(n / peer slot_size) DATA fragments (one for
+// n = 0) sent in order; RC delivers them in order, so the receiver appends
+// fragments from FIRST to LAST.
+//
+// Credits: one credit = one receive posted at the peer. The peer's endpoint
+// announces its initial credits (= ring_slots). Every message uses one
+// credit. A DATA fragment needs 2 credits on hand (it leaves at least one in
+// reserve); CREDIT and CLOSE messages need 1. The receiver reposts a slot as
+// soon as its payload is consumed and owes one credit for it; it returns
+// what it owes in the immediate of every message it sends, and sends a
+// CREDIT message of its own when it owes at least half the ring (and the
+// peer gave it a credit to do so; never for a single slot, so CREDIT
+// messages cannot answer each other forever). The reserve makes the
+// exchange deadlock free: a side can reach 0 credits only through a CREDIT
+// message that returned at least half a ring, so both sides can never be at
+// 0 together; a blocked sender (< 2 credits) leaves the receiver owing
+// ring_slots - 1 >= half the ring, hence rings need at least 3 slots.
+// A sender never posts without a credit, so the ring never overflows and
+// RNR NAKs (and their retries) never happen.
+//
+// Thread safety: plain values and pure functions.
+
+#ifndef RDMAD_CLIENT_SRC_RDMA_WIRE_H_
+#define RDMAD_CLIENT_SRC_RDMA_WIRE_H_
+
+#include <cstdint>
+#include <optional>
+
+namespace rdmad::internal {
+
+enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2 };
+
+struct Imm {
+  MessageType type = MessageType::kData;
+  bool first = false;
+  bool last = false;
+  uint16_t credits = 0;
+};
+
+inline constexpr uint32_t kMaxCreditsPerMessage = 0xFFFF;
+inline constexpr uint32_t kDataCreditsNeeded = 2;  // one stays in reserve
+inline constexpr uint32_t kControlCreditsNeeded = 1;
+inline constexpr uint32_t kMinRingSlots = 3;
+
+// Host-order immediate for an Imm (callers htonl it).
+uint32_t EncodeImm(const Imm& imm);
+// nullopt for an unknown type, reserved bits set, or FIRST/LAST on a
+// non-DATA message.
+std::optional<Imm> DecodeImm(uint32_t imm);
+
+// One side's credit state: what it may send, what it owes the peer.
+class CreditState {
+ public:
+  // peer_credits: the peer endpoint's initial credits; ring_slots: this
+  // side's ring (the most this side can ever owe).
+  CreditState(uint32_t peer_credits, uint32_t ring_slots)
+      : credits_(peer_credits), ring_slots_(ring_slots) {}
+
+  uint32_t credits() const { return credits_; }
+  uint32_t owed() const { return owed_; }
+
+  bool CanSendData() const { return credits_ >= kDataCreditsNeeded; }
+  bool CanSendControl() const { return credits_ >= kControlCreditsNeeded; }
+  // True when a CREDIT message is due: at least half the ring (and at
+  // least 2) owed, and a credit to send it with. Never for 1 owed: else two
+  // CREDIT messages would answer each other forever.
+  bool CreditMessageDue() const {
+    uint32_t half = (ring_slots_ + 1) / 2;
+    return owed_ >= (half < 2 ? 2 : half) && CanSendControl();
+  }
+
+  // Takes a credit for one message and the credits to piggyback on it.
+  // Precondition: credits() >= 1.
+  uint16_t OnSend() {
+    --credits_;
+    uint32_t give = owed_ < kMaxCreditsPerMessage ? owed_ : kMaxCreditsPerMessage;
+    owed_ -= give;
+    return static_cast<uint16_t>(give);
+  }
+  // Credits the peer returned. False (and no change) if they would exceed
+  // what the peer can have posted: a protocol violation.
+  bool OnCreditsReturned(uint32_t n, uint32_t peer_ring_slots) {
+    if (uint64_t(credits_) + n > peer_ring_slots) return false;
+    credits_ += n;
+    return true;
+  }
+  // A slot of this side's ring was reposted.
+  void OnReposted() {
+    if (owed_ < ring_slots_) ++owed_;
+  }
+
+ private:
+  uint32_t credits_;
+  uint32_t owed_ = 0;
+  uint32_t ring_slots_;
+};
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_RDMA_WIRE_H_

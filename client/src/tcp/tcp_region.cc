@@ -1,0 +1,91 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/src/tcp/tcp_region.h"
+
+#include <sys/random.h>
+
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+
+namespace rdmad::internal {
+namespace {
+
+uint32_t RandomKey() {
+  uint32_t key = 0;
+  if (getrandom(&key, sizeof(key), 0) != static_cast<ssize_t>(sizeof(key))) {
+    key = std::random_device()();  // getrandom is missing or interrupted
+  }
+  return key;
+}
+
+}  // namespace
+
+RegionRegistry& RegionRegistry::Global() {
+  static auto* registry = new RegionRegistry();  // outlives static destructors
+  return *registry;
+}
+
+RegionDescriptor RegionRegistry::Add(uint8_t* data, size_t len) {
+  RegionDescriptor d;
+  d.length = len;
+  d.rkey = RandomKey();
+  std::unique_lock lock(mu_);
+  d.address = next_id_++;
+  regions_[d.address] = Entry{data, len, d.rkey};
+  return d;
+}
+
+void RegionRegistry::Remove(uint64_t id) {
+  std::unique_lock lock(mu_);
+  regions_.erase(id);
+}
+
+StatusOr<uint8_t*> RegionRegistry::Locate(uint64_t id, uint32_t key, uint64_t offset,
+                                          uint64_t len) const {
+  auto it = regions_.find(id);
+  if (it == regions_.end()) {
+    return Status::NotFound("no registered region " + std::to_string(id));
+  }
+  const Entry& e = it->second;
+  if (key != e.key) {
+    return Status::PermissionDenied("wrong key for region " + std::to_string(id));
+  }
+  if (offset > e.len || len > e.len - offset) {
+    return Status::OutOfRange("[" + std::to_string(offset) + ", +" + std::to_string(len) +
+                              ") is outside region " + std::to_string(id) + " of " +
+                              std::to_string(e.len) + " bytes");
+  }
+  return e.data + offset;
+}
+
+Status RegionRegistry::Check(uint64_t id, uint32_t key, uint64_t offset, uint64_t len) const {
+  std::shared_lock lock(mu_);
+  return Locate(id, key, offset, len).status();
+}
+
+Status RegionRegistry::CopyIn(uint64_t id, uint32_t key, uint64_t offset, const void* src,
+                              size_t len) {
+  std::shared_lock lock(mu_);
+  StatusOr<uint8_t*> dst = Locate(id, key, offset, len);
+  if (!dst.ok()) return dst.status();
+  if (len > 0) std::memcpy(*dst, src, len);
+  return Status::Ok();
+}
+
+Status RegionRegistry::CopyOut(uint64_t id, uint32_t key, uint64_t offset, void* dst,
+                               size_t len) const {
+  std::shared_lock lock(mu_);
+  StatusOr<uint8_t*> src = Locate(id, key, offset, len);
+  if (!src.ok()) return src.status();
+  if (len > 0) std::memcpy(dst, *src, len);
+  return Status::Ok();
+}
+
+TcpMemoryRegion::TcpMemoryRegion(uint8_t* data, size_t len)
+    : data_(data), len_(len), descriptor_(RegionRegistry::Global().Add(data, len)) {}
+
+TcpMemoryRegion::~TcpMemoryRegion() { RegionRegistry::Global().Remove(descriptor_.address); }
+
+}  // namespace rdmad::internal
