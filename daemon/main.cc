@@ -3,7 +3,8 @@
 
 #include "daemon/core/daemon_main.h"
 #include "daemon/server/grpc_api_server.h"
+#include "daemon/server/peer_server.h"
 
 int main(int argc, char** argv) {
-  return rdmad::DaemonMain(argc, argv, rdmad::MakeGrpcApiServer);
+  return rdmad::DaemonMain(argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport});
 }

@@ -46,6 +46,7 @@ int CmdDevices(Context& ctx);
 int CmdGids(Context& ctx);
 int CmdCounters(Context& ctx);
 int CmdRoute(Context& ctx);
+int CmdPeers(Context& ctx);  // commands_peers.cc
 
 // Connects, or prints the one-line "not reachable" message and sets
 // *exit_code (kExitUnreachable, or kExitFailure when access is denied).

@@ -21,6 +21,7 @@ constexpr Command kCommands[] = {
     {"route", "PEER-IP [--peer-mtu N] show the path rdmad plans to a peer, and why",
      CmdRoute},
     {"counters", "DEV PORT show a port's counters", CmdCounters},
+    {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},
     {"help", "list the commands", CmdHelp},

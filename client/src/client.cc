@@ -119,6 +119,15 @@ class GrpcClient final : public Client {
     return FromProto(response);
   }
 
+  StatusOr<std::vector<PeerInfo>> ListPeers() override {
+    v1::ListPeersResponse response;
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::ListPeers, "ListPeers", v1::ListPeersRequest(), &response));
+    std::vector<PeerInfo> out;
+    for (const auto& p : response.peers()) out.push_back(FromProto(p));
+    return out;
+  }
+
   StatusOr<std::unique_ptr<EventStream>> WatchEvents(
       const std::vector<EventKind>& kinds) override {
     v1::WatchEventsRequest request;
@@ -158,6 +167,17 @@ std::string_view EventKindName(EventKind kind) {
     case EventKind::kGidAdded: return "gid-added";
     case EventKind::kGidRemoved: return "gid-removed";
     case EventKind::kUnspecified: break;
+  }
+  return "unspecified";
+}
+
+std::string_view PeerStateName(PeerState state) {
+  switch (state) {
+    case PeerState::kConnecting: return "connecting";
+    case PeerState::kUp: return "up";
+    case PeerState::kDown: return "down";
+    case PeerState::kVersionMismatch: return "version-mismatch";
+    case PeerState::kUnspecified: break;
   }
   return "unspecified";
 }

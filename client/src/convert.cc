@@ -111,4 +111,21 @@ Path FromProto(const v1::Path& p) {
   return out;
 }
 
+PeerInfo FromProto(const v1::Peer& p) {
+  PeerInfo out;
+  out.name = p.name();
+  out.address = p.address();
+  int state = int(p.state());
+  out.state = state >= 1 && state <= 4 ? static_cast<PeerState>(state) : PeerState::kUnspecified;
+  out.rtt_ms = p.rtt_ms();
+  out.last_error = p.last_error();
+  out.remote_host = p.remote_host();
+  out.remote_version = p.remote_version();
+  out.remote_protocol = p.remote_protocol();
+  out.remote_transports.assign(p.remote_transports().begin(), p.remote_transports().end());
+  out.configured = p.configured();
+  out.state_seconds = p.state_seconds();
+  return out;
+}
+
 }  // namespace rdmad::internal

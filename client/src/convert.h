@@ -15,6 +15,7 @@ DaemonStatus FromProto(const v1::GetStatusResponse& r);
 Event FromProto(const v1::Event& e);
 Device FromProto(const v1::Device& d);
 Path FromProto(const v1::Path& p);
+PeerInfo FromProto(const v1::Peer& p);
 
 }  // namespace rdmad::internal
 

@@ -457,5 +457,22 @@ TEST(ValidateConfigTest, PeerListenerNeedsTlsOffLoopback) {
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
+TEST(ValidateConfigTest, OnlyLoopbackMayGoWithoutTls) {
+  Config c = DefaultConfig();
+  for (const char* loopback : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) {
+    c.daemon.peer_address = loopback;
+    EXPECT_TRUE(ValidateConfig(c).ok()) << loopback;
+  }
+  for (const char* open : {"0.0.0.0", "::", "192.0.2.10", "node1.example.net", "::ffff:127.0.0.1"}) {
+    c.daemon.peer_address = open;
+    EXPECT_EQ(ValidateConfig(c).code(), StatusCode::kInvalidArgument) << open;
+  }
+  c.daemon.peer_insecure = true;  // with TLS as well: fine, TLS is used
+  c.daemon.tls_cert = "/c.pem";
+  c.daemon.tls_key = "/k.pem";
+  c.daemon.tls_ca = "/ca.pem";
+  EXPECT_TRUE(ValidateConfig(c).ok());
+}
+
 }  // namespace
 }  // namespace rdmad

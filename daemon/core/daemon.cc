@@ -83,7 +83,8 @@ Daemon::Daemon(DaemonOptions options, Config config)
                  OnInventory(*inventory, changes);
                },
                // A test's fixture tree has no verbs devices behind it.
-               /*use_verbs=*/options_.sysfs_root == "/sys") {}
+               /*use_verbs=*/options_.sysfs_root == "/sys"),
+      peers_([this] { return inventory(); }) {}
 
 Daemon::~Daemon() = default;
 
@@ -102,8 +103,8 @@ DaemonStatusSnapshot Daemon::GetStatus() const {
     std::lock_guard lock(mu_);
     s.config_file = config_->source;
     s.config_generation = config_generation_;
-    s.peer_count = uint32_t(config_->peers.size());
   }
+  s.peer_count = uint32_t(peers_.session_count());
   s.socket_path = socket_path_;
   for (const DeviceInfo& d : inventory()->devices) {
     ++s.device_count;
@@ -134,14 +135,14 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   RDMAD_RETURN_IF_ERROR(monitor_.Start());
   LogInventory(*inventory());
 
-  auto server = make_server(this);
+  auto server = make_server.local(this);
   if (!server.ok()) return server.status();
   server_ = std::move(server).value();
   listener_->Start([this](int fd, const PeerCredentials&) { server_->AddConnection(fd); });
   spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
-  return Status::Ok();
+  return peers_.Start(cfg, make_server.peer);
 }
 
 int Daemon::Run(const ApiServerFactory& make_server) {
@@ -155,6 +156,7 @@ int Daemon::Run(const ApiServerFactory& make_server) {
   if (!started.ok()) {
     spdlog::critical("cannot start: {}", started.message());
     notifier_.Status("failed: " + started.message());
+    if (listener_) listener_->Stop();
     close(signal_fd);
     return 1;
   }
@@ -245,11 +247,13 @@ void Daemon::Reload() {
   Status level = SetLogLevel(next.daemon.log_level);
   if (!level.ok()) spdlog::warn("{}", level.message());
   uint64_t generation;
+  std::shared_ptr<const Config> previous;
   {
     std::lock_guard lock(mu_);
-    config_ = std::make_shared<const Config>(std::move(loaded).value());
+    previous = std::exchange(config_, std::make_shared<const Config>(std::move(loaded).value()));
     generation = ++config_generation_;
   }
+  peers_.Reload(*previous, *config());
   spdlog::info("configuration reloaded (generation {})", generation);
   events_.Publish(DaemonEventKind::kConfigReloaded,
                   "configuration reloaded from " + options_.config_path +
@@ -266,6 +270,7 @@ void Daemon::Stop(int signo) {
                   std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
   events_.Close();
   listener_->Stop();
+  peers_.Stop();
   server_->Shutdown(kShutdownDeadline);
   monitor_.Stop();
   spdlog::info("stopped");

@@ -1,7 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // Daemon runs rdmad's lifecycle: it takes the instance lock, binds the local
-// socket, starts the API server, tells systemd it is ready, and then waits in
+// socket, starts the API server and then the peer listener and sessions
+// (PeerHub), tells systemd it is ready, and then waits in
 // its main loop for signals (SIGHUP reloads, SIGTERM/SIGINT stop) while
 // petting the watchdog. The RPC edge sees it only through DaemonCore.
 //
@@ -26,6 +27,7 @@
 #include "daemon/core/event_bus.h"
 #include "daemon/core/inventory.h"
 #include "daemon/core/path_policy.h"
+#include "daemon/core/peer_hub.h"
 #include "daemon/core/systemd_notify.h"
 #include "rdmad/status.h"
 
@@ -62,6 +64,11 @@ class DaemonCore {
                                                                  int port) const = 0;
   // Plans the path to a peer with the running config and inventory.
   virtual StatusOr<PathDecision> ResolvePath(const PathRequest& request) const = 0;
+  // The peer sessions: configured ones in config order, then on-demand ones.
+  virtual std::vector<PeerSnapshot> ListPeers() const = 0;
+  // The session to a [[peers]] name or an address (opened on demand): the
+  // broker's way to a peer. INVALID_ARGUMENT for neither.
+  virtual StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) = 0;
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -74,8 +81,13 @@ class ApiServer {
   virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
 };
 
-using ApiServerFactory =
-    std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)>;
+// The RPC edge the binary builds (with gRPC) and passes in, so the core
+// stays gRPC-free: the local API server, and the peer transport (the peer
+// listener and the connector for sessions; null: no peer sessions).
+struct ApiServerFactory {
+  std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)> local;
+  PeerTransportFactory peer;
+};
 
 struct DaemonOptions {
   std::string config_path;
@@ -98,6 +110,10 @@ class Daemon : public DaemonCore {
   StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,
                                                          int port) const override;
   StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override;
+  std::vector<PeerSnapshot> ListPeers() const override { return peers_.List(); }
+  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) override {
+    return peers_.Peer(name_or_address);
+  }
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -119,6 +135,7 @@ class Daemon : public DaemonCore {
   std::unique_ptr<UnixListener> listener_;
   DeviceMonitor monitor_;
   std::unique_ptr<ApiServer> server_;
+  PeerHub peers_;
 };
 
 // Blocks the signals the daemon handles in the calling thread (and so in

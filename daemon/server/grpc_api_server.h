@@ -15,7 +15,8 @@
 
 namespace rdmad {
 
-// The ApiServerFactory the rdmad binary uses.
+// The local half of the ApiServerFactory the rdmad binary uses
+// (ApiServerFactory::local; the peer half is MakeGrpcPeerTransport).
 StatusOr<std::unique_ptr<ApiServer>> MakeGrpcApiServer(DaemonCore* core);
 
 }  // namespace rdmad

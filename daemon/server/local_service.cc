@@ -6,6 +6,7 @@
 
 #include "daemon/core/event_streamer.h"
 #include "daemon/server/grpc_status.h"
+#include "daemon/server/peer_convert.h"
 #include "daemon/server/proto_convert.h"
 #include "spdlog/spdlog.h"
 
@@ -130,6 +131,13 @@ grpc::ServerUnaryReactor* LocalService::ResolvePath(grpc::CallbackServerContext*
                                                                    1u << 20))});
   if (path.ok()) ToProto(*path, response);
   return Reply(context, path.status());
+}
+
+grpc::ServerUnaryReactor* LocalService::ListPeers(grpc::CallbackServerContext* context,
+                                                  const v1::ListPeersRequest*,
+                                                  v1::ListPeersResponse* response) {
+  for (const PeerSnapshot& p : core_->ListPeers()) ToProto(p, response->add_peers());
+  return Reply(context, Status::Ok());
 }
 
 grpc::ServerWriteReactor<v1::Event>* LocalService::WatchEvents(

@@ -39,6 +39,9 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ResolvePath(grpc::CallbackServerContext* context,
                                         const v1::ResolvePathRequest* request,
                                         v1::Path* response) override;
+  grpc::ServerUnaryReactor* ListPeers(grpc::CallbackServerContext* context,
+                                      const v1::ListPeersRequest* request,
+                                      v1::ListPeersResponse* response) override;
 
  private:
   DaemonCore* core_;

@@ -3,6 +3,7 @@
 #include "tests/integration/daemon_process.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -96,11 +97,30 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
 Process::Process(const std::string& binary, const std::vector<std::string>& args,
                  const std::map<std::string, std::string>& env, const std::string& log_path)
     : log_path_(log_path) {
   int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  pid_ = Spawn(binary, args, env, fd);
+  std::map<std::string, std::string> full_env = env;
+  if (!full_env.count("RDMAD_DAEMON_PEER_PORT")) {
+    full_env["RDMAD_DAEMON_PEER_PORT"] = std::to_string(FreeLoopbackPort());
+  }
+  pid_ = Spawn(binary, args, full_env, fd);
   close(fd);
 }
 

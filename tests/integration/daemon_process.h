@@ -34,11 +34,16 @@ class TempDir {
 
 std::string ReadFile(const std::string& path);
 
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int FreeLoopbackPort();
+
 // A child process; killed (SIGKILL) on destruction if still running.
 class Process {
  public:
   // Runs binary with args and env added to the test's own environment;
-  // stdout and stderr go to log_path.
+  // stdout and stderr go to log_path. Unless env sets it,
+  // RDMAD_DAEMON_PEER_PORT is a free port, so daemons started at the same
+  // time (tests here, other builds' tests) never compete for 7581.
   Process(const std::string& binary, const std::vector<std::string>& args,
           const std::map<std::string, std::string>& env, const std::string& log_path);
   ~Process();

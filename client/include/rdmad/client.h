@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rdmad/devices.h"
+#include "rdmad/peers.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -107,6 +108,8 @@ class Client {
   // FAILED_PRECONDITION when no RDMA path exists (channels then use TCP).
   virtual StatusOr<Path> ResolvePath(const std::string& peer_address,
                                      uint32_t peer_active_mtu = 0) = 0;
+  // The daemon's sessions with peer daemons, configured ones first.
+  virtual StatusOr<std::vector<PeerInfo>> ListPeers() = 0;
 };
 
 }  // namespace rdmad

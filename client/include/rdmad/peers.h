@@ -1,0 +1,45 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// What rdmad reports about its sessions with other hosts' rdmad daemons.
+// Plain values returned by rdmad::Client::ListPeers.
+//
+// Thread safety: values.
+
+#ifndef RDMAD_PEERS_H_
+#define RDMAD_PEERS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmad {
+
+enum class PeerState {
+  kUnspecified = 0,
+  kConnecting = 1,       // the first attempt is under way
+  kUp = 2,               // Hello answered, session stream open
+  kDown = 3,             // not reachable; rdmad retries with backoff
+  kVersionMismatch = 4,  // another major protocol version; not used
+};
+
+// "connecting", "up", "down", "version-mismatch" ("unspecified").
+std::string_view PeerStateName(PeerState state);
+
+struct PeerInfo {
+  std::string name;      // the [[peers]] name; the address when on demand
+  std::string address;   // HOST:PORT as dialled
+  PeerState state = PeerState::kUnspecified;
+  double rtt_ms = 0;     // last Hello round trip; 0 before the first
+  std::string last_error;  // why it is down or mismatched; "" while up
+  // What the peer said in its last Hello; "" before the first.
+  std::string remote_host;
+  std::string remote_version;
+  std::string remote_protocol;  // "1.0"
+  std::vector<std::string> remote_transports;  // RDMA transports; empty: TCP only
+  bool configured = true;  // false: opened on demand
+  double state_seconds = 0;  // time in the current state
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_PEERS_H_

@@ -1,0 +1,36 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerService implements the rdmad.v1.RdmadPeer gRPC service (what other
+// daemons call) with the callback API. Handlers only validate, call
+// PeerInbound and fill the reply; a Session stream is a write reactor that
+// PeerInbound's InboundStream drives.
+//
+// Thread safety: gRPC calls handlers concurrently; the service holds no
+// mutable state of its own.
+
+#ifndef RDMAD_DAEMON_SERVER_PEER_SERVICE_H_
+#define RDMAD_DAEMON_SERVER_PEER_SERVICE_H_
+
+#include "daemon/core/peer_inbound.h"
+#include "rdmad/v1/peer.grpc.pb.h"
+
+namespace rdmad {
+
+class PeerService final : public v1::RdmadPeer::CallbackService {
+ public:
+  explicit PeerService(PeerInbound* inbound) : inbound_(inbound) {}
+
+  grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
+                                  const v1::HelloRequest* request,
+                                  v1::HelloResponse* response) override;
+
+  grpc::ServerWriteReactor<v1::PeerEvent>* Session(grpc::CallbackServerContext* context,
+                                                   const v1::SessionRequest* request) override;
+
+ private:
+  PeerInbound* inbound_;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_SERVER_PEER_SERVICE_H_
