@@ -232,21 +232,9 @@ std::optional<IpAddress> GidIpAddress(const GidEntry& gid) {
   return ParseIpAddress(gid.gid);
 }
 
-std::string_view GidTypeText(GidType type) {
-  switch (type) {
-    case GidType::kIb:
-      return "IB";
-    case GidType::kRoceV1:
-      return "RoCE v1";
-    case GidType::kRoceV2:
-      return "RoCE v2";
-  }
-  return "unknown";
-}
-
 std::string DescribeGid(const GidEntry& gid) {
   std::string text = "GID " + std::to_string(gid.index) + " (" +
-                     std::string(GidTypeText(gid.type)) + ", " +
+                     std::string(GidTypeName(gid.type)) + ", " +
                      (gid.ip.empty() ? gid.gid : gid.ip);
   if (!gid.netdev.empty()) text += " on " + gid.netdev;
   return text + ")";

@@ -113,9 +113,6 @@ std::optional<IpAddress> GidIpAddress(const GidEntry& gid);
 // "GID 3 (RoCE v2, 10.1.0.5 on enp59s0f0np0)".
 std::string DescribeGid(const GidEntry& gid);
 
-// "RoCE v2" etc.; local so the policy does not depend on the inventory code.
-std::string_view GidTypeText(GidType type);
-
 }  // namespace rdmad
 
 #endif  // RDMAD_DAEMON_CORE_GID_POLICY_H_

@@ -63,17 +63,6 @@ PortKind KindOf(const DeviceInfo& device, const PortInfo& port) {
   return PortKind::kRoce;
 }
 
-std::string_view TransportText(Transport t) {
-  switch (t) {
-    case Transport::kInfiniBand: return "InfiniBand";
-    case Transport::kRoceV1: return "RoCE v1";
-    case Transport::kRoceV2: return "RoCE v2";
-    case Transport::kIwarp: return "iWARP";
-    case Transport::kUnknown: break;
-  }
-  return "unknown transport";
-}
-
 std::string PortLabel(const DeviceInfo& device, const PortInfo& port) {
   return device.name + " port " + std::to_string(port.port);
 }
@@ -280,7 +269,7 @@ std::string ChooseGid(const Context& ctx, const Option& o, PathDecision* d) {
 std::string PortReason(const Context& ctx, const Option& o,
                        const PathDecision& d, const Survey& survey) {
   std::string text = "port " + std::to_string(o.port->port) + " (ACTIVE, " +
-                     std::string(TransportText(d.transport));
+                     std::string(TransportName(d.transport));
   if (!o.port->netdev.empty()) text += ", netdev " + o.port->netdev;
   text += "): ";
   if (o.owns_source) {

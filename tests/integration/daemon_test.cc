@@ -268,6 +268,12 @@ TEST_F(SocketAccessTest, GroupMembersReachTheSocketThroughItsDirectory) {
   ASSERT_EQ(stat(dir_.File("run").c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, gid_);
   EXPECT_EQ(ConnectAs(kNobody, gid_, socket_), Admission::kServed) << daemon->log();
+  // The daemon logs the connection on its accept thread, maybe after serving.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (daemon->log().find("client connected: uid 65534") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   EXPECT_NE(daemon->log().find("client connected: uid 65534"), std::string::npos)
       << daemon->log();
 }
