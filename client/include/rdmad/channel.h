@@ -9,7 +9,11 @@
 // Thread safety: a Channel may be used from two threads at once, one
 // sending (Send, Write, Read) and one receiving (Recv). Close() and info()
 // may be called from any thread; Close() wakes blocked calls, which then
-// return CANCELLED. A MemoryRegion is immutable after creation and may be
+// return CANCELLED. Status codes (both transports, see docs/wire.md):
+// UNAVAILABLE once the peer closed the channel or died, or the QP failed
+// (with the reason); CANCELLED after a local Close(); OUT_OF_RANGE for a
+// range outside a region (the channel stays usable); DEADLINE_EXCEEDED for a
+// Recv timeout. A MemoryRegion is immutable after creation and may be
 // used by any number of threads and channels on the same device; it must
 // outlive the operations that use it.
 
@@ -83,7 +87,7 @@ class Channel {
 
   virtual const ChannelInfo& info() const = 0;
 
-  // Sends one message of any size (0 allowed). Returns when buf may be
+  // Sends one message of up to 1 GiB (0 allowed). Returns when buf may be
   // reused. Large messages are split into slot-sized pieces; flow control
   // keeps the peer's receive ring from overflowing, so a slow receiver
   // slows the sender down instead of failing it.
