@@ -47,6 +47,7 @@ int CmdGids(Context& ctx);
 int CmdCounters(Context& ctx);
 int CmdRoute(Context& ctx);
 int CmdPeers(Context& ctx);  // commands_peers.cc
+int CmdChannels(Context& ctx);  // commands_channels.cc
 
 // Connects, or prints the one-line "not reachable" message and sets
 // *exit_code (kExitUnreachable, or kExitFailure when access is denied).

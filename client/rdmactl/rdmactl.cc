@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
      CmdRoute},
     {"counters", "DEV PORT show a port's counters", CmdCounters},
     {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
+    {"channels", "list the daemon's channels: peer, service, transport, state", CmdChannels},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},
     {"help", "list the commands", CmdHelp},

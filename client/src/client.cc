@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/src/channel_client.h"
 #include "client/src/convert.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -108,6 +109,27 @@ class GrpcClient final : public Client {
     RDMAD_RETURN_IF_ERROR(
         Call(&v1::Rdmad::Stub::GetPortCounters, "GetPortCounters", request, &response));
     return PortCounters(response.counters().begin(), response.counters().end());
+  }
+
+  StatusOr<std::vector<ChannelSummary>> ListChannels() override {
+    v1::ListChannelsResponse response;
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListChannels, "ListChannels",
+                               v1::ListChannelsRequest(), &response));
+    std::vector<ChannelSummary> out;
+    for (const v1::ChannelEntry& e : response.channels()) {
+      out.push_back(ChannelSummary{e.channel_id(), e.peer(), e.service(), e.role(),
+                                   e.transport(), e.state(), e.reason(), e.age_seconds()});
+    }
+    return out;
+  }
+
+  StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) override {
+    return internal::ListenOn(channel_, service);
+  }
+
+  StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer, const std::string& service,
+                                             const ConnectOptions& options) override {
+    return internal::ConnectTo(stub_.get(), peer, service, options);
   }
 
   StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {

@@ -106,6 +106,10 @@ DaemonStatusSnapshot Daemon::GetStatus() const {
   }
   s.peer_count = uint32_t(peers_.session_count());
   s.socket_path = socket_path_;
+  if (broker_) {
+    s.service_count = uint32_t(broker_->services().service_count());
+    s.channel_count = uint32_t(broker_->Channels().size());
+  }
   for (const DeviceInfo& d : inventory()->devices) {
     ++s.device_count;
     for (const PortInfo& p : d.ports) {
@@ -142,6 +146,11 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
+  broker_ = std::make_unique<Broker>(MakeBrokerOptions());
+  peers_.inbound().SetChannelHandler(
+      [broker = broker_.get()](const OpenChannelCall& call, const std::string& peer_ip) {
+        return broker->OnOpenChannel(call, peer_ip);
+      });
   return peers_.Start(cfg, make_server.peer);
 }
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/core/broker.h"
 #include "daemon/core/config.h"
 #include "daemon/core/device_monitor.h"
 #include "daemon/core/event_bus.h"
@@ -69,6 +70,8 @@ class DaemonCore {
   // The session to a [[peers]] name or an address (opened on demand): the
   // broker's way to a peer. INVALID_ARGUMENT for neither.
   virtual StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) = 0;
+  // The channel broker; null where there is none (test fakes).
+  virtual Broker* broker() { return nullptr; }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -114,6 +117,7 @@ class Daemon : public DaemonCore {
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) override {
     return peers_.Peer(name_or_address);
   }
+  Broker* broker() override { return broker_.get(); }
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -122,6 +126,8 @@ class Daemon : public DaemonCore {
   void Stop(int signo);
   void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
   std::shared_ptr<const Config> config() const;
+  BrokerOptions MakeBrokerOptions();  // daemon_broker.cc
+  StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
 
   DaemonOptions options_;
   std::string socket_path_;
@@ -136,6 +142,7 @@ class Daemon : public DaemonCore {
   DeviceMonitor monitor_;
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
+  std::unique_ptr<Broker> broker_;  // made in StartServing
 };
 
 // Blocks the signals the daemon handles in the calling thread (and so in

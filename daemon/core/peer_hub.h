@@ -48,6 +48,8 @@ class PeerHub {
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
   size_t session_count() const;
   const std::string& instance_id() const { return instance_id_; }
+  // The serving side (the broker sets its OpenChannel handler here).
+  PeerInbound& inbound() { return inbound_; }
 
  private:
   PeerHello LocalHello() const;

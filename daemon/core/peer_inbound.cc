@@ -281,4 +281,37 @@ SteadyTime PeerInbound::Tick() {
   return next;
 }
 
+void PeerInbound::SetChannelHandler(ChannelHandler handler) {
+  std::lock_guard lock(mu_);
+  channel_handler_ = std::move(handler);
+}
+
+StatusOr<ChannelEndpoint> PeerInbound::OpenChannel(const OpenChannelCall& call,
+                                                   const std::string& from) {
+  ChannelHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Status::Unavailable("the daemon is stopping");
+    handler = channel_handler_;
+  }
+  if (!handler) return Status::Unavailable("this daemon has no channel broker");
+  return handler(call, PeerIpOf(from));
+}
+
+std::string PeerIpOf(const std::string& from) {
+  std::string s = from;
+  for (const char* prefix : {"ipv4:", "ipv6:"}) {
+    if (s.rfind(prefix, 0) == 0) s = s.substr(5);
+  }
+  for (auto [enc, dec] : {std::pair{"%5B", "["}, std::pair{"%5D", "]"}}) {
+    for (size_t at; (at = s.find(enc)) != std::string::npos;) s.replace(at, 3, dec);
+  }
+  if (!s.empty() && s[0] == '[') {
+    size_t end = s.find(']');
+    return end == std::string::npos ? s : s.substr(1, end - 1);
+  }
+  size_t colon = s.rfind(':');
+  return colon == std::string::npos ? s : s.substr(0, colon);
+}
+
 }  // namespace rdmad

@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/core/channel_endpoint.h"
 #include "daemon/core/peer_protocol.h"
 #include "daemon/core/peer_session.h"
 #include "rdmad/status.h"
@@ -114,6 +115,15 @@ class PeerInbound {
   // broker's ChannelClosed); NOT_FOUND when it has none open.
   Status Send(const std::string& instance_id, const PeerEvent& event);
 
+  // The broker's side of a peer's OpenChannel (set once at start, before
+  // serving): the call and the caller's IP. Without a handler, UNAVAILABLE.
+  using ChannelHandler = std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall& call,
+                                                                 const std::string& peer_ip)>;
+  void SetChannelHandler(ChannelHandler handler);
+  // A peer's OpenChannel; from is the transport's peer ("ipv4:1.2.3.4:5").
+  // Blocks until the listener answers.
+  StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from);
+
   size_t stream_count() const;
   // Writes the heartbeats due at the clock's now; returns the next due time.
   SteadyTime Tick();
@@ -135,7 +145,12 @@ class PeerInbound {
   std::map<uint64_t, std::weak_ptr<InboundStream>> streams_;  // guarded by mu_
   std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_
   std::thread ticker_;
+  ChannelHandler channel_handler_;  // guarded by mu_
 };
+
+// The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",
+// "ipv6:[::1]:5000" or "ipv6:%5B::1%5D:5000" -> "::1".
+std::string PeerIpOf(const std::string& from);
 
 }  // namespace rdmad
 

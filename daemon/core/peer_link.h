@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/core/channel_endpoint.h"
 #include "daemon/core/peer_protocol.h"
 #include "rdmad/status.h"
 
@@ -63,9 +64,19 @@ class PeerLink {
                                                   EventCallback on_event,
                                                   EndCallback on_end) = 0;
 
-  // Reserved for the channel broker, as async calls like Hello:
-  //   OpenChannel(request, timeout, done(StatusOr<endpoint>))
-  //   CloseChannel(channel_id, reason, done(Status))
+  // The channel broker's calls, async like Hello. OpenChannel's done gets
+  // the acceptor's endpoint (the broker validates it) or the peer's status
+  // (NOT_FOUND no such service, PERMISSION_DENIED rejected, ...). The
+  // defaults answer UNIMPLEMENTED (transports and fakes without a broker).
+  using OpenDone = std::function<void(StatusOr<ChannelEndpoint>)>;
+  using CloseDone = std::function<void(const Status&)>;
+  virtual void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds timeout,
+                           OpenDone done) {
+    done(Status::Unimplemented("this peer link has no OpenChannel"));
+  }
+  virtual void CloseChannel(const CloseChannelCall& call, CloseDone done) {
+    done(Status::Unimplemented("this peer link has no CloseChannel"));
+  }
 };
 
 class PeerConnector {

@@ -43,6 +43,26 @@ class LocalService final : public v1::Rdmad::CallbackService {
                                       const v1::ListPeersRequest* request,
                                       v1::ListPeersResponse* response) override;
 
+  // Channels (channel_service.cc): validate, call the broker, fill the
+  // reply. Connect blocks on the peer, so it runs on a thread of its own.
+  grpc::ServerWriteReactor<v1::ListenEvent>* Listen(grpc::CallbackServerContext* context,
+                                                    const v1::ListenRequest* request) override;
+  grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
+                                   const v1::AcceptRequest* request,
+                                   v1::AcceptResponse* response) override;
+  grpc::ServerUnaryReactor* Reject(grpc::CallbackServerContext* context,
+                                   const v1::RejectRequest* request,
+                                   v1::RejectResponse* response) override;
+  grpc::ServerUnaryReactor* PlanChannel(grpc::CallbackServerContext* context,
+                                        const v1::PlanChannelRequest* request,
+                                        v1::PlanChannelResponse* response) override;
+  grpc::ServerUnaryReactor* Connect(grpc::CallbackServerContext* context,
+                                    const v1::ConnectRequest* request,
+                                    v1::ConnectResponse* response) override;
+  grpc::ServerUnaryReactor* ListChannels(grpc::CallbackServerContext* context,
+                                         const v1::ListChannelsRequest* request,
+                                         v1::ListChannelsResponse* response) override;
+
  private:
   DaemonCore* core_;
 };

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 
+#include "daemon/server/channel_convert.h"
 #include "daemon/server/peer_convert.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 
@@ -67,11 +68,20 @@ class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, publi
   bool done_ = false;
 };
 
-// A unary Hello in flight.
-struct HelloCall {
+// A unary call in flight (cancelled when the link goes away).
+struct UnaryCall {
+  virtual ~UnaryCall() = default;
   grpc::ClientContext context;
+};
+
+struct HelloCall : UnaryCall {
   v1::HelloRequest request;
   v1::HelloResponse response;
+};
+
+struct OpenCall : UnaryCall {
+  v1::OpenChannelRequest request;
+  v1::OpenChannelResponse response;
 };
 
 class GrpcPeerLink final : public PeerLink {
@@ -82,7 +92,7 @@ class GrpcPeerLink final : public PeerLink {
         stub_(v1::RdmadPeer::NewStub(channel_)) {}
 
   ~GrpcPeerLink() override {
-    std::set<std::shared_ptr<HelloCall>> calls;
+    std::set<std::shared_ptr<UnaryCall>> calls;
     {
       std::lock_guard lock(mu_);
       calls = calls_;
@@ -111,6 +121,31 @@ class GrpcPeerLink final : public PeerLink {
                           });
   }
 
+  void OpenChannel(const OpenChannelCall& open, std::chrono::milliseconds timeout,
+                   OpenDone done) override {
+    auto call = std::make_shared<OpenCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    ToProto(open, &call->request);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->OpenChannel(
+        &call->context, &call->request, &call->response,
+        [this, call, done = std::move(done)](grpc::Status status) {
+          if (!status.ok()) {
+            done(FromGrpc(status, ""));
+          } else if (!call->response.has_acceptor()) {
+            done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
+          } else {
+            done(FromProto(call->response.acceptor()));
+          }
+          std::lock_guard lock(mu_);
+          calls_.erase(call);
+          cv_.notify_all();
+        });
+  }
+
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
                                           EndCallback on_end) override {
     return std::make_unique<SessionReader>(channel_, stub_.get(), open, std::move(on_event),
@@ -132,7 +167,7 @@ class GrpcPeerLink final : public PeerLink {
   std::unique_ptr<v1::RdmadPeer::Stub> stub_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::set<std::shared_ptr<HelloCall>> calls_;  // guarded by mu_
+  std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_
 };
 
 class GrpcPeerConnector final : public PeerConnector {

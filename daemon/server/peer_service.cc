@@ -2,6 +2,9 @@
 
 #include "daemon/server/peer_service.h"
 
+#include <thread>
+
+#include "daemon/server/channel_convert.h"
 #include "daemon/server/grpc_status.h"
 #include "daemon/server/peer_convert.h"
 
@@ -59,6 +62,25 @@ grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(
     grpc::CallbackServerContext* context, const v1::SessionRequest* request) {
   auto* reactor = new SessionReactor(inbound_);
   reactor->Start(FromProto(*request), context->peer());
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* context,
+                                                   const v1::OpenChannelRequest* request,
+                                                   v1::OpenChannelResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  StatusOr<OpenChannelCall> call = FromProto(*request);
+  if (!call.ok()) {
+    reactor->Finish(ToGrpcStatus(call.status()));
+    return reactor;
+  }
+  // The server's Shutdown waits for this Finish, so inbound_ outlives it.
+  std::thread([this, reactor, response, from = context->peer(),
+               call = std::move(call).value()] {
+    StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call, from);
+    if (answer.ok()) ToProto(answer.value(), response->mutable_acceptor());
+    reactor->Finish(ToGrpcStatus(answer.status()));
+  }).detach();
   return reactor;
 }
 

@@ -27,6 +27,12 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
   grpc::ServerWriteReactor<v1::PeerEvent>* Session(grpc::CallbackServerContext* context,
                                                    const v1::SessionRequest* request) override;
 
+  // Validates, then asks the broker on a thread of its own (the listener's
+  // answer may take seconds) and finishes with the acceptor's endpoint.
+  grpc::ServerUnaryReactor* OpenChannel(grpc::CallbackServerContext* context,
+                                        const v1::OpenChannelRequest* request,
+                                        v1::OpenChannelResponse* response) override;
+
  private:
   PeerInbound* inbound_;
 };

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdmad/channel.h"
 #include "rdmad/devices.h"
 #include "rdmad/peers.h"
 #include "rdmad/status.h"
@@ -84,6 +85,44 @@ struct ClientOptions {
   std::chrono::milliseconds call_timeout{5000};
 };
 
+// One row of the daemon's channel table (rdmactl channels).
+struct ChannelSummary {
+  uint64_t id = 0;
+  std::string peer;
+  std::string service;
+  std::string role;       // "initiator", "acceptor"
+  std::string transport;  // "RDMA", "TCP", "" before the endpoints are known
+  std::string state;      // "planned", "opening", "established", "failed", "closed"
+  std::string reason;
+  double age_seconds = 0;
+};
+
+// How Client::Connect sets a channel up.
+struct ConnectOptions {
+  bool force_tcp = false;                     // skip RDMA even with a path
+  std::chrono::milliseconds timeout{15000};   // the whole handshake
+};
+
+// A service this application listens on (Client::Listen). The daemon keeps
+// the name registered while the Listener lives.
+//
+// Thread safety: one thread at a time may call Accept/Reject.
+class Listener {
+ public:
+  virtual ~Listener() = default;
+  virtual const std::string& service() const = 0;
+  // Waits for the next channel request and sets the channel up (RDMA when
+  // both sides have a path, else TCP with the reason in its info).
+  // DEADLINE_EXCEEDED after timeout; the listener's stream ending (the
+  // daemon stopping) is UNAVAILABLE.
+  virtual StatusOr<std::unique_ptr<Channel>> Accept(
+      std::chrono::milliseconds timeout = kForever) = 0;
+  // Refuses the next channel request; the initiator gets PERMISSION_DENIED
+  // "rejected: REASON".
+  virtual Status Reject(const std::string& reason,
+                        std::chrono::milliseconds timeout = kForever) = 0;
+};
+
 class Client {
  public:
   // $RDMAD_SOCKET if set, else /run/rdmad/rdmad.sock.
@@ -110,6 +149,25 @@ class Client {
                                      uint32_t peer_active_mtu = 0) = 0;
   // The daemon's sessions with peer daemons, configured ones first.
   virtual StatusOr<std::vector<PeerInfo>> ListPeers() = 0;
+
+  // The daemon's channel table.
+  virtual StatusOr<std::vector<ChannelSummary>> ListChannels() {
+    return Status::Unimplemented("ListChannels");
+  }
+  // Registers service with the daemon (ALREADY_EXISTS when another
+  // application listens on it).
+  virtual StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) {
+    return Status::Unimplemented("Listen");
+  }
+  // A channel to the application listening on service at peer (a
+  // [[peers]] name or an address). NOT_FOUND unknown peer or no such
+  // service; UNAVAILABLE the peer's daemon is not reachable;
+  // PERMISSION_DENIED rejected.
+  virtual StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer,
+                                                     const std::string& service,
+                                                     const ConnectOptions& options = {}) {
+    return Status::Unimplemented("Connect");
+  }
 };
 
 }  // namespace rdmad

@@ -1,0 +1,259 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/src/channel_client.h"
+
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "client/src/endpoint_convert.h"
+#include "client/src/rdma/rdma_channel.h"
+#include "client/src/tcp/tcp_channel.h"
+
+namespace rdmad::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Status FromGrpc(const grpc::Status& status) {
+  return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
+}
+
+double MsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::array<uint8_t, 32> RandomToken() {
+  std::random_device rd;
+  std::array<uint8_t, 32> token{};
+  for (auto& b : token) b = uint8_t(rd());
+  return token;
+}
+
+void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer) {
+  spdlog::info("channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
+               "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
+               id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu,
+               peer.device, peer.gid_index, peer.qpn, peer.active_mtu,
+               NegotiatedMtu(0, local.active_mtu, peer.active_mtu));
+}
+
+// The acceptor's TCP side: listen, answer the daemon, take the connection.
+StatusOr<std::unique_ptr<Channel>> AcceptTcp(v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+                                             const std::string& reason, ChannelInfo info) {
+  std::string host = in.plan().tcp_bind_host().empty() ? "127.0.0.1" : in.plan().tcp_bind_host();
+  auto acceptor = TcpAcceptor::Listen(host, RandomToken());
+  if (!acceptor.ok()) return acceptor.status();
+  WireEndpoint mine;
+  mine.tcp = acceptor.value()->local();
+  mine.transport_reason = reason;
+  v1::AcceptRequest request;
+  request.set_request_id(in.request_id());
+  ToProto(mine, request.mutable_endpoint());
+  grpc::ClientContext ctx;
+  v1::AcceptResponse response;
+  grpc::Status st = stub->Accept(&ctx, request, &response);
+  if (!st.ok()) return FromGrpc(st);
+  info.transport = ChannelTransport::kTcp;
+  info.transport_reason = reason;
+  spdlog::info("channel {:#x} from {}: TCP: {}", in.channel_id(), in.peer(), reason);
+  return acceptor.value()->Accept(std::chrono::milliseconds(15000), info);
+}
+
+StatusOr<std::unique_ptr<Channel>> AcceptOne(v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+                                             const std::string& service) {
+  auto start = Clock::now();
+  ChannelInfo info;
+  info.id = in.channel_id();
+  info.peer = in.peer();
+  info.service = service;
+  auto initiator = FromProto(in.initiator());
+  if (!initiator.ok()) return initiator.status();
+  if (!initiator.value().rdma) {
+    const std::string& why = initiator.value().transport_reason;
+    return AcceptTcp(stub, in, why.empty() ? "the initiator chose TCP" : "the initiator's side: " + why,
+                     info);
+  }
+  if (!in.plan().has_path()) return AcceptTcp(stub, in, in.plan().tcp_reason(), info);
+  auto pending = PendingRdmaChannel::Create(PlanFromPath(in.plan().path()));
+  if (!pending.ok()) return AcceptTcp(stub, in, "RDMA setup failed: " + pending.status().message(), info);
+  Status rtr = pending.value()->ReadyToReceive(*initiator.value().rdma);
+  if (!rtr.ok()) return AcceptTcp(stub, in, "RDMA RTR failed: " + rtr.message(), info);
+  WireEndpoint mine;
+  mine.rdma = pending.value()->local();
+  v1::AcceptRequest request;
+  request.set_request_id(in.request_id());
+  ToProto(mine, request.mutable_endpoint());
+  grpc::ClientContext ctx;
+  v1::AcceptResponse response;
+  grpc::Status st = stub->Accept(&ctx, request, &response);
+  if (!st.ok()) return FromGrpc(st);
+  info.transport = ChannelTransport::kRdma;
+  info.transport_reason = "RDMA path planned on both sides";
+  info.handshake_ms = MsSince(start);
+  LogRdma("accepted", info.id, mine.rdma.value(), *initiator.value().rdma);
+  return pending.value()->ReadyToSend(info);
+}
+
+class GrpcListener final : public Listener {
+ public:
+  GrpcListener(std::shared_ptr<grpc::Channel> channel, std::string service)
+      : stub_(v1::Rdmad::NewStub(channel)), service_(std::move(service)) {}
+
+  ~GrpcListener() override {
+    context_.TryCancel();
+    if (reader_thread_.joinable()) reader_thread_.join();
+  }
+
+  Status Start() {
+    v1::ListenRequest request;
+    request.set_service(service_);
+    reader_ = stub_->Listen(&context_, request);
+    v1::ListenEvent first;
+    if (!reader_->Read(&first) || !first.has_registered()) {
+      Status st = FromGrpc(reader_->Finish());
+      return st.ok() ? Status::Internal("Listen: no registration") : st;
+    }
+    reader_thread_ = std::thread([this] { ReadLoop(); });
+    return Status::Ok();
+  }
+
+  const std::string& service() const override { return service_; }
+
+  StatusOr<std::unique_ptr<Channel>> Accept(std::chrono::milliseconds timeout) override {
+    auto next = Next(timeout);
+    if (!next.ok()) return next.status();
+    auto channel = AcceptOne(stub_.get(), next.value(), service_);
+    if (channel.ok()) return channel;
+    return channel.status();
+  }
+
+  Status Reject(const std::string& reason, std::chrono::milliseconds timeout) override {
+    auto next = Next(timeout);
+    if (!next.ok()) return next.status();
+    v1::RejectRequest request;
+    request.set_request_id(next.value().request_id());
+    request.set_reason(reason);
+    grpc::ClientContext ctx;
+    v1::RejectResponse response;
+    return FromGrpc(stub_->Reject(&ctx, request, &response));
+  }
+
+ private:
+  void ReadLoop() {
+    v1::ListenEvent event;
+    while (reader_->Read(&event)) {
+      if (!event.has_incoming()) continue;
+      std::lock_guard lock(mu_);
+      queue_.push_back(event.incoming());
+      cv_.notify_all();
+    }
+    Status st = FromGrpc(reader_->Finish());
+    std::lock_guard lock(mu_);
+    ended_ = st.ok() ? Status::Unavailable("the daemon ended the Listen stream") : st;
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  StatusOr<v1::IncomingChannel> Next(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    auto ready = [this] { return !queue_.empty() || done_; };
+    if (timeout.count() < 0) {
+      cv_.wait(lock, ready);
+    } else if (!cv_.wait_for(lock, timeout, ready)) {
+      return Status::DeadlineExceeded("no channel request for " + service_);
+    }
+    if (queue_.empty()) return ended_;
+    v1::IncomingChannel in = std::move(queue_.front());
+    queue_.pop_front();
+    return in;
+  }
+
+  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  const std::string service_;
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReader<v1::ListenEvent>> reader_;
+  std::thread reader_thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::IncomingChannel> queue_;  // guarded by mu_
+  bool done_ = false;                      // guarded by mu_
+  Status ended_;                           // guarded by mu_
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Listener>> ListenOn(std::shared_ptr<grpc::Channel> channel,
+                                             const std::string& service) {
+  auto listener = std::make_unique<GrpcListener>(std::move(channel), service);
+  RDMAD_RETURN_IF_ERROR(listener->Start());
+  return std::unique_ptr<Listener>(std::move(listener));
+}
+
+StatusOr<std::unique_ptr<Channel>> ConnectTo(v1::Rdmad::Stub* stub, const std::string& peer,
+                                             const std::string& service,
+                                             const ConnectOptions& options) {
+  auto start = Clock::now();
+  v1::PlanChannelRequest plan_request;
+  plan_request.set_peer(peer);
+  plan_request.set_service(service);
+  plan_request.set_force_tcp(options.force_tcp);
+  v1::PlanChannelResponse plan;
+  grpc::ClientContext plan_ctx;
+  grpc::Status st = stub->PlanChannel(&plan_ctx, plan_request, &plan);
+  if (!st.ok()) return FromGrpc(st);
+  ChannelInfo info;
+  info.id = plan.channel_id();
+  info.peer = peer;
+  info.service = service;
+  std::unique_ptr<PendingRdmaChannel> pending;
+  WireEndpoint mine;
+  std::string reason = plan.plan().tcp_reason();
+  if (plan.plan().has_path()) {
+    auto created = PendingRdmaChannel::Create(PlanFromPath(plan.plan().path()));
+    if (created.ok()) {
+      pending = std::move(created).value();
+      mine.rdma = pending->local();
+    } else {
+      reason = "RDMA setup failed: " + created.status().message();
+    }
+  }
+  if (!mine.rdma) {
+    mine.tcp = TcpEndpoint{};
+    mine.transport_reason = reason;
+  }
+  v1::ConnectRequest request;
+  request.set_channel_id(plan.channel_id());
+  ToProto(mine, request.mutable_endpoint());
+  v1::ConnectResponse reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + options.timeout);
+  st = stub->Connect(&ctx, request, &reply);
+  if (!st.ok()) return FromGrpc(st);
+  auto theirs = FromProto(reply.peer());
+  if (!theirs.ok()) return theirs.status();
+  if (theirs.value().rdma && pending) {
+    RDMAD_RETURN_IF_ERROR(pending->ReadyToReceive(*theirs.value().rdma));
+    info.transport = ChannelTransport::kRdma;
+    info.transport_reason = "RDMA path planned on both sides";
+    info.handshake_ms = MsSince(start);
+    LogRdma("connected", info.id, mine.rdma.value(), *theirs.value().rdma);
+    return pending->ReadyToSend(info);
+  }
+  if (!theirs.value().tcp) return Status::InvalidArgument("the peer answered RDMA to a TCP request");
+  pending.reset();  // the acceptor fell back: the QP is discarded
+  info.transport = ChannelTransport::kTcp;
+  info.transport_reason =
+      theirs.value().transport_reason.empty() ? reason : theirs.value().transport_reason;
+  spdlog::info("channel {:#x} to {} service {}: TCP: {}", info.id, peer, service,
+               info.transport_reason);
+  info.handshake_ms = MsSince(start);
+  return TcpConnect(*theirs.value().tcp, info, options.timeout);
+}
+
+}  // namespace rdmad::internal

@@ -1,0 +1,112 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The local API's channel calls (LocalService, declared in local_service.h).
+
+#include <thread>
+
+#include "daemon/server/channel_convert.h"
+#include "daemon/server/grpc_status.h"
+#include "daemon/server/listen_reactor.h"
+#include "daemon/server/local_service.h"
+
+namespace rdmad {
+namespace {
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+Status NoBroker() { return Status::Unavailable("this daemon has no channel broker"); }
+
+// A reactor that only finishes with status (no broker).
+class FailedListen final : public grpc::ServerWriteReactor<v1::ListenEvent> {
+ public:
+  explicit FailedListen(const Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
+    grpc::CallbackServerContext* context, const v1::ListenRequest* request) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return new FailedListen(NoBroker());
+  return new ListenReactor(&broker->services(), request->service());
+}
+
+grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* context,
+                                               const v1::AcceptRequest* request,
+                                               v1::AcceptResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, NoBroker());
+  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
+  if (!endpoint.ok()) return Done(context, endpoint.status());
+  return Done(context,
+              broker->services().Accept(request->request_id(), std::move(endpoint).value()));
+}
+
+grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* context,
+                                               const v1::RejectRequest* request,
+                                               v1::RejectResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, NoBroker());
+  std::string reason = request->reason().empty() ? "no reason given" : request->reason();
+  return Done(context, broker->services().Reject(request->request_id(), reason));
+}
+
+grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext* context,
+                                                    const v1::PlanChannelRequest* request,
+                                                    v1::PlanChannelResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, NoBroker());
+  if (request->peer().empty()) return Done(context, Status::InvalidArgument("peer: required"));
+  auto planned = broker->PlanChannel(request->peer(), request->service(), request->force_tcp());
+  if (planned.ok()) {
+    response->set_channel_id(planned.value().channel_id);
+    ToProto(planned.value().plan, response->mutable_plan());
+    response->set_peer_address(planned.value().peer_address);
+  }
+  return Done(context, planned.status());
+}
+
+grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* context,
+                                                const v1::ConnectRequest* request,
+                                                v1::ConnectResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, NoBroker());
+  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
+  if (!endpoint.ok()) return Done(context, endpoint.status());
+  auto* reactor = context->DefaultReactor();
+  // The server's Shutdown waits for this Finish, so the broker outlives it.
+  std::thread([broker, reactor, response, id = request->channel_id(),
+               endpoint = std::move(endpoint).value()] {
+    StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
+    if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
+    reactor->Finish(ToGrpcStatus(peer.status()));
+  }).detach();
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,
+                                                     const v1::ListChannelsRequest*,
+                                                     v1::ListChannelsResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, Status::Ok());
+  auto now = std::chrono::system_clock::now();
+  for (const ChannelRecord& r : broker->Channels()) {
+    v1::ChannelEntry* e = response->add_channels();
+    e->set_channel_id(r.channel_id);
+    e->set_peer(r.peer);
+    e->set_service(r.service);
+    e->set_role(r.initiator ? "initiator" : "acceptor");
+    e->set_transport(r.transport);
+    e->set_state(std::string(ChannelStateName(r.state)));
+    e->set_reason(r.reason);
+    e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
+  }
+  return Done(context, Status::Ok());
+}
+
+}  // namespace rdmad

@@ -1,0 +1,184 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The channel broker between two real rdmad processes on loopback, driven
+// through the local API's gRPC calls (no client library yet): B's app
+// Listens on "svc", A's app plans and connects to ("B", "svc"); the
+// endpoints cross both daemons. Without RDMA devices the plans say TCP.
+// Negative paths: unknown peer, no such service, rejected, a second
+// listener, a malformed endpoint (INVALID_ARGUMENT, the daemon keeps going).
+
+#include <grpcpp/grpcpp.h>
+
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/v1/rdmad.grpc.pb.h"
+#include "tests/integration/daemon_process.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::Process;
+using testing::TempDir;
+
+struct Node {
+  std::string name;
+  std::string socket;
+  int port = 0;
+  std::unique_ptr<Process> process;
+  std::unique_ptr<v1::Rdmad::Stub> stub;
+};
+
+v1::Endpoint TcpEndpoint(uint32_t port) {
+  v1::Endpoint e;
+  e.mutable_tcp()->set_host("127.0.0.1");
+  e.mutable_tcp()->set_port(port);
+  e.mutable_tcp()->set_token(std::string(32, '\x5a'));
+  return e;
+}
+
+class ChannelBrokerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a_.name = "A";
+    b_.name = "B";
+    for (Node* n : {&a_, &b_}) {
+      n->socket = dir_.File(n->name + "/rdmad.sock");
+      n->port = testing::FreeLoopbackPort();
+    }
+    Start(&a_, b_);
+    Start(&b_, a_);
+  }
+
+  void Start(Node* n, const Node& peer) {
+    std::string text = "[daemon]\nsocket = \"" + n->socket +
+                       "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
+                       "peer_address = \"127.0.0.1\"\npeer_port = " + std::to_string(n->port) +
+                       "\n\n[[peers]]\nname = \"" + peer.name + "\"\naddress = \"127.0.0.1:" +
+                       std::to_string(peer.port) + "\"\n";
+    std::string config = dir_.Write(n->name + ".toml", text);
+    n->process = std::make_unique<Process>(
+        RDMAD_BINARY, std::vector<std::string>{"--config", config},
+        std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(n->port)}},
+        dir_.File(n->name + ".log"));
+    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
+    n->stub = v1::Rdmad::NewStub(
+        grpc::CreateChannel("unix:" + n->socket, grpc::InsecureChannelCredentials()));
+  }
+
+  // Plans and connects from A to B's service; the status of the first
+  // failing call, or the peer's endpoint.
+  grpc::Status Connect(const std::string& peer, const std::string& service,
+                       v1::ConnectResponse* reply, v1::Endpoint endpoint = TcpEndpoint(1111)) {
+    grpc::Status status;
+    v1::PlanChannelResponse plan;
+    for (int i = 0; i < 50; ++i) {  // until A's session to B is up
+      grpc::ClientContext ctx;
+      v1::PlanChannelRequest req;
+      req.set_peer(peer);
+      req.set_service(service);
+      status = a_.stub->PlanChannel(&ctx, req, &plan);
+      if (!status.ok()) return status;
+      grpc::ClientContext cctx;
+      v1::ConnectRequest creq;
+      creq.set_channel_id(plan.channel_id());
+      *creq.mutable_endpoint() = endpoint;
+      status = a_.stub->Connect(&cctx, creq, reply);
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return status;
+  }
+
+  std::string Logs() { return a_.process->log() + "\n---\n" + b_.process->log(); }
+
+  TempDir dir_;
+  Node a_;
+  Node b_;
+};
+
+// B's listener: answers each IncomingChannel with accept (or a rejection).
+void Serve(v1::Rdmad::Stub* stub, grpc::ClientContext* ctx, bool accept,
+           v1::IncomingChannel* seen) {
+  v1::ListenRequest req;
+  req.set_service("svc");
+  auto reader = stub->Listen(ctx, req);
+  v1::ListenEvent event;
+  while (reader->Read(&event)) {
+    if (!event.has_incoming()) continue;
+    *seen = event.incoming();
+    grpc::ClientContext actx;
+    if (accept) {
+      v1::AcceptRequest a;
+      a.set_request_id(event.incoming().request_id());
+      *a.mutable_endpoint() = TcpEndpoint(2222);
+      v1::AcceptResponse r;
+      EXPECT_TRUE(stub->Accept(&actx, a, &r).ok());
+    } else {
+      v1::RejectRequest r;
+      r.set_request_id(event.incoming().request_id());
+      r.set_reason("busy");
+      v1::RejectResponse resp;
+      EXPECT_TRUE(stub->Reject(&actx, r, &resp).ok());
+    }
+  }
+  reader->Finish();
+}
+
+TEST_F(ChannelBrokerTest, EndpointsCrossBothDaemons) {
+  grpc::ClientContext listen;
+  v1::IncomingChannel seen;
+  std::thread app_b(Serve, b_.stub.get(), &listen, true, &seen);
+  std::this_thread::sleep_for(milliseconds(300));
+  v1::ConnectResponse reply;
+  grpc::Status status = Connect("B", "svc", &reply);
+  EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << Logs();
+  EXPECT_EQ(reply.peer().tcp().port(), 2222u);
+  EXPECT_EQ(seen.initiator().tcp().port(), 1111u);
+  EXPECT_FALSE(seen.plan().tcp_reason().empty());
+
+  // A second listener on the same name.
+  grpc::ClientContext second;
+  v1::ListenRequest req;
+  req.set_service("svc");
+  auto reader = b_.stub->Listen(&second, req);
+  v1::ListenEvent event;
+  EXPECT_FALSE(reader->Read(&event));
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::ALREADY_EXISTS);
+
+  listen.TryCancel();
+  app_b.join();
+}
+
+TEST_F(ChannelBrokerTest, NegativePathsAreClearStatuses) {
+  v1::ConnectResponse reply;
+  EXPECT_EQ(Connect("nobody", "svc", &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+  grpc::Status status = Connect("B", "svc", &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_NE(status.error_message().find("no service svc on"), std::string::npos);
+
+  v1::Endpoint bad;
+  bad.mutable_rdma()->set_qpn(0x1000000);
+  bad.mutable_rdma()->set_gid(std::string(16, '\1'));
+  status = Connect("B", "svc", &reply, bad);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+
+  grpc::ClientContext listen;
+  v1::IncomingChannel seen;
+  std::thread app_b(Serve, b_.stub.get(), &listen, false, &seen);
+  std::this_thread::sleep_for(milliseconds(300));
+  status = Connect("B", "svc", &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "rejected: busy");
+  listen.TryCancel();
+  app_b.join();
+
+  grpc::ClientContext ctx;  // the daemon still serves
+  v1::GetStatusResponse st;
+  EXPECT_TRUE(a_.stub->GetStatus(&ctx, v1::GetStatusRequest(), &st).ok());
+}
+
+}  // namespace
+}  // namespace rdmad
