@@ -19,7 +19,9 @@ Json QpJson(const rdmad::QpAttributes& q) {
               {"max_inline", q.max_inline},
               {"send_depth", q.send_depth},
               {"recv_depth", q.recv_depth},
-              {"qps_per_channel", q.qps_per_channel}};
+              {"qps_per_channel", q.qps_per_channel},
+              {"spin_us", q.spin_us},
+              {"relaxed_ordering", q.relaxed_ordering}};
 }
 
 Json DeviceSummaryJson(const rdmad::Device& d) {

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "rdmad/devices.h"
@@ -47,6 +48,15 @@ struct TcpEndpoint {
   std::string host;  // numeric IPv4/IPv6
   uint16_t port = 0;
   std::array<uint8_t, 32> token{};
+};
+
+// One side's answer in a handshake: exactly one of rdma and tcp is set, with
+// why this side chose its transport. The daemons relay it as
+// rdmad.v1.Endpoint (endpoint_convert.h).
+struct WireEndpoint {
+  std::optional<RdmaEndpoint> rdma;
+  std::optional<TcpEndpoint> tcp;
+  std::string transport_reason;
 };
 
 // What this side's daemon planned: the path policy's answer (see

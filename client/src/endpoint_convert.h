@@ -1,26 +1,21 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// The client library's endpoints to and from rdmad.v1.Endpoint, and an
-// RdmaPlan from a planned v1.Path. FromProto refuses what the internal
-// types cannot hold (INVALID_ARGUMENT naming the field).
+// Endpoints to and from rdmad.v1.Endpoint, and an RdmaPlan from a planned
+// v1.Path. The one conversion, used by the client library and by the
+// daemon's RPC edge (which relays endpoints). FromProto refuses what the
+// internal types cannot hold (a GID that is not 16 bytes, a token that is
+// not 32, a TCP port above 65535, no transport set: INVALID_ARGUMENT naming
+// the field); the field checks are ValidateRdmaEndpoint's job.
 //
 // Thread safety: stateless functions.
 
 #ifndef RDMAD_CLIENT_SRC_ENDPOINT_CONVERT_H_
 #define RDMAD_CLIENT_SRC_ENDPOINT_CONVERT_H_
 
-#include <optional>
-
 #include "client/src/endpoint.h"
 #include "rdmad/v1/rdmad.pb.h"
 
 namespace rdmad::internal {
-
-struct WireEndpoint {
-  std::optional<RdmaEndpoint> rdma;
-  std::optional<TcpEndpoint> tcp;
-  std::string transport_reason;
-};
 
 void ToProto(const WireEndpoint& endpoint, v1::Endpoint* out);
 StatusOr<WireEndpoint> FromProto(const v1::Endpoint& in);

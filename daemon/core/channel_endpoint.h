@@ -22,11 +22,7 @@
 namespace rdmad {
 
 // One side of a channel: exactly one of rdma and tcp is set.
-struct ChannelEndpoint {
-  std::optional<internal::RdmaEndpoint> rdma;
-  std::optional<internal::TcpEndpoint> tcp;
-  std::string transport_reason;  // why this side chose its transport
-};
+using ChannelEndpoint = internal::WireEndpoint;
 
 // This side's plan: an RDMA path, or TCP and why.
 struct ChannelPlan {

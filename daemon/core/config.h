@@ -97,6 +97,8 @@ struct Config {
     int send_depth = 128;
     int recv_depth = 128;
     int per_channel = 1;
+    int spin_us = 50;
+    int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
     friend bool operator==(const Qp&, const Qp&) = default;
   } qp;
 
@@ -106,6 +108,11 @@ struct Config {
     int idle_timeout_s = 0;
     friend bool operator==(const Limits&, const Limits&) = default;
   } limits;
+
+  struct Echo {
+    bool enabled = true;
+    friend bool operator==(const Echo&, const Echo&) = default;
+  } echo;
 
   std::vector<PeerConfig> peers;
   std::vector<PoolTarget> pool;

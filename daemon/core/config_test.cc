@@ -150,12 +150,17 @@ hop_limit = 32
 max_inline = 0
 send_depth = 512
 recv_depth = 256
-per_channel = 2
+per_channel = 1
+spin_us = 200
+relaxed_ordering = 0
 
 [limits]
 max_channels_per_peer = 8
 max_channels = 16
 idle_timeout_s = 0
+
+[echo]
+enabled = false
 
 [[peers]]
 name = "node2"
@@ -209,7 +214,11 @@ TEST(ParseConfigTest, EveryKeySetToANonDefault) {
   EXPECT_EQ(c.qp.max_inline, 0);
   EXPECT_EQ(c.qp.send_depth, 512);
   EXPECT_EQ(c.qp.recv_depth, 256);
-  EXPECT_EQ(c.qp.per_channel, 2);
+  EXPECT_EQ(c.qp.per_channel, 1);
+  EXPECT_EQ(c.qp.spin_us, 200);
+  EXPECT_EQ(c.qp.relaxed_ordering, 0);
+  EXPECT_FALSE(c.echo.enabled);
+  EXPECT_TRUE(DefaultConfig().echo.enabled);
   EXPECT_EQ(c.limits.max_channels_per_peer, 8);
   EXPECT_EQ(c.limits.max_channels, 16);
   EXPECT_EQ(c.limits.idle_timeout_s, 0);
@@ -262,7 +271,7 @@ TEST(ParseConfigErrorTest, UnknownSection) {
             "t.toml:1:2: unknown section \"qpp\"; did you mean \"qp\"?");
   EXPECT_EQ(ErrorOf("[unrelated_things]\n"),
             "t.toml:1:2: unknown section \"unrelated_things\"; known sections: "
-            "daemon, devices, gid, mtu, qp, limits, peers, pool");
+            "daemon, devices, gid, mtu, qp, limits, echo, peers, pool");
 }
 
 TEST(ParseConfigErrorTest, WrongType) {

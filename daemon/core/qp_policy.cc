@@ -19,7 +19,7 @@ struct IntField {
   int max;
 };
 
-constexpr std::array<IntField, 11> kIntFields = {{
+constexpr std::array<IntField, 13> kIntFields = {{
     {&QpPlan::timeout, "timeout", "qp.timeout", 0, 31},
     {&QpPlan::retry_cnt, "retry_cnt", "qp.retry_cnt", 0, 7},
     {&QpPlan::rnr_retry, "rnr_retry", "qp.rnr_retry", 0, 7},
@@ -30,9 +30,11 @@ constexpr std::array<IntField, 11> kIntFields = {{
     {&QpPlan::hop_limit, "hop_limit", "qp.hop_limit", 1, 255},
     {&QpPlan::max_inline, "max_inline", "qp.max_inline", 0, 1024},
     {&QpPlan::send_depth, "send_depth", "qp.send_depth", 1, 32768},
-    {&QpPlan::recv_depth, "recv_depth", "qp.recv_depth", 1, 32768},
-    {&QpPlan::qps_per_channel, "qps_per_channel", "qp.per_channel", 1,
-     64},
+    {&QpPlan::recv_depth, "recv_depth", "qp.recv_depth", 3, 32768},
+    {&QpPlan::qps_per_channel, "qps_per_channel", "qp.per_channel", 1, 1},
+    {&QpPlan::spin_us, "spin_us", "qp.spin_us", 0, 1000000},
+    {&QpPlan::relaxed_ordering, "relaxed_ordering", "qp.relaxed_ordering", 0,
+     2},
 }};
 
 // "" when every field is in range, else "<prefix><name> 40 is out of range
@@ -102,6 +104,8 @@ StatusOr<QpPlan> ResolveQpAttributes(const Config& config) {
   qp.send_depth = config.qp.send_depth;
   qp.recv_depth = config.qp.recv_depth;
   qp.qps_per_channel = config.qp.per_channel;
+  qp.spin_us = config.qp.spin_us;
+  qp.relaxed_ordering = config.qp.relaxed_ordering;
   std::string error = FirstRangeError(qp, /*config_names=*/true, "");
   if (!error.empty()) return Status::InvalidArgument(error);
   return qp;
@@ -127,7 +131,9 @@ std::string DescribeQpAttributes(const QpPlan& qp) {
          std::to_string(qp.hop_limit) + ", max_inline " +
          std::to_string(qp.max_inline) + ", send/recv depth " +
          std::to_string(qp.send_depth) + "/" + std::to_string(qp.recv_depth) +
-         ", " + std::to_string(qp.qps_per_channel) + " QP(s) per channel";
+         ", " + std::to_string(qp.qps_per_channel) + " QP(s) per channel" +
+         ", spin " + std::to_string(qp.spin_us) + " us, relaxed_ordering " +
+         std::to_string(qp.relaxed_ordering);
 }
 
 }  // namespace rdmad

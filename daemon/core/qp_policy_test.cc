@@ -32,6 +32,8 @@ TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
   EXPECT_EQ(qp->send_depth, 128);
   EXPECT_EQ(qp->recv_depth, 128);
   EXPECT_EQ(qp->qps_per_channel, 1);
+  EXPECT_EQ(qp->spin_us, 50);
+  EXPECT_EQ(qp->relaxed_ordering, 2);
   EXPECT_EQ(*qp, QpPlan());
 }
 
@@ -40,7 +42,7 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
       "[qp]\ntype = \"RC\"\ntimeout = 20\nretry_cnt = 3\nrnr_retry = 5\n"
       "min_rnr_timer = 18\ntraffic_class = 106\nservice_level = 3\n"
       "hop_limit = 8\nmax_inline = 0\nsend_depth = 1024\nrecv_depth = 512\n"
-      "per_channel = 4\n",
+      "per_channel = 1\nspin_us = 0\nrelaxed_ordering = 1\n",
       "t.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   StatusOr<QpPlan> qp = ResolveQpAttributes(*config);
@@ -56,7 +58,8 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
   want.max_inline = 0;
   want.send_depth = 1024;
   want.recv_depth = 512;
-  want.qps_per_channel = 4;
+  want.spin_us = 0;
+  want.relaxed_ordering = 1;
   EXPECT_EQ(*qp, want);
 }
 
@@ -129,15 +132,24 @@ std::vector<RangeCase> RangeCases() {
                     p + "send_depth 0 is out of range 1..32768"),
       RDMAD_QP_CASE("SendDepthMax", send_depth, send_depth, 32768, "", ""),
       RDMAD_QP_CASE("RecvDepthTooBig", recv_depth, recv_depth, 32769,
-                    "qp.recv_depth 32769 is out of range 1..32768",
-                    p + "recv_depth 32769 is out of range 1..32768"),
+                    "qp.recv_depth 32769 is out of range 3..32768",
+                    p + "recv_depth 32769 is out of range 3..32768"),
+      RDMAD_QP_CASE("RecvDepthBelowCreditReserve", recv_depth, recv_depth, 2,
+                    "qp.recv_depth 2 is out of range 3..32768",
+                    p + "recv_depth 2 is out of range 3..32768"),
       RDMAD_QP_CASE("PerChannelZero", per_channel, qps_per_channel, 0,
-                    "qp.per_channel 0 is out of range 1..64",
-                    p + "qps_per_channel 0 is out of range 1..64"),
-      RDMAD_QP_CASE("PerChannelTooBig", per_channel, qps_per_channel, 65,
-                    "qp.per_channel 65 is out of range 1..64",
-                    p + "qps_per_channel 65 is out of range 1..64"),
-      RDMAD_QP_CASE("PerChannelMax", per_channel, qps_per_channel, 64, "", ""),
+                    "qp.per_channel 0 is out of range 1..1",
+                    p + "qps_per_channel 0 is out of range 1..1"),
+      RDMAD_QP_CASE("PerChannelTwoNotYet", per_channel, qps_per_channel, 2,
+                    "qp.per_channel 2 is out of range 1..1",
+                    p + "qps_per_channel 2 is out of range 1..1"),
+      RDMAD_QP_CASE("SpinZero", spin_us, spin_us, 0, "", ""),
+      RDMAD_QP_CASE("SpinTooLong", spin_us, spin_us, 1000001,
+                    "qp.spin_us 1000001 is out of range 0..1000000",
+                    p + "spin_us 1000001 is out of range 0..1000000"),
+      RDMAD_QP_CASE("RelaxedOrderingThree", relaxed_ordering, relaxed_ordering, 3,
+                    "qp.relaxed_ordering 3 is out of range 0..2",
+                    p + "relaxed_ordering 3 is out of range 0..2"),
       RangeCase{"TypeUd", [](Config::Qp* q) { q->type = "UD"; },
                 [](QpPlan* q) { q->type = "UD"; },
                 "qp.type \"UD\" is not supported; only RC",
@@ -193,7 +205,7 @@ TEST(QpPolicyTest, DescribeDefaults) {
             "QP RC: timeout 14 (67.1 ms), retry_cnt 7, rnr_retry 7 "
             "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
             "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
-            "128/128, 1 QP(s) per channel");
+            "128/128, 1 QP(s) per channel, spin 50 us, relaxed_ordering 2");
 }
 
 TEST(QpPolicyTest, DescribeTimersAndRetries) {
@@ -220,8 +232,12 @@ TEST(QpPolicyTest, DescribeTimersAndRetries) {
             "min_rnr_timer 1 (0.01 ms)"},
            {"RnrTimer31", [](QpPlan* q) { q->min_rnr_timer = 31; },
             "min_rnr_timer 31 (491.52 ms)"},
-           {"PerChannel", [](QpPlan* q) { q->qps_per_channel = 4; },
-            "4 QP(s) per channel"},
+           {"SpinAndRelaxedOrdering",
+            [](QpPlan* q) {
+              q->spin_us = 0;
+              q->relaxed_ordering = 1;
+            },
+            "spin 0 us, relaxed_ordering 1"},
        }) {
     SCOPED_TRACE(c.name);
     QpPlan qp;

@@ -265,11 +265,21 @@ std::vector<Setting> QpAndLimitSettings() {
       IntSetting("qp.send_depth", "128", 1, 32768, "RDMAD_QP_SEND_DEPTH",
                  "Send queue depth (work requests) of each queue pair.",
                  Store<&C::qp, &Q::send_depth>),
-      IntSetting("qp.recv_depth", "128", 1, 32768, "RDMAD_QP_RECV_DEPTH",
-                 "Receive queue depth (work requests) of each queue pair.",
+      IntSetting("qp.recv_depth", "128", 3, 32768, "RDMAD_QP_RECV_DEPTH",
+                 "Receive queue depth (work requests) of each queue pair; "
+                 "at least 3 (credit reserve).",
                  Store<&C::qp, &Q::recv_depth>),
-      IntSetting("qp.per_channel", "1", 1, 64, "RDMAD_QP_PER_CHANNEL",
-                 "Queue pairs per channel.", Store<&C::qp, &Q::per_channel>),
+      IntSetting("qp.per_channel", "1", 1, 1, "RDMAD_QP_PER_CHANNEL",
+                 "Queue pairs per channel; only 1 for now.",
+                 Store<&C::qp, &Q::per_channel>),
+      IntSetting("qp.spin_us", "50", 0, 1000000, "RDMAD_QP_SPIN_US",
+                 "Microseconds a waiting call polls before it sleeps on the "
+                 "completion channel.",
+                 Store<&C::qp, &Q::spin_us>),
+      IntSetting("qp.relaxed_ordering", "2", 0, 2, "RDMAD_QP_RELAXED_ORDERING",
+                 "Relaxed ordering of registered memory: 0 off, 1 on if "
+                 "supported, 2 auto (PCI devices).",
+                 Store<&C::qp, &Q::relaxed_ordering>),
       IntSetting("limits.max_channels_per_peer", "256", 1, 65536,
                  "RDMAD_LIMITS_MAX_CHANNELS_PER_PEER",
                  "Most channels open to one peer at a time.",
@@ -281,6 +291,18 @@ std::vector<Setting> QpAndLimitSettings() {
                  "RDMAD_LIMITS_IDLE_TIMEOUT_S",
                  "Seconds before an idle channel is closed (0 = never).",
                  Store<&C::limits, &L::idle_timeout_s>),
+  };
+}
+
+std::vector<Setting> EchoSettings() {
+  return {
+      {.key = "echo.enabled",
+       .kind = K::kBool,
+       .default_toml = "true",
+       .help = "Serve the built-in echo service (rdmactl connect, ping, "
+               "bench).",
+       .env = "RDMAD_ECHO_ENABLED",
+       .store = Store<&C::echo, &C::Echo::enabled>},
   };
 }
 
@@ -332,7 +354,8 @@ std::vector<Setting> ArraySettings() {
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
   for (auto part : {DaemonSettings(), DeviceAndGidSettings(),
-                    QpAndLimitSettings(), ArraySettings()}) {
+                    QpAndLimitSettings(), EchoSettings(),
+                    ArraySettings()}) {
     for (Setting& s : part) all.push_back(std::move(s));
   }
   return all;
@@ -357,6 +380,7 @@ const std::vector<SettingSection>& SettingSections() {
           {"mtu", "Path MTU."},
           {"qp", "Queue pair attributes."},
           {"limits", "Resource limits."},
+          {"echo", "The daemon's own echo service, rdmad.echo."},
           {"peers", "Peer daemons, one [[peers]] table each.", true,
            [](Config* c) { c->peers.emplace_back(); }},
           {"pool",

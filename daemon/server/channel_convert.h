@@ -1,16 +1,18 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// Channel endpoints and plans to and from rdmad.v1 (Endpoint, ChannelPlan)
-// and the peer API's OpenChannelRequest. FromProto checks what the core
-// types cannot hold (a GID that is not 16 bytes, a token that is not 32, a
-// TCP port above 65535, no transport set) and answers INVALID_ARGUMENT
-// naming the field; the rest is ValidateChannelEndpoint's job.
+// Channel plans to rdmad.v1.ChannelPlan and the peer API's
+// OpenChannelRequest to and from the core's OpenChannelCall. Endpoints
+// convert with the client library's own functions (endpoint_convert.h),
+// brought in here: one conversion for both. FromProto checks what the core
+// types cannot hold and answers INVALID_ARGUMENT naming the field; the rest
+// is ValidateChannelEndpoint's job.
 //
 // Thread safety: stateless functions.
 
 #ifndef RDMAD_DAEMON_SERVER_CHANNEL_CONVERT_H_
 #define RDMAD_DAEMON_SERVER_CHANNEL_CONVERT_H_
 
+#include "client/src/endpoint_convert.h"
 #include "daemon/core/channel_endpoint.h"
 #include "rdmad/status.h"
 #include "rdmad/v1/peer.pb.h"
@@ -18,8 +20,8 @@
 
 namespace rdmad {
 
-void ToProto(const ChannelEndpoint& endpoint, v1::Endpoint* out);
-StatusOr<ChannelEndpoint> FromProto(const v1::Endpoint& in);
+using internal::FromProto;  // v1::Endpoint -> ChannelEndpoint
+using internal::ToProto;    // ChannelEndpoint -> v1::Endpoint
 
 void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
 

@@ -46,6 +46,8 @@ void ToProto(const QpPlan& q, v1::QpAttributes* out) {
   out->set_send_depth(uint32_t(q.send_depth));
   out->set_recv_depth(uint32_t(q.recv_depth));
   out->set_qps_per_channel(uint32_t(q.qps_per_channel));
+  out->set_spin_us(uint32_t(q.spin_us));
+  out->set_relaxed_ordering(uint32_t(q.relaxed_ordering));
 }
 
 }  // namespace

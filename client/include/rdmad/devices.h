@@ -75,6 +75,8 @@ struct QpAttributes {
   uint32_t send_depth = 0;
   uint32_t recv_depth = 0;
   uint32_t qps_per_channel = 0;
+  uint32_t spin_us = 0;           // the library polls this long, then sleeps
+  uint32_t relaxed_ordering = 0;  // 0 off, 1 on if supported, 2 auto
 };
 
 // The path rdmad plans to a peer address, with one reason per decision.

@@ -1,0 +1,63 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Two real rdmad processes peered with each other ("A" and "B"), each with
+// its own socket and peer port, and a client connected to each. Off the lab
+// they listen on 127.0.0.1 (channels fall back to TCP); in the lab (LAB_IP
+// set) on the VM's address, so that the path policy finds the rxe device and
+// channels come up over RDMA.
+//
+// Thread safety: Start() once, from one thread; then the clients may be used
+// from any thread (rdmad::Client is thread-safe).
+
+#ifndef RDMAD_TESTS_INTEGRATION_DAEMON_PAIR_H_
+#define RDMAD_TESTS_INTEGRATION_DAEMON_PAIR_H_
+
+#include <memory>
+#include <string>
+
+#include "rdmad/client.h"
+#include "tests/integration/daemon_process.h"
+
+namespace rdmad::testing {
+
+struct DaemonNode {
+  std::string name;
+  std::string socket;
+  int port = 0;
+  std::unique_ptr<Process> process;
+  std::unique_ptr<Client> client;
+};
+
+class DaemonPair {
+ public:
+  // extra_toml is appended to both daemons' [daemon]-less tail (e.g. "[echo]
+  // enabled = false\n").
+  Status Start(const std::string& extra_toml = "");
+
+  DaemonNode& a() { return a_; }
+  DaemonNode& b() { return b_; }
+
+  // A channel from a's application to service on B, retrying while A's
+  // session to B comes up (UNAVAILABLE) for up to 5 s.
+  StatusOr<std::unique_ptr<Channel>> ConnectAB(const std::string& service,
+                                               const ConnectOptions& options = {});
+
+  // Both daemons' logs, for failure messages.
+  std::string Logs() const;
+
+  // The address both daemons use: LAB_IP in the lab, else 127.0.0.1.
+  static std::string Ip();
+  // The rdmad binary (the lab's build tree in the lab).
+  static std::string DaemonBinary();
+
+ private:
+  Status StartNode(DaemonNode* n, const DaemonNode& peer, const std::string& extra_toml);
+
+  TempDir dir_;
+  DaemonNode a_{.name = "A"};
+  DaemonNode b_{.name = "B"};
+};
+
+}  // namespace rdmad::testing
+
+#endif  // RDMAD_TESTS_INTEGRATION_DAEMON_PAIR_H_
