@@ -2,9 +2,11 @@
 // rdmad: the RDMA connection daemon. All logic lives in the libraries.
 
 #include "daemon/core/daemon_main.h"
+#include "daemon/echo/echo_factory.h"
 #include "daemon/server/grpc_api_server.h"
 #include "daemon/server/peer_server.h"
 
 int main(int argc, char** argv) {
-  return rdmad::DaemonMain(argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport});
+  return rdmad::DaemonMain(argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport,
+                                        rdmad::MakeEchoService});
 }

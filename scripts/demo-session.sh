@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # One demo session: start rdmad from the repo's default config on a socket in
 # a temp dir, show `rdmactl status`, the devices, their GIDs and the route to
-# the lab's peer address, stop it cleanly. Runs inside the lab VM
-# (scripts/demo) or, where the lab is unavailable, on the host.
+# the lab's peer address; start a second rdmad standing in for another host
+# (its peer listener on the VM's address) and open a channel to its echo
+# service with `rdmactl connect` and `rdmactl ping` - over RDMA in the lab;
+# stop both cleanly. Runs inside the lab VM (scripts/demo) or, where the lab
+# is unavailable, on the host (where channels fall back to TCP).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAD_BUILD_DIR:-$root/build}
@@ -30,7 +33,32 @@ if [[ -n ${LAB_PEER_IP:-} ]]; then
 fi
 echo "== rdmactl status --json"
 "$build/client/rdmactl" --socket "$sock" --json status
-echo "== stopping rdmad (SIGTERM)"
-kill -TERM "$pid"
+
+# A second daemon, "node B", listening for peers on the VM's address.
+b_ip=${LAB_IP:-127.0.0.1}
+b_port=7582
+insecure=true
+[[ $b_ip == 127.* ]] && insecure=false
+echo "== starting a second rdmad (node B) with its peer listener on $b_ip:$b_port"
+RDMAD_DAEMON_PEER_ADDRESS=$b_ip RDMAD_DAEMON_PEER_PORT=$b_port \
+  RDMAD_DAEMON_PEER_INSECURE=$insecure \
+  "$build/daemon/rdmad" --config "$root/etc/rdmad/rdmad.toml" --socket "$run/b.sock" \
+  2>"$run/b.log" &
+pid_b=$!
+for _ in $(seq 100); do [[ -S $run/b.sock ]] && break; sleep 0.1; done
+echo "== rdmactl connect $b_ip:$b_port (a channel to node B's echo service)"
+"$build/client/rdmactl" --socket "$sock" connect "$b_ip:$b_port"
+echo "== rdmactl ping -c 5 -s 4096 $b_ip:$b_port"
+"$build/client/rdmactl" --socket "$sock" ping -c 5 -s 4096 "$b_ip:$b_port"
+echo "== rdmactl channels (node B's table)"
+"$build/client/rdmactl" --socket "$run/b.sock" channels
+echo "== rdmactl peers"
+"$build/client/rdmactl" --socket "$sock" peers
+
+echo "== stopping both daemons (SIGTERM)"
+kill -TERM "$pid_b" "$pid"
+rc=0
+wait "$pid_b" || rc=$?
+echo "== node B exited with status $rc"
 wait "$pid"
 echo "== rdmad exited with status $?"

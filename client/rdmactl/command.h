@@ -48,6 +48,8 @@ int CmdCounters(Context& ctx);
 int CmdRoute(Context& ctx);
 int CmdPeers(Context& ctx);  // commands_peers.cc
 int CmdChannels(Context& ctx);  // commands_channels.cc
+int CmdConnect(Context& ctx);  // commands_connect.cc
+int CmdPing(Context& ctx);     // commands_connect.cc
 
 // Connects, or prints the one-line "not reachable" message and sets
 // *exit_code (kExitUnreachable, or kExitFailure when access is denied).

@@ -23,6 +23,10 @@ constexpr Command kCommands[] = {
     {"counters", "DEV PORT show a port's counters", CmdCounters},
     {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
     {"channels", "list the daemon's channels: peer, service, transport, state", CmdChannels},
+    {"connect", "PEER [--tcp] open a channel to PEER's echo service; show how it was set up",
+     CmdConnect},
+    {"ping", "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "
+     "echo service", CmdPing},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},
     {"help", "list the commands", CmdHelp},
@@ -47,8 +51,8 @@ int CmdHelp(Context& ctx) {
                "  --socket PATH  rdmad's socket (default $RDMAD_SOCKET or "
                "/run/rdmad/rdmad.sock)\n"
                "  --json         machine-readable output\n"
-               "\nExit codes: 0 ok, 1 failure (route: no RDMA path), 2 rdmad not "
-               "reachable, 64 usage\n");
+               "\nExit codes: 0 ok, 1 failure (route: no RDMA path; ping: a reply lost), "
+               "2 rdmad not reachable, 64 usage\n");
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/src/endpoint_convert.h"
+#include "client/src/held_channel.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"
 
@@ -43,9 +44,29 @@ void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const Rdm
                NegotiatedMtu(0, local.active_mtu, peer.active_mtu));
 }
 
+// Ties a channel whose data path came up (or failed to) to the lifeline
+// opened when the daemons exchanged the endpoints. On a failure the daemon
+// is told (the peer then hears that this side could not finish).
+StatusOr<std::unique_ptr<Channel>> Held(StatusOr<std::unique_ptr<Channel>> channel,
+                                        std::unique_ptr<HoldStream> hold, const char* role) {
+  if (channel.ok()) {
+    auto abortable = AsAbortable(std::move(channel).value());
+    if (abortable.ok()) {
+      return std::unique_ptr<Channel>(
+          new HeldChannel(std::move(abortable).value(), std::move(hold)));
+    }
+    channel = abortable.status();
+  }
+  hold->Release(std::string("the ") + role + " could not finish the handshake: " +
+                channel.status().message());
+  return channel.status();
+}
+
 // The acceptor's TCP side: listen, answer the daemon, take the connection.
-StatusOr<std::unique_ptr<Channel>> AcceptTcp(v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
-                                             const std::string& reason, ChannelInfo info) {
+StatusOr<std::unique_ptr<Channel>> AcceptTcp(const std::shared_ptr<grpc::Channel>& rpc,
+                                             v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+                                             const std::string& reason, ChannelInfo info,
+                                             Clock::time_point start) {
   std::string host = in.plan().tcp_bind_host().empty() ? "127.0.0.1" : in.plan().tcp_bind_host();
   auto acceptor = TcpAcceptor::Listen(host, RandomToken());
   if (!acceptor.ok()) return acceptor.status();
@@ -59,13 +80,17 @@ StatusOr<std::unique_ptr<Channel>> AcceptTcp(v1::Rdmad::Stub* stub, const v1::In
   v1::AcceptResponse response;
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return FromGrpc(st);
+  auto hold = HoldStream::Open(rpc, in.channel_id());
   info.transport = ChannelTransport::kTcp;
   info.transport_reason = reason;
+  info.handshake_ms = MsSince(start);
   spdlog::info("channel {:#x} from {}: TCP: {}", in.channel_id(), in.peer(), reason);
-  return acceptor.value()->Accept(std::chrono::milliseconds(15000), info);
+  return Held(acceptor.value()->Accept(std::chrono::milliseconds(15000), info), std::move(hold),
+              "acceptor");
 }
 
-StatusOr<std::unique_ptr<Channel>> AcceptOne(v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+StatusOr<std::unique_ptr<Channel>> AcceptOne(const std::shared_ptr<grpc::Channel>& rpc,
+                                             v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
                                              const std::string& service) {
   auto start = Clock::now();
   ChannelInfo info;
@@ -76,14 +101,18 @@ StatusOr<std::unique_ptr<Channel>> AcceptOne(v1::Rdmad::Stub* stub, const v1::In
   if (!initiator.ok()) return initiator.status();
   if (!initiator.value().rdma) {
     const std::string& why = initiator.value().transport_reason;
-    return AcceptTcp(stub, in, why.empty() ? "the initiator chose TCP" : "the initiator's side: " + why,
-                     info);
+    return AcceptTcp(rpc, stub, in,
+                     why.empty() ? "the initiator chose TCP" : "the initiator's side: " + why, info,
+                     start);
   }
-  if (!in.plan().has_path()) return AcceptTcp(stub, in, in.plan().tcp_reason(), info);
+  if (!in.plan().has_path()) return AcceptTcp(rpc, stub, in, in.plan().tcp_reason(), info, start);
   auto pending = PendingRdmaChannel::Create(PlanFromPath(in.plan().path()));
-  if (!pending.ok()) return AcceptTcp(stub, in, "RDMA setup failed: " + pending.status().message(), info);
+  if (!pending.ok()) {
+    return AcceptTcp(rpc, stub, in, "RDMA setup failed: " + pending.status().message(), info,
+                     start);
+  }
   Status rtr = pending.value()->ReadyToReceive(*initiator.value().rdma);
-  if (!rtr.ok()) return AcceptTcp(stub, in, "RDMA RTR failed: " + rtr.message(), info);
+  if (!rtr.ok()) return AcceptTcp(rpc, stub, in, "RDMA RTR failed: " + rtr.message(), info, start);
   WireEndpoint mine;
   mine.rdma = pending.value()->local();
   v1::AcceptRequest request;
@@ -93,17 +122,18 @@ StatusOr<std::unique_ptr<Channel>> AcceptOne(v1::Rdmad::Stub* stub, const v1::In
   v1::AcceptResponse response;
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return FromGrpc(st);
+  auto hold = HoldStream::Open(rpc, in.channel_id());
   info.transport = ChannelTransport::kRdma;
   info.transport_reason = "RDMA path planned on both sides";
   info.handshake_ms = MsSince(start);
   LogRdma("accepted", info.id, mine.rdma.value(), *initiator.value().rdma);
-  return pending.value()->ReadyToSend(info);
+  return Held(pending.value()->ReadyToSend(info), std::move(hold), "acceptor");
 }
 
 class GrpcListener final : public Listener {
  public:
   GrpcListener(std::shared_ptr<grpc::Channel> channel, std::string service)
-      : stub_(v1::Rdmad::NewStub(channel)), service_(std::move(service)) {}
+      : rpc_(std::move(channel)), stub_(v1::Rdmad::NewStub(rpc_)), service_(std::move(service)) {}
 
   ~GrpcListener() override {
     context_.TryCancel();
@@ -128,7 +158,7 @@ class GrpcListener final : public Listener {
   StatusOr<std::unique_ptr<Channel>> Accept(std::chrono::milliseconds timeout) override {
     auto next = Next(timeout);
     if (!next.ok()) return next.status();
-    auto channel = AcceptOne(stub_.get(), next.value(), service_);
+    auto channel = AcceptOne(rpc_, stub_.get(), next.value(), service_);
     if (channel.ok()) return channel;
     return channel.status();
   }
@@ -174,6 +204,7 @@ class GrpcListener final : public Listener {
     return in;
   }
 
+  std::shared_ptr<grpc::Channel> rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
   const std::string service_;
   grpc::ClientContext context_;
@@ -195,10 +226,12 @@ StatusOr<std::unique_ptr<Listener>> ListenOn(std::shared_ptr<grpc::Channel> chan
   return std::unique_ptr<Listener>(std::move(listener));
 }
 
-StatusOr<std::unique_ptr<Channel>> ConnectTo(v1::Rdmad::Stub* stub, const std::string& peer,
-                                             const std::string& service,
+StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
+                                             const std::string& peer, const std::string& service,
                                              const ConnectOptions& options) {
   auto start = Clock::now();
+  auto owned_stub = v1::Rdmad::NewStub(rpc);
+  v1::Rdmad::Stub* stub = owned_stub.get();
   v1::PlanChannelRequest plan_request;
   plan_request.set_peer(peer);
   plan_request.set_service(service);
@@ -235,17 +268,22 @@ StatusOr<std::unique_ptr<Channel>> ConnectTo(v1::Rdmad::Stub* stub, const std::s
   ctx.set_deadline(std::chrono::system_clock::now() + options.timeout);
   st = stub->Connect(&ctx, request, &reply);
   if (!st.ok()) return FromGrpc(st);
+  auto hold = HoldStream::Open(rpc, plan.channel_id());
   auto theirs = FromProto(reply.peer());
-  if (!theirs.ok()) return theirs.status();
+  if (!theirs.ok()) return Held(theirs.status(), std::move(hold), "initiator");
   if (theirs.value().rdma && pending) {
-    RDMAD_RETURN_IF_ERROR(pending->ReadyToReceive(*theirs.value().rdma));
+    Status rtr = pending->ReadyToReceive(*theirs.value().rdma);
+    if (!rtr.ok()) return Held(rtr, std::move(hold), "initiator");
     info.transport = ChannelTransport::kRdma;
     info.transport_reason = "RDMA path planned on both sides";
     info.handshake_ms = MsSince(start);
     LogRdma("connected", info.id, mine.rdma.value(), *theirs.value().rdma);
-    return pending->ReadyToSend(info);
+    return Held(pending->ReadyToSend(info), std::move(hold), "initiator");
   }
-  if (!theirs.value().tcp) return Status::InvalidArgument("the peer answered RDMA to a TCP request");
+  if (!theirs.value().tcp) {
+    return Held(Status::InvalidArgument("the peer answered RDMA to a TCP request"),
+                std::move(hold), "initiator");
+  }
   pending.reset();  // the acceptor fell back: the QP is discarded
   info.transport = ChannelTransport::kTcp;
   info.transport_reason =
@@ -253,7 +291,7 @@ StatusOr<std::unique_ptr<Channel>> ConnectTo(v1::Rdmad::Stub* stub, const std::s
   spdlog::info("channel {:#x} to {} service {}: TCP: {}", info.id, peer, service,
                info.transport_reason);
   info.handshake_ms = MsSince(start);
-  return TcpConnect(*theirs.value().tcp, info, options.timeout);
+  return Held(TcpConnect(*theirs.value().tcp, info, options.timeout), std::move(hold), "initiator");
 }
 
 }  // namespace rdmad::internal

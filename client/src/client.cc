@@ -129,7 +129,7 @@ class GrpcClient final : public Client {
 
   StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer, const std::string& service,
                                              const ConnectOptions& options) override {
-    return internal::ConnectTo(stub_.get(), peer, service, options);
+    return internal::ConnectTo(channel_, peer, service, options);
   }
 
   StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {

@@ -1,10 +1,14 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Broker: planning, the initiator's Connect and the acceptor's OpenChannel.
+// The lifecycle (holds, closes, peer loss, the table's hygiene) is in
+// broker_lifecycle.cc.
 
 #include "daemon/core/broker.h"
 
 #include <spdlog/spdlog.h>
 
-#include <future>
+#include <algorithm>
 #include <random>
 
 namespace rdmad {
@@ -15,6 +19,28 @@ uint64_t RandomChannelId() {
   uint64_t id = 0;
   while (id == 0) id = rng();
   return id;
+}
+
+bool IsLoopback(const std::string& ip) { return ip == "::1" || ip.rfind("127.", 0) == 0; }
+
+BrokerOptions WithDefaults(BrokerOptions o) {
+  if (!o.clock) o.clock = [] { return BrokerClock::now(); };
+  if (!o.source_address) {
+    o.source_address = [](const std::string& peer_ip) -> std::optional<std::string> {
+      StatusOr<std::string> source = KernelSourceAddress(peer_ip);
+      if (source.ok()) return source.value();
+      spdlog::info("no source address for reaching {}: {}", peer_ip, source.status().message());
+      return std::nullopt;
+    };
+  }
+  return o;
+}
+
+// A peer's reply failure after which the peer may still hold the channel
+// (it accepted, or may accept late): the peer is told that it is closed.
+bool PeerMayHoldIt(StatusCode code) {
+  return code != StatusCode::kNotFound && code != StatusCode::kPermissionDenied &&
+         code != StatusCode::kAborted && code != StatusCode::kFailedPrecondition;
 }
 
 }  // namespace
@@ -40,18 +66,41 @@ std::string HostOfAddress(const std::string& address) {
   return address.substr(0, colon);
 }
 
+void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoint> result) {
+  std::lock_guard lock(mu);
+  if (answer) return;
+  answer = std::move(result);
+  cv.notify_all();
+}
+
+StatusOr<ChannelEndpoint> Broker::PendingOpen::Wait() {
+  std::unique_lock lock(mu);
+  cv.wait(lock, [this] { return answer.has_value(); });
+  return *answer;
+}
+
 Broker::Broker(BrokerOptions options)
-    : options_(std::move(options)), services_(options_.host_name) {}
+    : options_(WithDefaults(std::move(options))), services_(options_.host_name) {}
+
+// The TCP acceptor listens where the initiator can reach it: the loopback
+// address for a loopback peer, else the kernel's source address for
+// reaching the peer (the address it routes from), else the wildcard.
+std::string Broker::TcpBindHost(const std::string& peer_ip) const {
+  if (IsLoopback(peer_ip)) return peer_ip;
+  std::optional<std::string> source = options_.source_address(peer_ip);
+  if (source && !source->empty()) {
+    spdlog::debug("TCP for {}: listening on {}, the kernel's source address for it", peer_ip,
+                  *source);
+    return *source;
+  }
+  std::string wildcard = peer_ip.find(':') != std::string::npos ? "::" : "0.0.0.0";
+  spdlog::warn("TCP for {}: no source address for it (no route?); listening on the wildcard {}",
+               peer_ip, wildcard);
+  return wildcard;
+}
 
 ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reason) const {
   ChannelPlan plan;
-  // The TCP acceptor listens where the peer can reach it: the loopback
-  // address for a loopback peer, else the path's source address when one
-  // resolved, else the wildcard (the endpoint then needs the host's
-  // address; TODO: the address the peer session arrived on).
-  bool v6 = peer_ip.find(':') != std::string::npos;
-  bool loopback = peer_ip == "::1" || peer_ip.rfind("127.", 0) == 0;
-  plan.tcp_bind_host = loopback ? peer_ip : (v6 ? "::" : "0.0.0.0");
   if (!tcp_reason.empty() || options_.force_tcp) {
     plan.tcp_reason = tcp_reason.empty() ? "the config forces TCP" : tcp_reason;
     return plan;
@@ -84,10 +133,12 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
                  service, planned.plan.tcp_reason);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Planned& entry = channels_[planned.channel_id];
+  if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+  Entry& entry = channels_[planned.channel_id];
   entry.peer_key = peer;
+  entry.since = Now();
   entry.record = ChannelRecord{planned.channel_id, found.value().name, service, true, "", "",
-                               ChannelState::kPlanned, std::chrono::system_clock::now()};
+                               ChannelState::kPlanned, std::chrono::system_clock::now(), ""};
   return planned;
 }
 
@@ -98,10 +149,17 @@ StatusOr<ChannelEndpoint> Broker::Connect(uint64_t channel_id, const ChannelEndp
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(channel_id);
-    if (it == channels_.end() || it->second.record.state != ChannelState::kPlanned) {
+    if (it == channels_.end()) {
       return Status::NotFound("no planned channel " + std::to_string(channel_id));
     }
+    if (it->second.record.state != ChannelState::kPlanned) {
+      const ChannelRecord& r = it->second.record;
+      return Status::FailedPrecondition(
+          "channel " + std::to_string(channel_id) + " is " +
+          std::string(ChannelStateName(r.state)) + (r.reason.empty() ? "" : ": " + r.reason));
+    }
     it->second.record.state = ChannelState::kOpening;
+    it->second.since = Now();
     peer_key = it->second.peer_key;
     call.service = it->second.record.service;
   }
@@ -116,25 +174,67 @@ StatusOr<ChannelEndpoint> Broker::Connect(uint64_t channel_id, const ChannelEndp
     Update(channel_id, ChannelState::kFailed, "", link.status().message());
     return link.status();
   }
-  auto promise = std::make_shared<std::promise<StatusOr<ChannelEndpoint>>>();
-  auto answer = promise->get_future();
+  auto open = std::make_shared<PendingOpen>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
+      return Status::Unavailable(it == channels_.end() ? "the channel was dropped"
+                                                       : it->second.record.reason);
+    }
+    it->second.record.peer_instance = peer.value().instance_id;
+    it->second.open = open;
+  }
   link.value()->OpenChannel(call, options_.open_timeout,
-                            [promise](StatusOr<ChannelEndpoint> r) { promise->set_value(std::move(r)); });
-  StatusOr<ChannelEndpoint> reply = answer.get();
+                            [open](StatusOr<ChannelEndpoint> r) { open->Complete(std::move(r)); });
+  return Conclude(channel_id, peer_key, open->Wait());
+}
+
+StatusOr<ChannelEndpoint> Broker::Conclude(uint64_t channel_id, const std::string& peer_key,
+                                           StatusOr<ChannelEndpoint> reply) {
+  bool garbage = false;
   if (reply.ok()) {
     Status valid = ValidateChannelEndpoint(reply.value());
     if (!valid.ok()) reply = Status::InvalidArgument("the peer's " + valid.message());
+    garbage = !valid.ok();
   }
-  if (!reply.ok()) {
-    spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key, reply.status().ToString());
-    Update(channel_id, ChannelState::kFailed, "", reply.status().message());
-    return reply.status();
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) return Status::Unavailable("the channel was dropped");
+    Entry& e = it->second;
+    e.open.reset();
+    if (ChannelEnded(e.record.state)) {  // the peer was lost, or the app let go
+      if (reply.ok() && !e.peer_told) {
+        e.peer_told = true;
+        endings.push_back(Ending{e.record, e.peer_key, {}, nullptr, true,
+                                 "the initiator gave up: " + e.record.reason, false, true});
+      }
+      reply = Status::Unavailable(e.record.reason);
+    } else if (!reply.ok()) {
+      if (reply.status().code() == StatusCode::kUnavailable) {  // "Socket closed", ...
+        reply = Status::Unavailable("peer daemon " + e.record.peer + ": " +
+                                    reply.status().message());
+      }
+      bool tell = garbage || PeerMayHoldIt(reply.status().code());
+      auto ending = EndLocked(e, ChannelState::kFailed, reply.status().message(), tell,
+                              "the initiator gave up: " + reply.status().message());
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = ChannelState::kEstablished;
+      e.record.transport = EndpointTransport(reply.value());
+      e.record.reason = reply.value().transport_reason;
+      e.since = Now();
+    }
   }
+  if (!reply.ok()) spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key,
+                                reply.status().ToString());
+  Deliver(std::move(endings));
+  if (!reply.ok()) return reply.status();
   spdlog::info("channel {:#x} to {} established over {}{}", channel_id, peer_key,
                EndpointTransport(reply.value()),
                reply.value().transport_reason.empty() ? "" : ": " + reply.value().transport_reason);
-  Update(channel_id, ChannelState::kEstablished, EndpointTransport(reply.value()),
-         reply.value().transport_reason);
   return reply;
 }
 
@@ -142,43 +242,87 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
                                                 const std::string& peer_ip) {
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(call.service));
   RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(call.initiator, /*listening=*/false));
+  if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
   IncomingChannelRequest request;
   request.channel_id = call.channel_id;
   request.peer = call.initiator_host;
   request.service = call.service;
   request.initiator = call.initiator;
   request.plan = Plan(peer_ip, call.initiator.tcp ? "the initiator chose TCP" : "");
+  request.plan.tcp_bind_host = TcpBindHost(peer_ip);  // if the acceptor falls back to TCP
   request.deadline = options_.accept_deadline;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    channels_[call.channel_id].record =
-        ChannelRecord{call.channel_id, call.initiator_host, call.service, false, "", "",
-                      ChannelState::kOpening, std::chrono::system_clock::now()};
+    if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+    auto it = channels_.find(call.channel_id);
+    // A channel to this daemon itself shares the initiator's entry.
+    bool self = it != channels_.end() && it->second.record.initiator &&
+                call.initiator_instance == options_.instance_id;
+    if (it != channels_.end() && !ChannelEnded(it->second.record.state) && !self) {
+      return Status::AlreadyExists(fmt::format("channel {:#x} already exists on {}",
+                                               call.channel_id, options_.host_name));
+    }
+    if (!self) {
+      Entry& entry = channels_[call.channel_id];
+      entry = Entry{};
+      entry.since = Now();
+      entry.record = ChannelRecord{call.channel_id, call.initiator_host, call.service, false, "",
+                                   "", ChannelState::kOpening, std::chrono::system_clock::now(),
+                                   call.initiator_instance};
+    }
   }
   StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request));
-  if (!answer.ok()) {
-    Update(call.channel_id, ChannelState::kFailed, "", answer.status().message());
-    return answer;
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(call.channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
+      // Closed by the initiator meanwhile: the acceptor's hold hears it.
+      return Status::Unavailable("the channel was closed during the handshake");
+    }
+    Entry& e = it->second;
+    if (!answer.ok()) {
+      auto ending = EndLocked(e, ChannelState::kFailed, answer.status().message(), false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = ChannelState::kEstablished;
+      e.record.transport = EndpointTransport(answer.value());
+      e.record.reason = answer.value().transport_reason;
+      e.since = Now();
+    }
   }
-  Update(call.channel_id, ChannelState::kEstablished, EndpointTransport(answer.value()),
-         answer.value().transport_reason);
+  Deliver(std::move(endings));
   return answer;
 }
 
 void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& transport,
                     const std::string& reason) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = channels_.find(channel_id);
-  if (it == channels_.end()) return;
-  it->second.record.state = state;
-  if (!transport.empty()) it->second.record.transport = transport;
-  it->second.record.reason = reason;
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) return;
+    Entry& e = it->second;
+    if (ChannelEnded(state)) {
+      auto ending = EndLocked(e, state, reason, false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = state;
+      if (!transport.empty()) e.record.transport = transport;
+      e.record.reason = reason;
+      e.since = Now();
+    }
+  }
+  Deliver(std::move(endings));
 }
 
 std::vector<ChannelRecord> Broker::Channels() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ChannelRecord> out;
   for (const auto& [id, entry] : channels_) out.push_back(entry.record);
+  std::sort(out.begin(), out.end(), [](const ChannelRecord& a, const ChannelRecord& b) {
+    return a.created < b.created;
+  });
   return out;
 }
 

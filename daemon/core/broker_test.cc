@@ -2,6 +2,7 @@
 
 #include "daemon/core/broker.h"
 
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -12,6 +13,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr char kInstanceA[] = "0123456789abcdef0123456789abcdef";
+constexpr char kInstanceB[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
 ChannelEndpoint TcpEnd(uint16_t port) {
   ChannelEndpoint e;
   e.tcp = internal::TcpEndpoint{};
@@ -21,11 +25,16 @@ ChannelEndpoint TcpEnd(uint16_t port) {
   return e;
 }
 
-// A link whose OpenChannel is answered by the given function.
+// A link whose OpenChannel is answered by the given function (or kept
+// waiting when there is none) and whose CloseChannel calls are recorded.
 class FakeLink : public PeerLink {
  public:
   std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall&)> answer;
   std::string target_ = "127.0.0.1:7581";
+  std::mutex mu;
+  std::vector<CloseChannelCall> closes;  // guarded by mu
+  OpenDone waiting;                      // guarded by mu
+
   const std::string& target() const override { return target_; }
   void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
     done(Status::Unimplemented("fake"));
@@ -37,30 +46,97 @@ class FakeLink : public PeerLink {
   }
   void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
                    OpenDone done) override {
-    done(answer(call));
+    if (answer) {
+      done(answer(call));
+      return;
+    }
+    std::lock_guard lock(mu);
+    waiting = std::move(done);
   }
+  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
+    {
+      std::lock_guard lock(mu);
+      closes.push_back(call);
+    }
+    done(Status::Ok());
+  }
+  std::vector<CloseChannelCall> Closes() {
+    std::lock_guard lock(mu);
+    return closes;
+  }
+};
+
+class FakeHolder : public ChannelHolder {
+ public:
+  void OnChannelEnded(ChannelState state, const std::string& reason) override {
+    std::lock_guard lock(mu);
+    ends.emplace_back(state, reason);
+  }
+  std::vector<std::pair<ChannelState, std::string>> Ends() {
+    std::lock_guard lock(mu);
+    return ends;
+  }
+  std::mutex mu;
+  std::vector<std::pair<ChannelState, std::string>> ends;
 };
 
 struct Fixture {
   std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
   bool up = true;
-  Broker broker{Options()};
+  bool instance_link = true;  // find_instance finds link
+  BrokerClock::time_point now = BrokerClock::now();
+  std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
+  std::vector<std::pair<std::string, PeerEvent>> events;
+  BrokerOptions options = Options();
+  Broker broker{options};
 
   BrokerOptions Options() {
     BrokerOptions o;
     o.host_name = "hostA";
-    o.instance_id = "0123456789abcdef0123456789abcdef";
+    o.instance_id = kInstanceA;
     o.accept_deadline = 2000ms;
     o.resolve = [](const PathRequest& r) -> StatusOr<PathDecision> {
       return Status::NotFound("no RDMA device");
     };
     o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
       if (name != "B") return Status::NotFound("unknown peer " + name);
-      BrokerPeer p{"B", "127.0.0.1:7581", Status::Unavailable("peer B is down: refused")};
+      BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB,
+                   Status::Unavailable("peer B is down: refused")};
       if (up) p.link = std::static_pointer_cast<PeerLink>(link);
       return p;
     };
+    o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
+      if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
+      return std::static_pointer_cast<PeerLink>(link);
+    };
+    o.send_event = [this](const std::string& id, const PeerEvent& e) {
+      events.emplace_back(id, e);
+      return Status::Ok();
+    };
+    o.source_address = [this](const std::string& ip) -> std::optional<std::string> {
+      auto it = sources.find(ip);
+      if (it == sources.end()) return std::nullopt;
+      return it->second;
+    };
+    o.clock = [this] { return now; };
     return o;
+  }
+
+  // An established initiator channel (TCP).
+  uint64_t Established() {
+    link->answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> { return TcpEnd(5000); };
+    auto planned = broker.PlanChannel("B", "svc", true);
+    EXPECT_TRUE(planned.ok()) << planned.status().ToString();
+    auto reply = broker.Connect(planned.value().channel_id, TcpEnd(1));
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    return planned.value().channel_id;
+  }
+
+  ChannelRecord Record(uint64_t id) {
+    for (const ChannelRecord& r : broker.Channels()) {
+      if (r.channel_id == id) return r;
+    }
+    return ChannelRecord{};
   }
 };
 
@@ -79,6 +155,7 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   f.link->answer = [](const OpenChannelCall& call) -> StatusOr<ChannelEndpoint> {
     EXPECT_EQ(call.service, "svc");
     EXPECT_EQ(call.initiator_host, "hostA");
+    EXPECT_EQ(call.initiator_instance, kInstanceA);
     return TcpEnd(5000);
   };
   auto planned = f.broker.PlanChannel("B", "svc", true);
@@ -90,8 +167,11 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   ASSERT_EQ(channels.size(), 1u);
   EXPECT_EQ(channels[0].state, ChannelState::kEstablished);
   EXPECT_EQ(channels[0].transport, "TCP");
+  EXPECT_EQ(channels[0].peer_instance, kInstanceB);
+  // A second Connect on the same plan: the channel is no longer planned.
   EXPECT_EQ(f.broker.Connect(planned.value().channel_id, TcpEnd(1)).status().code(),
-            StatusCode::kNotFound);
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.broker.Connect(12345, TcpEnd(1)).status().code(), StatusCode::kNotFound);
 }
 
 TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
@@ -103,6 +183,9 @@ TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
   auto reply = f.broker.Connect(planned.value().channel_id, TcpEnd(1));
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(reply.status().message().find("the peer's TCP endpoint: port 0"), std::string::npos);
+  // The peer may hold what it answered: it is told that the initiator gave up.
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_NE(f.link->Closes()[0].reason.find("the initiator gave up"), std::string::npos);
 
   ChannelEndpoint bad;
   bad.rdma = internal::RdmaEndpoint{};
@@ -123,16 +206,17 @@ class AcceptingSink : public ServiceSink {
   explicit AcceptingSink(ServiceRegistry* r) : registry(r) {}
   ServiceRegistry* registry;
   IncomingChannelRequest seen;
+  std::vector<std::string> closed;
   void OnIncoming(const IncomingChannelRequest& r) override {
     seen = r;
     EXPECT_TRUE(registry->Accept(r.request_id, TcpEnd(6000)).ok());
   }
-  void OnChannelClosed(uint64_t, const std::string&) override {}
+  void OnChannelClosed(uint64_t, const std::string& reason) override { closed.push_back(reason); }
 };
 
 TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   Fixture f;
-  OpenChannelCall call{77, "svc", "hostA", "ff", TcpEnd(1)};
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().message(),
             "no service svc on hostA");
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
@@ -142,10 +226,192 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   EXPECT_EQ(answer.value().tcp->port, 6000);
   EXPECT_EQ(sink->seen.plan.tcp_reason, "the initiator chose TCP");
+  EXPECT_EQ(sink->seen.plan.tcp_bind_host, "127.0.0.1");
   EXPECT_EQ(sink->seen.channel_id, 77u);
+  EXPECT_EQ(f.Record(77).peer_instance, kInstanceB);
+  EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
+            StatusCode::kAlreadyExists);  // a live channel's id is not taken over
   call.initiator.tcp.reset();
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
             StatusCode::kInvalidArgument);
+}
+
+TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
+  Fixture f;
+  auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
+  auto reg = f.broker.services().Register("svc", sink);
+  uint64_t id = 100;
+  auto bind_host = [&](const std::string& peer_ip) {
+    OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1)};
+    EXPECT_TRUE(f.broker.OnOpenChannel(call, peer_ip).ok());
+    return sink->seen.plan.tcp_bind_host;
+  };
+  EXPECT_EQ(bind_host("192.0.2.7"), "192.0.2.1");  // the kernel's route to it
+  EXPECT_EQ(bind_host("198.51.100.9"), "0.0.0.0");  // no route: the wildcard
+  EXPECT_EQ(bind_host("2001:db8::9"), "::");
+  EXPECT_EQ(bind_host("::1"), "::1");
+}
+
+TEST(BrokerTest, ReleaseClosesTellsThePeerAndTheHolder) {
+  Fixture f;
+  uint64_t id = f.Established();
+  auto holder = std::make_shared<FakeHolder>();
+  auto held = f.broker.Hold(id, holder);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_NE(held.value().token, 0u);
+  ASSERT_TRUE(f.broker.Release(id, "closed by the application").ok());
+  EXPECT_EQ(f.Record(id).state, ChannelState::kClosed);
+  EXPECT_EQ(f.Record(id).reason, "closed by the application");
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_EQ(f.link->Closes()[0].channel_id, id);
+  EXPECT_EQ(f.link->Closes()[0].reason, "closed by the application");
+  EXPECT_EQ(f.link->Closes()[0].initiator_instance, kInstanceA);
+  ASSERT_EQ(holder->Ends().size(), 1u);
+  EXPECT_EQ(holder->Ends()[0].first, ChannelState::kClosed);
+  // Again: OK, nobody told twice; a late hold hears the end at once.
+  EXPECT_TRUE(f.broker.Release(id, "again").ok());
+  EXPECT_EQ(f.link->Closes().size(), 1u);
+  auto late = f.broker.Hold(id, std::make_shared<FakeHolder>());
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late.value().token, 0u);
+  EXPECT_EQ(late.value().state, ChannelState::kClosed);
+  EXPECT_EQ(late.value().reason, "closed by the application");
+  EXPECT_EQ(f.broker.Release(12345, "x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.Hold(12345, holder).status().code(), StatusCode::kNotFound);
+}
+
+TEST(BrokerTest, TheLifelineEndingClosesTheChannel) {
+  Fixture f;
+  uint64_t id = f.Established();
+  auto holder = std::make_shared<FakeHolder>();
+  uint64_t token = f.broker.Hold(id, holder).value().token;
+  f.broker.Unhold(id, token + 1, "not this hold");
+  EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
+  f.broker.Unhold(id, token, "the application went away");
+  EXPECT_EQ(f.Record(id).state, ChannelState::kClosed);
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_EQ(f.link->Closes()[0].reason, "the application went away");
+  EXPECT_TRUE(holder->Ends().empty());  // the ending hold is not told about itself
+}
+
+TEST(BrokerTest, APeersCloseReachesTheHolderAndIsChecked) {
+  Fixture f;
+  uint64_t id = f.Established();
+  auto holder = std::make_shared<FakeHolder>();
+  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  EXPECT_EQ(f.broker.OnCloseChannel({0, "x", kInstanceB}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.OnCloseChannel({id, "x", "not-hex"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.OnCloseChannel({id + 1, "x", kInstanceB}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.OnCloseChannel({id, "x", kInstanceA}).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(holder->Ends().empty());
+  ASSERT_TRUE(f.broker.OnCloseChannel({id, "closed by the application", kInstanceB}).ok());
+  ASSERT_EQ(holder->Ends().size(), 1u);
+  EXPECT_EQ(holder->Ends()[0].first, ChannelState::kClosed);
+  EXPECT_EQ(holder->Ends()[0].second, "closed by peer B: closed by the application");
+  EXPECT_TRUE(f.link->Closes().empty());  // the peer knows
+  EXPECT_TRUE(f.broker.OnCloseChannel({id, "again", kInstanceB}).ok());
+  EXPECT_EQ(holder->Ends().size(), 1u);
+}
+
+TEST(BrokerTest, LosingThePeerFailsItsChannelsAndAWaitingConnect) {
+  Fixture f;
+  uint64_t id = f.Established();
+  auto holder = std::make_shared<FakeHolder>();
+  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  f.link->answer = nullptr;  // the next OpenChannel is never answered
+  auto planned = f.broker.PlanChannel("B", "svc", true);
+  auto connect = std::async(std::launch::async, [&] {
+    return f.broker.Connect(planned.value().channel_id, TcpEnd(1)).status();
+  });
+  while (f.Record(planned.value().channel_id).peer_instance.empty()) {
+    std::this_thread::sleep_for(1ms);
+  }
+  f.broker.OnPeerLost("cccccccccccccccccccccccccccccccc", "C", "another peer");
+  EXPECT_EQ(connect.wait_for(50ms), std::future_status::timeout);
+  f.broker.OnPeerLost(kInstanceB, "B", "no heartbeat for 5000 ms");
+  ASSERT_EQ(connect.wait_for(5s), std::future_status::ready) << "Connect still waits";
+  Status status = connect.get();
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(), "peer daemon B lost: no heartbeat for 5000 ms");
+  ASSERT_EQ(holder->Ends().size(), 1u);
+  EXPECT_EQ(holder->Ends()[0].first, ChannelState::kFailed);
+  EXPECT_EQ(holder->Ends()[0].second, "peer daemon B lost: no heartbeat for 5000 ms");
+  EXPECT_EQ(f.Record(id).state, ChannelState::kFailed);
+  EXPECT_TRUE(f.link->Closes().empty());
+  // The late answer changes nothing.
+  std::lock_guard lock(f.link->mu);
+  f.link->waiting(TcpEnd(5000));
+  EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kFailed);
+}
+
+TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
+  Fixture f;
+  auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
+  auto reg = f.broker.services().Register("svc", sink);
+  ASSERT_TRUE(f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+  ASSERT_TRUE(f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+  ASSERT_TRUE(f.broker.Release(7, "closed by the application").ok());
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_EQ(f.link->Closes()[0].channel_id, 7u);
+  EXPECT_EQ(sink->closed, std::vector<std::string>{"closed by the application"});
+  f.instance_link = false;  // no session of ours to hostB: its stream to us
+  ASSERT_TRUE(f.broker.Release(8, "closed by the application").ok());
+  EXPECT_EQ(f.link->Closes().size(), 1u);
+  ASSERT_EQ(f.events.size(), 1u);
+  EXPECT_EQ(f.events[0].first, kInstanceB);
+  EXPECT_EQ(f.events[0].second.kind, PeerEvent::Kind::kChannelClosed);
+  EXPECT_EQ(f.events[0].second.channel_id, 8u);
+}
+
+TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
+  Fixture f;
+  uint64_t held = f.Established();
+  ASSERT_TRUE(f.broker.Hold(held, std::make_shared<FakeHolder>()).ok());
+  uint64_t unheld = f.Established();
+  uint64_t planned = f.broker.PlanChannel("B", "svc", true).value().channel_id;
+  f.now += f.options.hold_grace;
+  f.broker.Sweep();
+  EXPECT_EQ(f.Record(unheld).state, ChannelState::kClosed);
+  ASSERT_EQ(f.link->Closes().size(), 1u);  // the peer's side is closed too
+  EXPECT_EQ(f.link->Closes()[0].channel_id, unheld);
+  EXPECT_EQ(f.Record(planned).state, ChannelState::kPlanned);  // a slow app still has time
+  f.now = f.now - f.options.hold_grace + f.options.plan_lifetime;
+  f.broker.Sweep();
+  EXPECT_EQ(f.Record(planned).state, ChannelState::kFailed);
+  EXPECT_NE(f.Record(planned).reason.find("did not Connect"), std::string::npos);
+  Status late = f.broker.Connect(planned, TcpEnd(1)).status();
+  EXPECT_NE(late.message().find("is failed: expired"), std::string::npos) << late.ToString();
+  EXPECT_EQ(f.Record(held).state, ChannelState::kEstablished);
+  EXPECT_EQ(f.broker.Channels().size(), 3u);  // ended entries stay a while
+  f.now += f.options.keep_ended;
+  f.broker.Sweep();
+  ASSERT_EQ(f.broker.Channels().size(), 1u);
+  EXPECT_EQ(f.broker.Channels()[0].channel_id, held);
+}
+
+TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
+  Fixture f;
+  f.options.max_ended = 2;
+  Broker broker(f.options);
+  for (int i = 0; i < 5; ++i) {
+    auto planned = broker.PlanChannel("B", "svc", true);
+    ASSERT_TRUE(broker.Release(planned.value().channel_id, "done").ok());
+    f.now += 1ms;
+  }
+  broker.Sweep();
+  EXPECT_EQ(broker.Channels().size(), 2u);
+}
+
+TEST(BrokerTest, ShutdownClosesEveryChannelAndRefusesNewOnes) {
+  Fixture f;
+  uint64_t id = f.Established();
+  auto holder = std::make_shared<FakeHolder>();
+  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  f.broker.Shutdown();
+  ASSERT_EQ(holder->Ends().size(), 1u);
+  EXPECT_EQ(holder->Ends()[0].second, "rdmad on hostA stopped");
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_EQ(f.broker.PlanChannel("B", "svc", true).status().code(), StatusCode::kUnavailable);
 }
 
 TEST(BrokerTest, HostOfAddress) {

@@ -146,11 +146,7 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
-  broker_ = std::make_unique<Broker>(MakeBrokerOptions());
-  peers_.inbound().SetChannelHandler(
-      [broker = broker_.get()](const OpenChannelCall& call, const std::string& peer_ip) {
-        return broker->OnOpenChannel(call, peer_ip);
-      });
+  StartBroker();
   return peers_.Start(cfg, make_server.peer);
 }
 
@@ -169,6 +165,8 @@ int Daemon::Run(const ApiServerFactory& make_server) {
     close(signal_fd);
     return 1;
   }
+  make_echo_ = make_server.echo;
+  UpdateEcho(*config(), /*at_start=*/true);
   notifier_.Ready();
   notifier_.Status("serving on " + socket_path_);
   MainLoop(signal_fd);
@@ -209,6 +207,26 @@ void Daemon::OnInventory(const Inventory& inventory,
     events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
   }
   if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
+}
+
+// Starts or stops the echo service to match echo.enabled. A service that
+// cannot start (say another application holds rdmad.echo) is logged; the
+// daemon serves on without it.
+void Daemon::UpdateEcho(const Config& config, bool at_start) {
+  if (!make_echo_) return;
+  if (!config.echo.enabled) {
+    if (echo_ || at_start) spdlog::info("echo service off: echo.enabled = false");
+    if (echo_) echo_->Stop();
+    echo_.reset();
+    return;
+  }
+  if (echo_) return;
+  auto echo = make_echo_(socket_path_);
+  if (!echo.ok()) {
+    spdlog::warn("echo service not started: {}", echo.status().message());
+    return;
+  }
+  echo_ = std::move(echo).value();
 }
 
 StatusOr<std::map<std::string, uint64_t>> Daemon::PortCounters(const std::string& device,
@@ -263,6 +281,7 @@ void Daemon::Reload() {
     generation = ++config_generation_;
   }
   peers_.Reload(*previous, *config());
+  UpdateEcho(*config(), /*at_start=*/false);
   spdlog::info("configuration reloaded (generation {})", generation);
   events_.Publish(DaemonEventKind::kConfigReloaded,
                   "configuration reloaded from " + options_.config_path +
@@ -278,7 +297,10 @@ void Daemon::Stop(int signo) {
   events_.Publish(DaemonEventKind::kDaemonStopping,
                   std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
   events_.Close();
+  if (echo_) echo_->Stop();  // first: it is a client of the server below
+  echo_.reset();
   listener_->Stop();
+  if (broker_) broker_->Shutdown();  // holders and peers told while sessions are up
   peers_.Stop();
   server_->Shutdown(kShutdownDeadline);
   monitor_.Stop();

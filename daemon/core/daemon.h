@@ -2,9 +2,10 @@
 //
 // Daemon runs rdmad's lifecycle: it takes the instance lock, binds the local
 // socket, starts the API server and then the peer listener and sessions
-// (PeerHub), tells systemd it is ready, and then waits in
-// its main loop for signals (SIGHUP reloads, SIGTERM/SIGINT stop) while
-// petting the watchdog. The RPC edge sees it only through DaemonCore.
+// (PeerHub) and the echo service (echo.enabled), tells systemd it is ready,
+// and then waits in its main loop for signals (SIGHUP reloads, SIGTERM/SIGINT
+// stop) while petting the watchdog. The RPC edge sees it only through
+// DaemonCore.
 //
 // Thread safety: Run() is called once from the main thread, with SIGTERM,
 // SIGINT and SIGHUP blocked in every thread (BlockDaemonSignals before any
@@ -23,6 +24,7 @@
 #include <string>
 
 #include "daemon/core/broker.h"
+#include "daemon/core/builtin_service.h"
 #include "daemon/core/config.h"
 #include "daemon/core/device_monitor.h"
 #include "daemon/core/event_bus.h"
@@ -86,10 +88,12 @@ class ApiServer {
 
 // The RPC edge the binary builds (with gRPC) and passes in, so the core
 // stays gRPC-free: the local API server, and the peer transport (the peer
-// listener and the connector for sessions; null: no peer sessions).
+// listener and the connector for sessions; null: no peer sessions). echo
+// starts the built-in echo service (null: none) when echo.enabled.
 struct ApiServerFactory {
   std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)> local;
   PeerTransportFactory peer;
+  BuiltinServiceFactory echo;
 };
 
 struct DaemonOptions {
@@ -126,8 +130,11 @@ class Daemon : public DaemonCore {
   void Stop(int signo);
   void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
   std::shared_ptr<const Config> config() const;
+  void UpdateEcho(const Config& config, bool at_start);
   BrokerOptions MakeBrokerOptions();  // daemon_broker.cc
+  void StartBroker();
   StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);
 
   DaemonOptions options_;
   std::string socket_path_;
@@ -143,6 +150,8 @@ class Daemon : public DaemonCore {
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
   std::unique_ptr<Broker> broker_;  // made in StartServing
+  BuiltinServiceFactory make_echo_;
+  std::unique_ptr<BuiltinService> echo_;  // main thread only
 };
 
 // Blocks the signals the daemon handles in the calling thread (and so in

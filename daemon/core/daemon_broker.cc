@@ -1,12 +1,13 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // The daemon's channel broker wiring: paths from the running config and
-// inventory, peers from the peer hub.
+// inventory, peers from the peer hub, and the hub's hooks into the broker.
 
 #include <arpa/inet.h>
 #include <unistd.h>
 
 #include "daemon/core/daemon.h"
+#include "spdlog/spdlog.h"
 
 namespace rdmad {
 namespace {
@@ -30,7 +31,53 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.instance_id = peers_.instance_id();
   o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
   o.find_peer = [this](const std::string& name) { return FindBrokerPeer(name); };
+  o.find_instance = [this](const std::string& instance_id) { return LinkToInstance(instance_id); };
+  o.send_event = [this](const std::string& instance_id, const PeerEvent& event) {
+    return peers_.inbound().Send(instance_id, event);
+  };
   return o;
+}
+
+// The broker and its hooks: OpenChannel and CloseChannel from peers, and
+// the loss of a peer daemon, seen from either direction: this daemon's
+// session to it going down, or its session to this daemon ending.
+void Daemon::StartBroker() {
+  broker_ = std::make_unique<Broker>(MakeBrokerOptions());
+  Broker* broker = broker_.get();
+  PeerInbound& inbound = peers_.inbound();
+  inbound.SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
+    return broker->OnOpenChannel(call, peer_ip);
+  });
+  inbound.SetCloseHandler([broker](const CloseChannelCall& call) {
+    return broker->OnCloseChannel(call);
+  });
+  inbound.SetStreamLostHandler([broker](const std::string& instance_id, const std::string& host) {
+    broker->OnPeerLost(instance_id, host, "its session to this daemon ended");
+  });
+  peers_.ObserveSessions(
+      [broker](const PeerSnapshot& peer) {
+        if (!peer.remote) return;
+        if (peer.state == PeerState::kDown || peer.state == PeerState::kVersionMismatch) {
+          broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
+        }
+      },
+      [broker](const PeerSnapshot& peer, const PeerEvent& event) {
+        if (event.kind != PeerEvent::Kind::kChannelClosed || !peer.remote) return;
+        Status closed = broker->OnCloseChannel(
+            CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
+        if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
+      });
+  broker_->StartSweeper();
+}
+
+// A link through this daemon's up session to the daemon instance_id.
+StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& instance_id) {
+  for (const PeerSnapshot& p : peers_.List()) {
+    if (p.state != PeerState::kUp || !p.remote || p.remote->instance_id != instance_id) continue;
+    StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(p.name);
+    if (session.ok()) return session.value()->link();
+  }
+  return Status::NotFound("no session up to rdmad instance " + instance_id);
 }
 
 // A name that is neither a [[peers]] name nor an IP literal (with or
@@ -55,6 +102,8 @@ StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) 
   BrokerPeer peer;
   peer.name = session.value()->name();
   peer.address = session.value()->address();
+  PeerSnapshot snapshot = session.value()->snapshot();
+  if (snapshot.remote) peer.instance_id = snapshot.remote->instance_id;
   StatusOr<std::shared_ptr<PeerLink>> link = session.value()->link();
   if (link.ok()) {
     peer.link = std::move(link).value();

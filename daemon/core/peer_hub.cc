@@ -38,6 +38,12 @@ PeerHub::~PeerHub() { Stop(); }
 
 PeerHello PeerHub::LocalHello() const { return BuildLocalHello(*inventory_(), instance_id_); }
 
+void PeerHub::ObserveSessions(PeerSessions::StateObserver on_state,
+                              PeerSessions::EventObserver on_event) {
+  on_state_ = std::move(on_state);
+  on_event_ = std::move(on_event);
+}
+
 Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
   if (!factory) {
     spdlog::info("peers: no transport in this build; peer sessions are off");
@@ -52,6 +58,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   inbound_.Start();
   sessions_ = std::make_unique<PeerSessions>(std::move(transport->connector),
                                              [this] { return LocalHello(); });
+  sessions_->Observe(on_state_, on_event_);
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();

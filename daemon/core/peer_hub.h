@@ -33,6 +33,10 @@ class PeerHub {
   explicit PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory);
   ~PeerHub();  // Stop()
 
+  // The broker's hook on every session (PeerSessions::Observe); set before
+  // Start.
+  void ObserveSessions(PeerSessions::StateObserver on_state, PeerSessions::EventObserver on_event);
+
   // Starts listening (daemon.peer_address:peer_port, TLS per daemon.tls_*)
   // and opens a session per [[peers]] entry. A null factory disables peers
   // (logged). Errors (port in use, unreadable TLS files) stop the daemon.
@@ -60,6 +64,8 @@ class PeerHub {
   std::unique_ptr<PeerServer> server_;
   std::unique_ptr<PeerSessions> sessions_;   // set once by Start
   std::atomic<PeerSessions*> running_{nullptr};  // sessions_, for readers
+  PeerSessions::StateObserver on_state_;  // set before Start
+  PeerSessions::EventObserver on_event_;
   bool stopped_ = false;
 };
 

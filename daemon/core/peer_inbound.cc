@@ -65,7 +65,7 @@ void InboundStream::Detach() {
     std::lock_guard lock(mu_);
     id = std::exchange(id_, 0);
   }
-  if (id != 0) inbound_->Unregister(id);
+  if (id != 0) inbound_->Unregister(id, open_);
 }
 
 InboundStream::Action InboundStream::NextLocked(PeerEvent* next, Status* final) {
@@ -242,9 +242,20 @@ uint64_t PeerInbound::Register(const std::shared_ptr<InboundStream>& stream) {
   }
 }
 
-void PeerInbound::Unregister(uint64_t id) {
-  std::lock_guard lock(mu_);
-  streams_.erase(id);
+void PeerInbound::Unregister(uint64_t id, const SessionOpen& open) {
+  StreamLostHandler lost;
+  {
+    std::lock_guard lock(mu_);
+    if (streams_.erase(id) == 0) return;  // Close() took it: stopping
+    for (auto& [other, weak] : streams_) {
+      auto s = weak.lock();
+      if (s && s->instance_id() == open.instance_id) return;  // still in session
+    }
+    lost = stream_lost_;
+  }
+  spdlog::info("peer {} (instance {}): its session to this daemon ended", open.host_name,
+               open.instance_id);
+  if (lost) lost(open.instance_id, open.host_name);
 }
 
 size_t PeerInbound::stream_count() const {
@@ -296,6 +307,27 @@ StatusOr<ChannelEndpoint> PeerInbound::OpenChannel(const OpenChannelCall& call,
   }
   if (!handler) return Status::Unavailable("this daemon has no channel broker");
   return handler(call, PeerIpOf(from));
+}
+
+void PeerInbound::SetCloseHandler(CloseHandler handler) {
+  std::lock_guard lock(mu_);
+  close_handler_ = std::move(handler);
+}
+
+Status PeerInbound::CloseChannel(const CloseChannelCall& call) {
+  CloseHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Status::Unavailable("the daemon is stopping");
+    handler = close_handler_;
+  }
+  if (!handler) return Status::Unavailable("this daemon has no channel broker");
+  return handler(call);
+}
+
+void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {
+  std::lock_guard lock(mu_);
+  stream_lost_ = std::move(handler);
 }
 
 std::string PeerIpOf(const std::string& from) {

@@ -124,6 +124,19 @@ class PeerInbound {
   // Blocks until the listener answers.
   StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from);
 
+  // The broker's side of a peer's CloseChannel (set once at start, like
+  // the channel handler); without one, UNAVAILABLE. Must not block.
+  using CloseHandler = std::function<Status(const CloseChannelCall& call)>;
+  void SetCloseHandler(CloseHandler handler);
+  Status CloseChannel(const CloseChannelCall& call);
+
+  // Told when the last Session stream of a peer daemon instance ends (not
+  // when this daemon is stopping): that peer's session to this daemon is
+  // gone. Called on the RPC runtime's threads; must not block.
+  using StreamLostHandler =
+      std::function<void(const std::string& instance_id, const std::string& host_name)>;
+  void SetStreamLostHandler(StreamLostHandler handler);
+
   size_t stream_count() const;
   // Writes the heartbeats due at the clock's now; returns the next due time.
   SteadyTime Tick();
@@ -131,7 +144,7 @@ class PeerInbound {
  private:
   friend class InboundStream;
   uint64_t Register(const std::shared_ptr<InboundStream>& stream);  // 0 when closed
-  void Unregister(uint64_t id);
+  void Unregister(uint64_t id, const SessionOpen& open);
   SteadyTime Now() const { return clock_(); }
   PeerHello LocalHello() const { return local_hello_(); }
 
@@ -146,6 +159,8 @@ class PeerInbound {
   std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_
   std::thread ticker_;
   ChannelHandler channel_handler_;  // guarded by mu_
+  CloseHandler close_handler_;      // guarded by mu_
+  StreamLostHandler stream_lost_;   // guarded by mu_
 };
 
 // The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",

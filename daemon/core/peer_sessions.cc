@@ -75,10 +75,28 @@ void PeerSessions::Stop() {
 
 void PeerSessions::Post(std::function<void()> work) { inbox_->Post(std::move(work)); }
 
+void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
+  std::lock_guard lock(mu_);
+  on_state_ = std::move(on_state);
+  on_event_ = std::move(on_event);
+}
+
+// mu_ held.
 std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
                                                       const std::string& address,
                                                       bool configured) {
-  return std::make_shared<PeerSession>(name, address, configured, env_);
+  auto session = std::make_shared<PeerSession>(name, address, configured, env_);
+  if (on_state_ || on_event_) {
+    std::weak_ptr<PeerSession> weak = session;
+    PeerSession::EventObserver on_event;
+    if (on_event_) {
+      on_event = [weak, observe = on_event_](const PeerEvent& event) {
+        if (auto s = weak.lock()) observe(s->snapshot(), event);
+      };
+    }
+    session->Subscribe(on_state_, std::move(on_event));
+  }
+  return session;
 }
 
 void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {

@@ -39,6 +39,14 @@ class PeerSessions {
                PeerSessionOptions options = {});
   ~PeerSessions();  // Stop()
 
+  // Observes every session, present and future (the broker's hook): its
+  // state changes and the channel events on its stream, each with the
+  // session's snapshot. Called on the worker, without locks held; must not
+  // block. Set before the first session is made.
+  using StateObserver = std::function<void(const PeerSnapshot&)>;
+  using EventObserver = std::function<void(const PeerSnapshot&, const PeerEvent&)>;
+  void Observe(StateObserver on_state, EventObserver on_event);
+
   // Starts the worker thread.
   void Start();
   // Ends every session (their streams are cancelled and their links
@@ -79,6 +87,8 @@ class PeerSessions {
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<PeerSession>> sessions_;  // guarded by mu_
   bool stopped_ = false;                                // guarded by mu_
+  StateObserver on_state_;                              // guarded by mu_
+  EventObserver on_event_;                              // guarded by mu_
   std::thread worker_;
 };
 

@@ -186,6 +186,30 @@ TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
   EXPECT_TRUE((*session)->link().ok());
 }
 
+TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
+  std::vector<std::string> seen;
+  sessions_->Observe(
+      [&](const PeerSnapshot& p) {
+        seen.push_back(p.name + " " + std::string(PeerStateName(p.state)) + " " +
+                       (p.remote ? p.remote->instance_id : "-"));
+      },
+      [&](const PeerSnapshot& p, const PeerEvent& e) {
+        seen.push_back(p.name + " closed " + std::to_string(e.channel_id) + " " + e.reason);
+      });
+  BringUp();
+  PeerEvent closed;
+  closed.kind = PeerEvent::Kind::kChannelClosed;
+  closed.channel_id = 7;
+  closed.reason = "bye";
+  Link().streams[0]->on_event(closed);
+  sessions_->RunOnce();
+  Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
+  sessions_->RunOnce();
+  EXPECT_EQ(seen, (std::vector<std::string>{"b up " + std::string(kRemoteId),
+                                            "b closed 7 bye",
+                                            "b down " + std::string(kRemoteId)}));
+}
+
 TEST_F(PeerSessionsTest, FailuresBackOffExponentiallyUpTo10s) {
   sessions_->SetConfiguredPeers({{"b", "192.0.2.2:7600"}});
   sessions_->RunOnce();

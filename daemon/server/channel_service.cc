@@ -1,11 +1,14 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// The local API's channel calls (LocalService, declared in local_service.h).
+// The local API's channel calls (LocalService, declared in local_service.h):
+// the handshake (Listen, Accept, Reject, PlanChannel, Connect), the
+// lifeline (HoldChannel, ReleaseChannel) and the table (ListChannels).
 
 #include <thread>
 
 #include "daemon/server/channel_convert.h"
 #include "daemon/server/grpc_status.h"
+#include "daemon/server/hold_reactor.h"
 #include "daemon/server/listen_reactor.h"
 #include "daemon/server/local_service.h"
 
@@ -20,10 +23,11 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const Statu
 
 Status NoBroker() { return Status::Unavailable("this daemon has no channel broker"); }
 
-// A reactor that only finishes with status (no broker).
-class FailedListen final : public grpc::ServerWriteReactor<v1::ListenEvent> {
+// A stream reactor that only finishes with status (no broker).
+template <typename Event>
+class FailedStream final : public grpc::ServerWriteReactor<Event> {
  public:
-  explicit FailedListen(const Status& status) { Finish(ToGrpcStatus(status)); }
+  explicit FailedStream(const Status& status) { this->Finish(ToGrpcStatus(status)); }
   void OnDone() override { delete this; }
 };
 
@@ -32,7 +36,7 @@ class FailedListen final : public grpc::ServerWriteReactor<v1::ListenEvent> {
 grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
     grpc::CallbackServerContext* context, const v1::ListenRequest* request) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return new FailedListen(NoBroker());
+  if (broker == nullptr) return new FailedStream<v1::ListenEvent>(NoBroker());
   return new ListenReactor(&broker->services(), request->service());
 }
 
@@ -80,13 +84,36 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   if (!endpoint.ok()) return Done(context, endpoint.status());
   auto* reactor = context->DefaultReactor();
   // The server's Shutdown waits for this Finish, so the broker outlives it.
-  std::thread([broker, reactor, response, id = request->channel_id(),
+  std::thread([broker, context, reactor, response, id = request->channel_id(),
                endpoint = std::move(endpoint).value()] {
     StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
+    if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
+      broker->Release(id, "the application went away during the handshake");
+    }
     if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
     reactor->Finish(ToGrpcStatus(peer.status()));
   }).detach();
   return reactor;
+}
+
+grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
+    grpc::CallbackServerContext* context, const v1::HoldChannelRequest* request) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
+  return new HoldReactor(broker, request->channel_id());
+}
+
+grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,
+                                                       const v1::ReleaseChannelRequest* request,
+                                                       v1::ReleaseChannelResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Done(context, NoBroker());
+  if (request->channel_id() == 0) {
+    return Done(context, Status::InvalidArgument("channel_id: required"));
+  }
+  std::string reason = "closed by the application";
+  if (!request->reason().empty()) reason += ": " + request->reason();
+  return Done(context, broker->Release(request->channel_id(), reason));
 }
 
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,

@@ -62,6 +62,12 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ListChannels(grpc::CallbackServerContext* context,
                                          const v1::ListChannelsRequest* request,
                                          v1::ListChannelsResponse* response) override;
+  // The channel's lifeline (hold_reactor.h) and the application's close.
+  grpc::ServerWriteReactor<v1::ChannelEvent>* HoldChannel(
+      grpc::CallbackServerContext* context, const v1::HoldChannelRequest* request) override;
+  grpc::ServerUnaryReactor* ReleaseChannel(grpc::CallbackServerContext* context,
+                                           const v1::ReleaseChannelRequest* request,
+                                           v1::ReleaseChannelResponse* response) override;
 
  private:
   DaemonCore* core_;

@@ -84,6 +84,15 @@ struct OpenCall : UnaryCall {
   v1::OpenChannelResponse response;
 };
 
+struct CloseCall : UnaryCall {
+  v1::CloseChannelRequest request;
+  v1::CloseChannelResponse response;
+};
+
+// A close is a small message to a live peer; a peer that does not answer
+// this fast is as good as gone (its session then says so).
+constexpr std::chrono::seconds kCloseTimeout{5};
+
 class GrpcPeerLink final : public PeerLink {
  public:
   GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel)
@@ -144,6 +153,25 @@ class GrpcPeerLink final : public PeerLink {
           calls_.erase(call);
           cv_.notify_all();
         });
+  }
+
+  void CloseChannel(const CloseChannelCall& close, CloseDone done) override {
+    auto call = std::make_shared<CloseCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + kCloseTimeout);
+    call->request.set_channel_id(close.channel_id);
+    call->request.set_reason(close.reason);
+    call->request.set_initiator_instance(close.initiator_instance);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->CloseChannel(&call->context, &call->request, &call->response,
+                                 [this, call, done = std::move(done)](grpc::Status status) {
+                                   done(FromGrpc(status, ""));
+                                   std::lock_guard lock(mu_);
+                                   calls_.erase(call);
+                                   cv_.notify_all();
+                                 });
   }
 
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,

@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "daemon/server/peer_convert.h"
 #include "gmock/gmock.h"
@@ -143,6 +144,75 @@ TEST_F(PeerServerTest, DestroyingTheStreamCancelsIt) {
   stream.reset();  // returns once on_end has run
   ASSERT_TRUE(w.end.has_value());
   EXPECT_EQ(w.end->code(), StatusCode::kCancelled);
+}
+
+TEST_F(PeerServerTest, AnEndedSessionStreamIsReportedOnce) {
+  std::mutex mu;
+  std::vector<std::string> lost;
+  inbound_.SetStreamLostHandler([&](const std::string& instance, const std::string& host) {
+    std::lock_guard lock(mu);
+    lost.push_back(instance + " " + host);
+  });
+  auto link = connector_->Connect(target_);
+  ASSERT_TRUE(link.ok());
+  Waiter w;
+  auto open_stream = [&] {
+    return (*link)->OpenSession(
+        SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
+        [&](const PeerEvent&) {
+          std::lock_guard lock(w.mu);
+          w.events.emplace_back();
+          w.cv.notify_all();
+        },
+        [](const Status&) {});
+  };
+  auto first = open_stream();
+  ASSERT_TRUE(w.Wait([&] { return w.events.size() >= 1; }));
+  auto second = open_stream();
+  ASSERT_TRUE(w.Wait([&] { return w.events.size() >= 2; }));
+  first.reset();  // the instance still has a session: nothing lost
+  second.reset();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard lock(mu);
+      if (!lost.empty()) break;
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  std::this_thread::sleep_for(milliseconds(50));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(lost, std::vector<std::string>{kClient.instance_id + " client"});
+}
+
+TEST_F(PeerServerTest, CloseChannelReachesTheHandlerWithItsAnswer) {
+  auto link = connector_->Connect(target_);
+  ASSERT_TRUE(link.ok());
+  auto close = [&](const CloseChannelCall& call) {
+    Waiter w;
+    (*link)->CloseChannel(call, [&](const Status& s) {
+      std::lock_guard lock(w.mu);
+      w.end = s;
+      w.cv.notify_all();
+    });
+    EXPECT_TRUE(w.Wait([&] { return w.end.has_value(); }));
+    return w.end.value_or(Status::Internal("no answer"));
+  };
+  CloseChannelCall call{42, "closed by the application", kClient.instance_id};
+  EXPECT_EQ(close(call).code(), StatusCode::kUnavailable);  // no broker yet
+  std::vector<CloseChannelCall> seen;
+  inbound_.SetCloseHandler([&](const CloseChannelCall& c) {
+    seen.push_back(c);
+    return c.channel_id == 42 ? Status::Ok() : Status::NotFound("no channel 0x2b");
+  });
+  EXPECT_TRUE(close(call).ok());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].reason, "closed by the application");
+  EXPECT_EQ(seen[0].initiator_instance, kClient.instance_id);
+  call.channel_id = 43;
+  Status unknown = close(call);
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound);
+  EXPECT_EQ(unknown.message(), "no channel 0x2b");
 }
 
 TEST_F(PeerServerTest, MalformedHelloIsInvalidArgument) {

@@ -84,4 +84,13 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
   return reactor;
 }
 
+grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext* context,
+                                                    const v1::CloseChannelRequest* request,
+                                                    v1::CloseChannelResponse*) {
+  auto* reactor = context->DefaultReactor();
+  CloseChannelCall call{request->channel_id(), request->reason(), request->initiator_instance()};
+  reactor->Finish(ToGrpcStatus(inbound_->CloseChannel(call)));
+  return reactor;
+}
+
 }  // namespace rdmad

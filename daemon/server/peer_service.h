@@ -33,6 +33,11 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
                                         const v1::OpenChannelRequest* request,
                                         v1::OpenChannelResponse* response) override;
 
+  // Hands a peer's close to the broker (which never blocks).
+  grpc::ServerUnaryReactor* CloseChannel(grpc::CallbackServerContext* context,
+                                         const v1::CloseChannelRequest* request,
+                                         v1::CloseChannelResponse* response) override;
+
  private:
   PeerInbound* inbound_;
 };

@@ -2,6 +2,8 @@
 
 #include "tests/integration/daemon_pair.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -16,18 +18,51 @@ std::string DaemonPair::Ip() {
 }
 
 std::string DaemonPair::DaemonBinary() {
+  // This build's rdmad wherever it can be seen (the lab shares the checkout
+  // and the build tree at the same paths); else the checkout's build/.
+  if (access(RDMAD_BINARY, X_OK) == 0) return RDMAD_BINARY;
   const char* root = std::getenv("LAB_ROOT");
   return root != nullptr && *root != 0 ? std::string(root) + "/build/daemon/rdmad"
                                        : std::string(RDMAD_BINARY);
 }
 
-Status DaemonPair::Start(const std::string& extra_toml) {
+Status DaemonPair::Start(const std::string& a_extra, const std::string& b_extra) {
   for (DaemonNode* n : {&a_, &b_}) {
     n->socket = dir_.File(n->name + "/rdmad.sock");
     n->port = FreeLoopbackPort();
   }
-  RDMAD_RETURN_IF_ERROR(StartNode(&a_, b_, extra_toml));
-  return StartNode(&b_, a_, extra_toml);
+  RDMAD_RETURN_IF_ERROR(StartNode(&b_, a_, b_extra));
+  return StartNode(&a_, b_, a_extra);
+}
+
+std::string DaemonPair::BAddress() const { return Ip() + ":" + std::to_string(b_.port); }
+
+bool DaemonPair::WaitForLog(const DaemonNode& node, const std::string& text,
+                            std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (node.process->log().find(text) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The socket is up before the config's [[peers]] are loaded: wait for them.
+Status DaemonPair::WaitForPeer(const DaemonNode& n, const std::string& peer) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    StatusOr<std::vector<PeerInfo>> peers = n.client->ListPeers();
+    if (peers.ok()) {
+      for (const PeerInfo& p : peers.value()) {
+        if (p.name == peer) return Status::Ok();
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::DeadlineExceeded("rdmad " + n.name + " never listed peer " + peer + ":\n" +
+                                      n.process->log());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
@@ -52,7 +87,7 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
   StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
   if (!client.ok()) return client.status();
   n->client = std::move(client).value();
-  return Status::Ok();
+  return WaitForPeer(*n, peer.name);
 }
 
 StatusOr<std::unique_ptr<Channel>> DaemonPair::ConnectAB(const std::string& service,

@@ -12,6 +12,7 @@
 #ifndef RDMAD_TESTS_INTEGRATION_DAEMON_PAIR_H_
 #define RDMAD_TESTS_INTEGRATION_DAEMON_PAIR_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -30,12 +31,20 @@ struct DaemonNode {
 
 class DaemonPair {
  public:
-  // extra_toml is appended to both daemons' [daemon]-less tail (e.g. "[echo]
-  // enabled = false\n").
-  Status Start(const std::string& extra_toml = "");
+  // Starts B, then A, and returns once each has its socket up and knows
+  // the other as a peer. a_extra and b_extra are TOML appended to each
+  // config after [daemon] (e.g. "[echo]\nenabled = false\n").
+  Status Start(const std::string& a_extra = "", const std::string& b_extra = "");
+
+  // Waits until node's log has a line containing text.
+  static bool WaitForLog(const DaemonNode& node, const std::string& text,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   DaemonNode& a() { return a_; }
   DaemonNode& b() { return b_; }
+
+  // "127.0.0.1:PORT" (LAB_IP in the lab): where B's peer listener is.
+  std::string BAddress() const;
 
   // A channel from a's application to service on B, retrying while A's
   // session to B comes up (UNAVAILABLE) for up to 5 s.
@@ -52,6 +61,7 @@ class DaemonPair {
 
  private:
   Status StartNode(DaemonNode* n, const DaemonNode& peer, const std::string& extra_toml);
+  static Status WaitForPeer(const DaemonNode& n, const std::string& peer);
 
   TempDir dir_;
   DaemonNode a_{.name = "A"};

@@ -315,6 +315,23 @@ Status RdmaChannel::Close() {
   return Status::Ok();
 }
 
+void RdmaChannel::Abort(const Status& status) {
+  Lock lock(mu_);
+  if (closed_ || !error_.ok()) return;
+  Drain();  // the peer's own CLOSE may be waiting in the CQ
+  if (peer_closed_) return;  // Recv delivers what came before it, then says so
+  spdlog::info("RDMA channel on {} QP {:#x} (peer QP {:#x}): {}", local_.device, local_.qpn,
+               remote_.qpn, status.message());
+  error_ = status;
+  Fail(status);  // wakes the poller and the waiters
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;  // outstanding work requests flush
+  if (int rc = ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE); rc != 0) {
+    spdlog::warn("RDMA channel on {} QP {:#x}: moving the QP to ERR: {}", local_.device,
+                 local_.qpn, std::strerror(rc));
+  }
+}
+
 // Moves the QP to ERR and collects the flushed work requests, so nothing is
 // left in flight when the QP is destroyed.
 void RdmaChannel::DrainAfterError() {

@@ -11,8 +11,8 @@
 // plan.spin_us, then one waiter (the "poller") arms the CQ and sleeps in
 // poll() on the completion channel fd and a wake eventfd; other waiters
 // sleep on a condition variable and are woken whenever completions were
-// processed. Close() and fatal errors write the eventfd, so nothing stays
-// blocked. An idle channel uses no CPU.
+// processed. Close(), Abort() and fatal errors write the eventfd, so
+// nothing stays blocked. An idle channel uses no CPU.
 //
 // Thread safety: as rdmad::Channel - one sending thread (Send, Write,
 // Read) and one receiving thread (Recv) at once; Close, status and info
@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "client/src/abortable_channel.h"
 #include "client/src/endpoint.h"
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/wire.h"
@@ -39,7 +40,7 @@ struct ibv_wc;
 
 namespace rdmad::internal {
 
-class RdmaChannel final : public Channel {
+class RdmaChannel final : public AbortableChannel {
  public:
   RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,
               const RdmaEndpoint& remote, ChannelInfo info);
@@ -58,6 +59,8 @@ class RdmaChannel final : public Channel {
               uint64_t remote_offset, size_t len) override;
   Status status() const override;
   Status Close() override;
+  // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
+  void Abort(const Status& status) override;
 
  private:
   using Lock = std::unique_lock<std::mutex>;

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/src/abortable_channel.h"
 #include "gtest/gtest.h"
 
 namespace rdmad::internal {
@@ -388,6 +389,36 @@ TEST_F(DeviceLabRdmaChannelTest, PeerCloseEndsTheOtherSide) {
   Status s = b_->Send("x", 1);
   EXPECT_NE(s.message().find("closed by peer"), std::string::npos) << s.ToString();
   EXPECT_NE(b_->status().message().find("closed by peer"), std::string::npos);
+}
+
+// The daemon's word that the peer closed or was lost (the HoldChannel
+// event): the QP goes to ERR, and a Recv blocked on the CQ wakes with it.
+TEST_F(DeviceLabRdmaChannelTest, AbortByTheDaemonWakesABlockedRecv) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  const Status why = Status::Unavailable("closed by peer hostA: the application went away");
+  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
+  std::this_thread::sleep_for(300ms);  // past the spin: asleep on the completion channel
+  auto t0 = Clock::now();
+  dynamic_cast<AbortableChannel&>(*b_).Abort(why);
+  ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
+  EXPECT_EQ(blocked.get(), why);
+  EXPECT_LT(Clock::now() - t0, 1s);
+  EXPECT_EQ(b_->Send("x", 1), why);
+  EXPECT_EQ(b_->status(), why);
+  EXPECT_TRUE(b_->Close().ok());
+}
+
+TEST_F(DeviceLabRdmaChannelTest, AbortAfterThePeersCloseKeepsItsMessages) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  ASSERT_TRUE(a_->Send("one", 3).ok());
+  ASSERT_TRUE(a_->Close().ok());  // the CLOSE has completed: it is in b's CQ
+  dynamic_cast<AbortableChannel&>(*b_).Abort(Status::Unavailable("closed by peer hostA"));
+  auto got = b_->Recv(5s);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "one");
+  Status closed = b_->Recv(5s).status();
+  EXPECT_EQ(closed.code(), StatusCode::kUnavailable);
+  EXPECT_NE(closed.message().find("closed by peer"), std::string::npos) << closed.ToString();
 }
 
 TEST_F(DeviceLabRdmaChannelTest, AWrongPeerQpnFailsTheFirstSendInsteadOfHanging) {

@@ -215,6 +215,14 @@ void TcpChannel::Fail(const Status& status) {
   shutdown(fd_.get(), SHUT_RDWR);
 }
 
+void TcpChannel::Abort(const Status& status) {
+  {
+    std::lock_guard lock(mu_);
+    if (!status_.ok()) return;  // closed here, failed, or the peer's CLOSE came
+  }
+  Fail(status);
+}
+
 Status TcpChannel::Close() {
   std::call_once(close_once_, [this] { CloseOnce(); });
   return Status::Ok();

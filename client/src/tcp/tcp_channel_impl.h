@@ -21,7 +21,8 @@
 //   CANCELLED    this side called Close() (blocked calls wake with it);
 //   UNAVAILABLE  "closed by peer[: reason]" after the peer's Close(), or
 //                "connection lost: ..." when the connection broke (the
-//                peer process died: EOF, ECONNRESET, keepalive timeout);
+//                peer process died: EOF, ECONNRESET, keepalive timeout),
+//                or the daemon's reason given to Abort();
 //   DATA_LOSS    the peer sent a malformed frame ("malformed ... frame");
 //   NOT_FOUND, PERMISSION_DENIED, OUT_OF_RANGE
 //                "remote access error": a Write/Read named an unknown
@@ -51,6 +52,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/src/abortable_channel.h"
 #include "client/src/tcp/tcp_frame.h"
 #include "client/src/tcp/tcp_socket.h"
 #include "rdmad/channel.h"
@@ -81,7 +83,7 @@ class FifoSendLock {
   uint64_t serving_ = 0;
 };
 
-class TcpChannel final : public Channel {
+class TcpChannel final : public AbortableChannel {
  public:
   // Takes a connected, configured socket and starts the I/O thread. Fills
   // info's transport, tcp_local and tcp_peer.
@@ -103,6 +105,8 @@ class TcpChannel final : public Channel {
               uint64_t remote_offset, size_t len) override;
   Status status() const override;
   Status Close() override;
+  // The daemon's end (abortable_channel.h): fails and shuts the socket down.
+  void Abort(const Status& status) override;
 
  private:
   // A Write or Read waiting for its ACK / READ_RESP. Lives on the caller's

@@ -141,6 +141,40 @@ TEST(TcpChannelTest, MessagesSentBeforeCloseAreDelivered) {
   EXPECT_TRUE(pair->first->Close().ok());  // again: a no-op
 }
 
+// The daemon's word that the channel is over (abortable_channel.h).
+TEST(TcpChannelTest, AbortWakesABlockedRecvWithTheDaemonsReason) {
+  StatusOr<ChannelPair> pair = MakeTcpPair("127.0.0.1");
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  auto* second = dynamic_cast<AbortableChannel*>(pair->second.get());
+  ASSERT_NE(second, nullptr);
+  std::atomic<bool> woke{false};
+  std::thread receiver([&] {
+    Status s = pair->second->Recv(seconds(10)).status();
+    EXPECT_EQ(s, Status::Unavailable("peer daemon b lost: gone"));
+    woke = true;
+  });
+  std::this_thread::sleep_for(milliseconds(200));
+  second->Abort(Status::Unavailable("peer daemon b lost: gone"));
+  receiver.join();
+  EXPECT_TRUE(woke);
+  EXPECT_EQ(pair->second->Send("x", 1), Status::Unavailable("peer daemon b lost: gone"));
+  // The socket was shut down: the other end sees the connection go.
+  EXPECT_EQ(pair->first->Recv(seconds(5)).status().code(), StatusCode::kUnavailable);
+}
+
+TEST(TcpChannelTest, AbortAfterThePeersCloseKeepsItsMessagesAndReason) {
+  StatusOr<ChannelPair> pair = MakeTcpPair("127.0.0.1");
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  uint8_t byte = 7;
+  ASSERT_TRUE(pair->first->Send(&byte, 1).ok());
+  pair->first->Close();
+  std::this_thread::sleep_for(milliseconds(200));  // the CLOSE arrives
+  dynamic_cast<AbortableChannel&>(*pair->second).Abort(Status::Unavailable("closed by peer x"));
+  StatusOr<std::vector<uint8_t>> got = pair->second->Recv(seconds(5));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(pair->second->Recv(seconds(5)).status(), Status::Unavailable("closed by peer"));
+}
+
 TEST(TcpChannelTest, AFullReceiveQueuePushesBackOnTheSender) {
   StatusOr<ChannelPair> pair = MakeTcpPair("127.0.0.1");
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();

@@ -1,0 +1,126 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// A channel's lifeline to this host's rdmad (docs/channels.md, "Closing").
+//
+// HoldStream keeps the local API's HoldChannel stream open for one
+// channel, with gRPC's callback API (a ClientReadReactor: no thread per
+// channel). It is opened as soon as the daemons have exchanged the
+// endpoints, before the data path is up; Attach() then names the channel
+// to fail. When the daemon says the channel is closed (the peer closed it,
+// the peer daemon was lost) or the stream breaks (rdmad went away), the
+// channel is aborted with UNAVAILABLE and the reason (AbortableChannel),
+// also if that happened before Attach. Release() tells the daemon that the
+// application let go (ReleaseChannel: "closed by the application"), then
+// cancels the stream; Wait() returns once gRPC is done with both calls.
+//
+// HeldChannel is the Channel the application gets: the transport's channel
+// plus its HoldStream. Close() closes the transport (which tells the peer
+// on the data path first, so that its messages still arrive), then
+// releases the hold; the destructor does the same and waits.
+//
+// Thread safety: HoldStream's methods may be called from any thread; its
+// callbacks come from gRPC's threads and only call Abort. HeldChannel is
+// as rdmad::Channel.
+
+#ifndef RDMAD_CLIENT_SRC_HELD_CHANNEL_H_
+#define RDMAD_CLIENT_SRC_HELD_CHANNEL_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "client/src/abortable_channel.h"
+#include "rdmad/channel.h"
+#include "rdmad/v1/rdmad.grpc.pb.h"
+
+namespace rdmad::internal {
+
+class HoldStream final : public grpc::ClientReadReactor<v1::ChannelEvent> {
+ public:
+  // Opens the stream for channel_id on rpc (the daemon's Unix socket).
+  static std::unique_ptr<HoldStream> Open(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id);
+  ~HoldStream() override;  // Release() and Wait()
+
+  // The channel to abort from now on (it must outlive this stream's
+  // callbacks: call Wait() before destroying it).
+  void Attach(AbortableChannel* channel);
+  // Tells the daemon that the application let go (reason "" for a plain
+  // close), then cancels the stream. Later calls do nothing.
+  void Release(const std::string& reason = "");
+  // Until gRPC is done with the stream and the release.
+  void Wait();
+
+  void OnReadDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id);
+  void End(const Status& status);  // aborts the channel (now or once attached)
+
+  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  const uint64_t channel_id_;
+  grpc::ClientContext context_;
+  v1::HoldChannelRequest request_;
+  v1::ChannelEvent event_;
+  grpc::ClientContext release_context_;
+  v1::ReleaseChannelRequest release_request_;
+  v1::ReleaseChannelResponse release_response_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  AbortableChannel* channel_ = nullptr;  // guarded by mu_
+  std::optional<Status> ended_;          // why the channel is over; guarded by mu_
+  bool released_ = false;                // guarded by mu_
+  bool releasing_ = false;               // a ReleaseChannel in flight; guarded by mu_
+  bool done_ = false;                    // OnDone ran; guarded by mu_
+};
+
+class HeldChannel final : public Channel {
+ public:
+  // hold is attached to channel here.
+  HeldChannel(std::unique_ptr<AbortableChannel> channel, std::unique_ptr<HoldStream> hold);
+  ~HeldChannel() override;
+
+  const ChannelInfo& info() const override { return channel_->info(); }
+  Status Send(const void* buf, size_t len) override { return channel_->Send(buf, len); }
+  Status Send(const MemoryRegion& region, size_t offset, size_t len) override {
+    return channel_->Send(region, offset, len);
+  }
+  StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override {
+    return channel_->Recv(timeout);
+  }
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) override {
+    return channel_->RegisterMemory(addr, len);
+  }
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
+                                                         size_t len) override {
+    return channel_->RegisterDmabuf(fd, offset, len);
+  }
+  Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+               uint64_t remote_offset, size_t len) override {
+    return channel_->Write(local, local_offset, remote, remote_offset, len);
+  }
+  Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+              uint64_t remote_offset, size_t len) override {
+    return channel_->Read(local, local_offset, remote, remote_offset, len);
+  }
+  Status status() const override { return channel_->status(); }
+  Status Close() override;
+
+ private:
+  std::unique_ptr<AbortableChannel> channel_;
+  std::unique_ptr<HoldStream> hold_;
+};
+
+// The transport's channel (RdmaChannel or TcpChannel) as an
+// AbortableChannel; INTERNAL for anything else.
+StatusOr<std::unique_ptr<AbortableChannel>> AsAbortable(std::unique_ptr<Channel> channel);
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_CLIENT_SRC_HELD_CHANNEL_H_

@@ -1,0 +1,146 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/echo/echo_session.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <memory>
+#include <string>
+
+#include "client/src/echo_protocol.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Anonymous memory for a REGION: page-aligned, zero-filled on first touch,
+// unmapped on destruction.
+class RegionMemory {
+ public:
+  static StatusOr<std::unique_ptr<RegionMemory>> Map(size_t size) {
+    void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (addr == MAP_FAILED) {
+      Status st = Status::FromErrno(errno, "mapping " + std::to_string(size) + " bytes");
+      return Status::ResourceExhausted("REGION: " + st.message());
+    }
+    return std::unique_ptr<RegionMemory>(new RegionMemory(addr, size));
+  }
+  ~RegionMemory() { munmap(addr_, size_); }
+  void* data() const { return addr_; }
+
+ private:
+  RegionMemory(void* addr, size_t size) : addr_(addr), size_(size) {}
+  void* addr_;
+  size_t size_;
+};
+
+std::vector<uint8_t> Text(const std::string& text) { return {text.begin(), text.end()}; }
+
+Status SendAck(Channel& channel, const echo::Ack& ack) {
+  std::vector<uint8_t> bytes = echo::EncodeAck(ack);
+  return channel.Send(bytes.data(), bytes.size());
+}
+
+// Best effort after a refusal: the ack, then a short wait for the client
+// to close, so that closing here does not cut the ack off on TCP.
+void Refuse(Channel& channel, const Status& why, std::chrono::milliseconds linger) {
+  if (!SendAck(channel, {why, {}}).ok()) return;
+  auto deadline = Clock::now() + linger;
+  while (Clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (!channel.Recv(left).ok()) return;
+  }
+}
+
+Status ServeEcho(Channel& channel, EchoSessionResult* result) {
+  RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), Text("ECHO")}));
+  for (;;) {
+    auto message = channel.Recv(kForever);
+    if (!message.ok()) return message.status();
+    ++result->messages;
+    result->bytes += message->size();
+    RDMAD_RETURN_IF_ERROR(channel.Send(message->data(), message->size()));
+  }
+}
+
+Status ServeSink(Channel& channel, uint64_t every, EchoSessionResult* result) {
+  RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), Text("SINK")}));
+  for (;;) {
+    auto message = channel.Recv(kForever);
+    if (!message.ok()) return message.status();
+    ++result->messages;
+    result->bytes += message->size();
+    if (every == 0 || result->messages % every != 0) continue;
+    std::vector<uint8_t> count = echo::EncodeCount(result->messages);
+    RDMAD_RETURN_IF_ERROR(channel.Send(count.data(), count.size()));
+  }
+}
+
+// Registers the region, sends its descriptor and keeps it until the
+// channel ends; the client's Writes and Reads need nothing from here.
+Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds linger,
+                   EchoSessionResult* result) {
+  auto memory = RegionMemory::Map(size);
+  if (!memory.ok()) {
+    Refuse(channel, memory.status(), linger);
+    return memory.status();
+  }
+  auto region = channel.RegisterMemory(memory.value()->data(), size);
+  if (!region.ok()) {
+    Status why(region.status().code(), "REGION: registering " + std::to_string(size) +
+                                           " bytes: " + region.status().message());
+    Refuse(channel, why, linger);
+    return why;
+  }
+  spdlog::info("echo: channel {:#x}: REGION of {} bytes registered (rkey {:#x})",
+               channel.info().id, size, region.value()->descriptor().rkey);
+  RDMAD_RETURN_IF_ERROR(
+      SendAck(channel, {Status::Ok(), region.value()->descriptor().Serialize()}));
+  for (;;) {
+    auto message = channel.Recv(kForever);
+    if (!message.ok()) return message.status();
+    ++result->messages;
+    result->bytes += message->size();
+  }
+}
+
+Status Serve(Channel& channel, const EchoSessionOptions& options, EchoSessionResult* result) {
+  auto first = channel.Recv(options.header_timeout);
+  if (!first.ok()) {
+    if (first.status().code() != StatusCode::kDeadlineExceeded) return first.status();
+    Status why = Status::DeadlineExceeded("no echo header within " +
+                                          std::to_string(options.header_timeout.count()) + " ms");
+    Refuse(channel, why, options.refuse_linger);
+    return why;
+  }
+  auto header = echo::DecodeHeader(first->data(), first->size());
+  if (!header.ok()) {
+    spdlog::warn("echo: channel {:#x} from {}: refused: {}", channel.info().id,
+                 channel.info().peer, header.status().message());
+    Refuse(channel, header.status(), options.refuse_linger);
+    return header.status();
+  }
+  spdlog::info("echo: channel {:#x} from {}: mode {} (param {})", channel.info().id,
+               channel.info().peer, echo::ModeName(uint16_t(header->mode)), header->param);
+  switch (header->mode) {
+    case echo::Mode::kEcho: return ServeEcho(channel, result);
+    case echo::Mode::kSink: return ServeSink(channel, header->param, result);
+    case echo::Mode::kRegion:
+      return ServeRegion(channel, header->param, options.refuse_linger, result);
+  }
+  return Status::Internal("unreachable");
+}
+
+}  // namespace
+
+EchoSessionResult ServeEchoChannel(Channel& channel, const EchoSessionOptions& options) {
+  EchoSessionResult result;
+  result.status = Serve(channel, options, &result);
+  channel.Close();
+  return result;
+}
+
+}  // namespace rdmad

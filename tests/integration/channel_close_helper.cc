@@ -1,0 +1,70 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// An application process for channel_close_test.cc, to be stopped or
+// killed while it holds a channel:
+//
+//   channel_close_helper SOCKET connect PEER SERVICE
+//   channel_close_helper SOCKET listen SERVICE
+//
+// It connects (retrying while the daemons' session comes up) or accepts one
+// channel, prints "HELPER connected ID" / "HELPER listening" and
+// "HELPER accepted ID", and then sleeps with the channel open until killed.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "rdmad/client.h"
+
+namespace {
+
+void Say(const std::string& line) {
+  std::printf("HELPER %s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+int Fail(const rdmad::Status& status) {
+  Say("error " + status.ToString());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 2 ? argv[2] : "";
+  if (!((mode == "connect" && argc == 5) || (mode == "listen" && argc == 4))) {
+    std::fprintf(stderr, "usage: %s SOCKET connect PEER SERVICE | SOCKET listen SERVICE\n",
+                 argv[0]);
+    return 2;
+  }
+  rdmad::ClientOptions options;
+  options.socket_path = argv[1];
+  auto client = rdmad::Client::Connect(options);
+  if (!client.ok()) return Fail(client.status());
+  std::unique_ptr<rdmad::Channel> channel;
+  std::unique_ptr<rdmad::Listener> listener;
+  if (mode == "connect") {
+    rdmad::StatusOr<std::unique_ptr<rdmad::Channel>> made = rdmad::Status::Unavailable("not tried");
+    for (int i = 0; i < 100; ++i) {
+      made = client.value()->Connect(argv[3], argv[4]);
+      if (made.status().code() != rdmad::StatusCode::kUnavailable) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!made.ok()) return Fail(made.status());
+    channel = std::move(made).value();
+    Say("connected " + std::to_string(channel->info().id));
+  } else {
+    auto made = client.value()->Listen(argv[3]);
+    if (!made.ok()) return Fail(made.status());
+    listener = std::move(made).value();
+    Say("listening");
+    auto accepted = listener->Accept(std::chrono::seconds(30));
+    if (!accepted.ok()) return Fail(accepted.status());
+    channel = std::move(accepted).value();
+    Say("accepted " + std::to_string(channel->info().id));
+  }
+  for (;;) pause();
+}
