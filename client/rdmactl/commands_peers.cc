@@ -5,6 +5,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 
 #include "client/rdmactl/command.h"
 #include "client/rdmactl/format.h"
@@ -28,6 +29,19 @@ std::string FormatRemote(const rdmad::PeerInfo& p) {
 
 }  // namespace
 
+std::string FormatPeerState(const rdmad::PeerInfo& p) {
+  std::string name(rdmad::PeerStateName(p.state));
+  if (p.state != rdmad::PeerState::kCircuitOpen || p.circuit_open_until_unix_ms <= 0) {
+    return name;
+  }
+  std::time_t secs = std::time_t(p.circuit_open_until_unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%H:%M:%SZ", &tm);
+  return name + " until " + buf;
+}
+
 std::string FormatAge(double seconds) {
   auto s = uint64_t(seconds < 0 ? 0 : seconds);
   char buf[32];
@@ -45,11 +59,13 @@ std::string FormatAge(double seconds) {
 
 std::string FormatPeers(const std::vector<rdmad::PeerInfo>& peers) {
   if (peers.empty()) return std::string(kNoPeersLine) + "\n";
-  Table table({"NAME", "ADDRESS", "STATE", "RTT", "REMOTE", "SINCE", "LAST ERROR"});
+  Table table(
+      {"NAME", "ADDRESS", "STATE", "RTT", "CHANNELS", "REMOTE", "SINCE", "LAST ERROR"});
   for (const rdmad::PeerInfo& p : peers) {
     std::string name = p.configured ? p.name : p.name + " (on demand)";
-    table.AddRow({name, p.address, std::string(rdmad::PeerStateName(p.state)), FormatRtt(p.rtt_ms),
-                  FormatRemote(p), FormatAge(p.state_seconds), Dash(p.last_error)});
+    table.AddRow({name, p.address, FormatPeerState(p), FormatRtt(p.rtt_ms),
+                  std::to_string(p.channels), FormatRemote(p), FormatAge(p.state_seconds),
+                  Dash(p.last_error)});
   }
   return table.Render();
 }
@@ -67,7 +83,10 @@ Json PeersJson(const std::vector<rdmad::PeerInfo>& peers) {
                         {"remote_protocol", p.remote_protocol},
                         {"remote_transports", p.remote_transports},
                         {"configured", p.configured},
-                        {"state_seconds", p.state_seconds}});
+                        {"state_seconds", p.state_seconds},
+                        {"channels", p.channels},
+                        {"circuit_open_until_unix_ms", p.circuit_open_until_unix_ms},
+                        {"failures", p.failures}});
   }
   return Json{{"peers", list}};
 }

@@ -20,13 +20,18 @@ namespace rdmactl {
 // What rdmactl prints when the daemon has no peer sessions.
 inline constexpr char kNoPeersLine[] = "no peers; add [[peers]] to rdmad.toml";
 
-// NAME ADDRESS STATE RTT REMOTE SINCE LAST-ERROR, one row per peer.
+// NAME ADDRESS STATE RTT CHANNELS REMOTE SINCE LAST-ERROR, one row per
+// peer; CHANNELS counts the established ones.
 std::string FormatPeers(const std::vector<rdmad::PeerInfo>& peers);
 
 // {"peers": [{"name", "address", "state", "rtt_ms", "last_error",
 // "remote_host", "remote_version", "remote_protocol", "remote_transports",
-// "configured", "state_seconds"}...]}
+// "configured", "state_seconds", "channels", "circuit_open_until_unix_ms",
+// "failures"}...]}
 Json PeersJson(const std::vector<rdmad::PeerInfo>& peers);
+
+// The state's name; "circuit-open until 12:00:30Z" (UTC) while open.
+std::string FormatPeerState(const rdmad::PeerInfo& p);
 
 // "4s", "3m07s", "2h05m", "3d 04h".
 std::string FormatAge(double seconds);

@@ -22,7 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 Status FromGrpc(const grpc::Status& status) {
-  return Status(static_cast<StatusCode>(status.error_code()), status.error_message());
+  return Status(StatusCodeFromInt(status.error_code()), status.error_message());
 }
 
 double MsSince(Clock::time_point start) {

@@ -23,7 +23,7 @@ constexpr char kDefaultSocket[] = "/run/rdmad/rdmad.sock";
 
 Status FromGrpc(const grpc::Status& status, std::string_view what) {
   if (status.ok()) return Status::Ok();
-  return Status(static_cast<StatusCode>(status.error_code()),
+  return Status(StatusCodeFromInt(status.error_code()),
                 std::string(what) + ": " + status.error_message());
 }
 
@@ -199,6 +199,7 @@ std::string_view PeerStateName(PeerState state) {
     case PeerState::kUp: return "up";
     case PeerState::kDown: return "down";
     case PeerState::kVersionMismatch: return "version-mismatch";
+    case PeerState::kCircuitOpen: return "circuit-open";
     case PeerState::kUnspecified: break;
   }
   return "unspecified";

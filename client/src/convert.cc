@@ -2,6 +2,9 @@
 
 #include "client/src/convert.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace rdmad::internal {
 namespace {
 
@@ -117,7 +120,7 @@ PeerInfo FromProto(const v1::Peer& p) {
   out.name = p.name();
   out.address = p.address();
   int state = int(p.state());
-  out.state = state >= 1 && state <= 4 ? static_cast<PeerState>(state) : PeerState::kUnspecified;
+  out.state = state >= 1 && state <= 5 ? static_cast<PeerState>(state) : PeerState::kUnspecified;
   out.rtt_ms = p.rtt_ms();
   out.last_error = p.last_error();
   out.remote_host = p.remote_host();
@@ -126,6 +129,9 @@ PeerInfo FromProto(const v1::Peer& p) {
   out.remote_transports.assign(p.remote_transports().begin(), p.remote_transports().end());
   out.configured = p.configured();
   out.state_seconds = p.state_seconds();
+  out.channels = int(std::min<uint32_t>(p.channels(), INT32_MAX));
+  out.circuit_open_until_unix_ms = p.circuit_open_until_unix_ms();
+  out.failures = int(std::min<uint32_t>(p.failures(), INT32_MAX));
   return out;
 }
 

@@ -25,8 +25,16 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kInternal: return "INTERNAL";
     case StatusCode::kUnavailable: return "UNAVAILABLE";
     case StatusCode::kDataLoss: return "DATA_LOSS";
+    case StatusCode::kUnauthenticated: return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
+}
+
+StatusCode StatusCodeFromInt(int code) {
+  if (code < 0 || code > static_cast<int>(StatusCode::kUnauthenticated)) {
+    return StatusCode::kUnknown;
+  }
+  return static_cast<StatusCode>(code);
 }
 
 Status Status::FromErrno(int err, std::string_view what) {

@@ -24,6 +24,14 @@ TEST(StatusTest, FromErrnoMapsCommonErrors) {
   EXPECT_EQ(Status::FromErrno(ENOENT, "open x").message(), "open x: No such file or directory");
 }
 
+TEST(StatusTest, CodeFromIntNamesEveryGrpcCodeAndNothingElse) {
+  EXPECT_EQ(StatusCodeFromInt(14), StatusCode::kUnavailable);
+  EXPECT_EQ(StatusCodeFromInt(16), StatusCode::kUnauthenticated);
+  EXPECT_EQ(StatusCodeName(StatusCodeFromInt(16)), "UNAUTHENTICATED");
+  EXPECT_EQ(StatusCodeFromInt(17), StatusCode::kUnknown);
+  EXPECT_EQ(StatusCodeFromInt(-1), StatusCode::kUnknown);
+}
+
 TEST(StatusOrTest, HoldsValueOrError) {
   StatusOr<int> v = 7;
   ASSERT_TRUE(v.ok());

@@ -61,6 +61,8 @@ struct Config {
     std::string tls_cert;
     std::string tls_key;
     std::string tls_ca;
+    int peer_breaker_failures = 5;  // failed attempts in a row; 0: never
+    int peer_breaker_open_s = 30;   // seconds a tripped peer is not dialled
     friend bool operator==(const Daemon&, const Daemon&) = default;
   } daemon;
 

@@ -57,7 +57,8 @@ void Daemon::StartBroker() {
   peers_.ObserveSessions(
       [broker](const PeerSnapshot& peer) {
         if (!peer.remote) return;
-        if (peer.state == PeerState::kDown || peer.state == PeerState::kVersionMismatch) {
+        if (peer.state == PeerState::kDown || peer.state == PeerState::kVersionMismatch ||
+            peer.state == PeerState::kCircuitOpen) {
           broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
         }
       },
@@ -83,7 +84,7 @@ StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& in
 // A name that is neither a [[peers]] name nor an IP literal (with or
 // without a port) is NOT_FOUND, checked before a session is opened on
 // demand; a peer whose session is not up gives UNAVAILABLE with the
-// session's last error.
+// session's last error (at once, from find_peer, while its circuit is open).
 StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) {
   bool known = IsIpLiteral(HostOfAddress(name_or_address));
   for (const PeerSnapshot& p : peers_.List()) {
@@ -105,6 +106,8 @@ StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) 
   PeerSnapshot snapshot = session.value()->snapshot();
   if (snapshot.remote) peer.instance_id = snapshot.remote->instance_id;
   StatusOr<std::shared_ptr<PeerLink>> link = session.value()->link();
+  // An open circuit fails PlanChannel and Connect fast (UNAVAILABLE).
+  if (link.status().code() == StatusCode::kUnavailable) return link.status();
   if (link.ok()) {
     peer.link = std::move(link).value();
   } else {

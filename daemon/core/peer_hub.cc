@@ -56,8 +56,11 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   server_ = std::move(transport->server);
   LogSecurity(d, ListenTarget(d.peer_address, server_->port()));
   inbound_.Start();
+  PeerSessionOptions session_options;
+  session_options.breaker.failures = d.peer_breaker_failures;
+  session_options.breaker.open_for = std::chrono::seconds(d.peer_breaker_open_s);
   sessions_ = std::make_unique<PeerSessions>(std::move(transport->connector),
-                                             [this] { return LocalHello(); });
+                                             [this] { return LocalHello(); }, session_options);
   sessions_->Observe(on_state_, on_event_);
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
@@ -76,6 +79,11 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
       a.tls_ca != b.tls_ca) {
     spdlog::warn("daemon.peer_address, peer_port, peer_insecure and tls_* changed; the peer "
                  "listener and TLS keep their old settings until rdmad restarts");
+  }
+  if (a.peer_breaker_failures != b.peer_breaker_failures ||
+      a.peer_breaker_open_s != b.peer_breaker_open_s) {
+    spdlog::warn("daemon.peer_breaker_failures and peer_breaker_open_s changed; peer sessions "
+                 "keep their old circuit breaker settings until rdmad restarts");
   }
   if (sessions_) sessions_->SetConfiguredPeers(next.peers);
 }

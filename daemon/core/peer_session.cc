@@ -3,6 +3,7 @@
 #include "daemon/core/peer_session.h"
 
 #include <algorithm>
+#include <ctime>
 #include <vector>
 
 #include "spdlog/spdlog.h"
@@ -25,6 +26,16 @@ std::string Join(const std::vector<std::string>& items) {
   return out.empty() ? "none (TCP only)" : out;
 }
 
+// "2026-01-02T03:04:05Z".
+std::string FormatUtc(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 }  // namespace
 
 std::string_view PeerStateName(PeerState state) {
@@ -33,6 +44,7 @@ std::string_view PeerStateName(PeerState state) {
     case PeerState::kUp: return "up";
     case PeerState::kDown: return "down";
     case PeerState::kVersionMismatch: return "version-mismatch";
+    case PeerState::kCircuitOpen: return "circuit-open";
   }
   return "unknown";
 }
@@ -45,7 +57,8 @@ PeerSession::PeerSession(std::string name, std::string address, bool configured,
       env_(std::move(env)),
       state_since_(env_->options.clock()),
       next_attempt_(state_since_),
-      backoff_(env_->options.backoff, env_->options.random) {}
+      backoff_(env_->options.backoff, env_->options.random),
+      breaker_(env_->options.breaker) {}
 
 PeerSession::~PeerSession() { Teardown(); }
 
@@ -61,12 +74,19 @@ PeerSnapshot PeerSession::snapshot() const {
   s.remote = remote_;
   s.state_seconds = std::max(0.0, Millis(env_->options.clock() - state_since_) / 1000);
   s.failures = failures_;
+  if (state_ == PeerState::kCircuitOpen) s.circuit_open_until = open_until_wall_;
   return s;
 }
 
 StatusOr<std::shared_ptr<PeerLink>> PeerSession::link() const {
   std::lock_guard lock(mu_);
   if (state_ == PeerState::kUp && link_) return link_;
+  if (state_ == PeerState::kCircuitOpen) {
+    std::string circuit = probing_ ? std::string("circuit half-open (probing)")
+                                   : "circuit open until " + FormatUtc(open_until_wall_);
+    return Status::Unavailable("peer " + name_ + ": " + circuit + " after " +
+                               std::to_string(failures_) + " failures: " + last_error_);
+  }
   std::string why = last_error_.empty() ? std::string("not connected yet") : last_error_;
   return Status::FailedPrecondition("peer " + name_ + " is " +
                                     std::string(PeerStateName(state_)) + ": " + why);
@@ -124,6 +144,17 @@ SteadyTime PeerSession::Poll(SteadyTime now) {
 }
 
 void PeerSession::StartAttempt(SteadyTime now) {
+  if (!breaker_.Allow(now)) {  // not due yet (Poll keeps to next_attempt_)
+    next_attempt_ = breaker_.open_until();
+    return;
+  }
+  if (breaker_.state() == CircuitBreaker::State::kHalfOpen) {
+    spdlog::info("peer {} ({}): circuit half-open after {} s; probing once", name_, address_,
+                 std::chrono::duration_cast<std::chrono::seconds>(breaker_.options().open_for)
+                     .count());
+    std::lock_guard lock(mu_);
+    probing_ = true;
+  }
   ++attempt_;
   if (!link_) {
     auto link = env_->connector->Connect(address_);
@@ -209,6 +240,10 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
   if (phase_ == Phase::kOpening) {
     phase_ = Phase::kUp;
     backoff_.Reset();
+    if (breaker_.OnSuccess()) {
+      spdlog::info("peer {} ({}): circuit closed: the half-open probe succeeded", name_,
+                   address_);
+    }
     next_probe_ = at + env_->options.rtt_interval;
     PeerSnapshot s = snapshot();
     spdlog::info("peer {} ({}) is up: host {}, rdmad {}, protocol {}, RTT {:.3f} ms, "
@@ -218,6 +253,7 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
     {
       std::lock_guard lock(mu_);
       failures_ = 0;
+      probing_ = false;
     }
     SetState(PeerState::kUp, "", at);
   }
@@ -244,15 +280,37 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
   Teardown();
   hello_in_flight_ = false;
   phase_ = Phase::kIdle;
-  milliseconds delay = backoff_.Next();
+  bool probe = breaker_.state() == CircuitBreaker::State::kHalfOpen;
+  bool opened = breaker_.OnFailure(now);
+  milliseconds delay =
+      opened ? std::chrono::duration_cast<milliseconds>(breaker_.open_until() - now)
+             : backoff_.Next();
   next_attempt_ = now + delay;
+  const auto& wall = env_->options.wall_clock;
+  auto until_wall = (wall ? wall() : std::chrono::system_clock::now()) + delay;
   PeerState before;
   std::string before_error;
+  int failures;
   {
     std::lock_guard lock(mu_);
     before = state_;
     before_error = last_error_;
-    ++failures_;
+    failures = ++failures_;
+    probing_ = false;
+    if (opened) open_until_wall_ = until_wall;
+  }
+  if (opened) {
+    std::string until = FormatUtc(until_wall);
+    if (probe) {
+      spdlog::warn("peer {} ({}): circuit open again until {}: the half-open probe failed: {}",
+                   name_, address_, until, error);
+    } else {
+      spdlog::warn("peer {} ({}): circuit open until {} after {} failures in a row, the last: "
+                   "{}; not dialling it until then",
+                   name_, address_, until, failures, error);
+    }
+    SetState(PeerState::kCircuitOpen, error, now);
+    return;
   }
   if (before != PeerState::kDown) {
     spdlog::warn("peer {} ({}) is down: {}; retrying in {} ms", name_, address_, error,

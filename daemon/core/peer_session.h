@@ -7,11 +7,14 @@
 //   connecting/up --error, stream end, no heartbeat--> down (retry later)
 //   down --backoff (100 ms doubling to 10 s, +-20%)--> next attempt
 //   any --Hello says another major version--> version-mismatch (final)
+//   down --N failures in a row (CircuitBreaker)--> circuit-open
+//   circuit-open --open time up: one probe--> up, or circuit-open again
 //
 // An attempt makes a fresh PeerLink, sends Hello (its round trip is the
 // RTT), checks the version and opens the Session stream; while up, Hello is
 // re-sent every rtt_interval and the stream must deliver a heartbeat within
-// stale_after. The broker (later) uses link() to call the peer and
+// stale_after. While the circuit is open nothing is dialled and link() fails
+// fast with UNAVAILABLE. The broker uses link() to call the peer and
 // Subscribe() to hear its channel events and the session's state changes.
 //
 // Thread safety: snapshot(), link(), Subscribe() and Unsubscribe() may be
@@ -32,15 +35,22 @@
 #include <string>
 
 #include "daemon/core/backoff.h"
+#include "daemon/core/circuit_breaker.h"
 #include "daemon/core/peer_link.h"
 #include "daemon/core/peer_protocol.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
 
-enum class PeerState { kConnecting = 1, kUp = 2, kDown = 3, kVersionMismatch = 4 };
+enum class PeerState {
+  kConnecting = 1,
+  kUp = 2,
+  kDown = 3,
+  kVersionMismatch = 4,
+  kCircuitOpen = 5,  // failing too often: not dialled until circuit_open_until
+};
 
-// "connecting", "up", "down", "version-mismatch".
+// "connecting", "up", "down", "version-mismatch", "circuit-open".
 std::string_view PeerStateName(PeerState state);
 
 struct PeerSnapshot {
@@ -53,6 +63,8 @@ struct PeerSnapshot {
   std::optional<PeerHello> remote;  // the peer's last Hello
   double state_seconds = 0;  // time in this state
   int failures = 0;          // failed attempts since the last up
+  // While circuit-open: when the half-open probe is due (wall clock).
+  std::chrono::system_clock::time_point circuit_open_until{};
 };
 
 using SteadyTime = std::chrono::steady_clock::time_point;
@@ -65,6 +77,8 @@ struct PeerSessionOptions {
   std::chrono::milliseconds stale_after{5000};   // no event this long: down
   std::function<SteadyTime()> clock;             // default steady_clock
   std::function<double()> random;                // for jitter; default random
+  CircuitBreaker::Options breaker;               // 5 failures, open 30 s
+  std::function<std::chrono::system_clock::time_point()> wall_clock;  // default now
 };
 
 // What the sessions share; the transport's callbacks keep it alive, so it
@@ -91,7 +105,9 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   bool configured() const { return configured_; }
   PeerSnapshot snapshot() const;
 
-  // The link while up; FAILED_PRECONDITION "peer X is down: ..." otherwise.
+  // The link while up; UNAVAILABLE "peer X: circuit open until T after N
+  // failures: ..." while the circuit is open; FAILED_PRECONDITION "peer X is
+  // down: ..." otherwise.
   StatusOr<std::shared_ptr<PeerLink>> link() const;
 
   // Observers for the broker: state changes and the peer's stream events.
@@ -128,6 +144,8 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   std::optional<PeerHello> remote_;
   SteadyTime state_since_;
   int failures_ = 0;
+  std::chrono::system_clock::time_point open_until_wall_;
+  bool probing_ = false;  // the half-open probe is under way
   std::shared_ptr<PeerLink> link_;
 
   // Worker only.
@@ -140,6 +158,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   SteadyTime last_event_;
   std::unique_ptr<PeerStream> stream_;
   Backoff backoff_;
+  CircuitBreaker breaker_;
 
   std::mutex observers_mu_;
   uint64_t next_observer_ = 1;

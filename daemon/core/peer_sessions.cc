@@ -39,6 +39,7 @@ PeerSessions::PeerSessions(std::shared_ptr<PeerConnector> connector,
                            std::function<PeerHello()> local_hello, PeerSessionOptions options)
     : inbox_(std::make_shared<Inbox>()), connector_(std::move(connector)) {
   if (!options.clock) options.clock = [] { return std::chrono::steady_clock::now(); };
+  if (!options.wall_clock) options.wall_clock = [] { return std::chrono::system_clock::now(); };
   auto env = std::make_shared<PeerSessionEnv>();
   env->connector = connector_.get();
   env->local_hello = std::move(local_hello);

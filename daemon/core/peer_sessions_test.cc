@@ -118,6 +118,7 @@ class PeerSessionsTest : public ::testing::Test {
     PeerSessionOptions options;
     options.clock = [this] { return now_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
+    options.breaker.failures = 0;  // no circuit breaker: peer_session_breaker_test.cc
     sessions_ = std::make_unique<PeerSessions>(connector_, [] { return LocalHello(); }, options);
   }
 

@@ -141,6 +141,24 @@ std::vector<Setting> DaemonSettings() {
        .check = CheckFilePath,
        .check_doc = "absolute path or \"\"",
        .store = Store<&C::daemon, &C::Daemon::tls_ca>},
+      {.key = "daemon.peer_breaker_failures",
+       .kind = K::kInt,
+       .default_toml = "5",
+       .help = "Failed attempts in a row that open a peer's circuit "
+               "(0 = never).",
+       .env = "RDMAD_DAEMON_PEER_BREAKER_FAILURES",
+       .min = 0,
+       .max = 1000,
+       .store = Store<&C::daemon, &C::Daemon::peer_breaker_failures>},
+      {.key = "daemon.peer_breaker_open_s",
+       .kind = K::kInt,
+       .default_toml = "30",
+       .help = "Seconds an open circuit keeps a peer from being dialled "
+               "before one probe.",
+       .env = "RDMAD_DAEMON_PEER_BREAKER_OPEN_S",
+       .min = 1,
+       .max = 86400,
+       .store = Store<&C::daemon, &C::Daemon::peer_breaker_open_s>},
   };
 }
 

@@ -136,7 +136,13 @@ grpc::ServerUnaryReactor* LocalService::ResolvePath(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* LocalService::ListPeers(grpc::CallbackServerContext* context,
                                                   const v1::ListPeersRequest*,
                                                   v1::ListPeersResponse* response) {
-  for (const PeerSnapshot& p : core_->ListPeers()) ToProto(p, response->add_peers());
+  std::vector<ChannelRecord> channels;
+  if (Broker* broker = core_->broker()) channels = broker->Channels();
+  for (const PeerSnapshot& p : core_->ListPeers()) {
+    v1::Peer* peer = response->add_peers();
+    ToProto(p, peer);
+    peer->set_channels(uint32_t(EstablishedChannelsWith(p, channels)));
+  }
   return Reply(context, Status::Ok());
 }
 

@@ -3,6 +3,7 @@
 #include "daemon/server/peer_convert.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 
 namespace rdmad {
@@ -16,6 +17,7 @@ v1::PeerState ToProto(PeerState state) {
     case PeerState::kUp: return v1::PEER_UP;
     case PeerState::kDown: return v1::PEER_DOWN;
     case PeerState::kVersionMismatch: return v1::PEER_VERSION_MISMATCH;
+    case PeerState::kCircuitOpen: return v1::PEER_CIRCUIT_OPEN;
   }
   return v1::PEER_STATE_UNSPECIFIED;
 }
@@ -124,6 +126,24 @@ void ToProto(const PeerSnapshot& peer, v1::Peer* out) {
   }
   out->set_configured(peer.configured);
   out->set_state_seconds(peer.state_seconds);
+  out->set_failures(uint32_t(std::max(peer.failures, 0)));
+  if (peer.state == PeerState::kCircuitOpen) {
+    out->set_circuit_open_until_unix_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            peer.circuit_open_until.time_since_epoch())
+            .count());
+  }
+}
+
+int EstablishedChannelsWith(const PeerSnapshot& peer, const std::vector<ChannelRecord>& channels) {
+  int count = 0;
+  for (const ChannelRecord& c : channels) {
+    if (c.state != ChannelState::kEstablished) continue;
+    bool same_instance = peer.remote && !c.peer_instance.empty() &&
+                         c.peer_instance == peer.remote->instance_id;
+    if (same_instance || c.peer == peer.name) ++count;
+  }
+  return count;
 }
 
 }  // namespace rdmad

@@ -10,6 +10,9 @@
 #ifndef RDMAD_DAEMON_SERVER_PEER_CONVERT_H_
 #define RDMAD_DAEMON_SERVER_PEER_CONVERT_H_
 
+#include <vector>
+
+#include "daemon/core/broker.h"
 #include "daemon/core/peer_protocol.h"
 #include "daemon/core/peer_session.h"
 #include "rdmad/v1/peer.pb.h"
@@ -28,6 +31,9 @@ PeerEvent FromProto(const v1::PeerEvent& in);
 
 // For ListPeers on the local API.
 void ToProto(const PeerSnapshot& peer, v1::Peer* out);
+// The established channels in the broker's table that are with peer (the
+// same daemon instance, or the session's name): ListPeers' channels.
+int EstablishedChannelsWith(const PeerSnapshot& peer, const std::vector<ChannelRecord>& channels);
 
 }  // namespace rdmad
 

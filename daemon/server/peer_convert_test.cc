@@ -68,5 +68,42 @@ TEST(PeerConvertTest, SnapshotsBecomeTheLocalApisPeer) {
   EXPECT_EQ(out.last_error(), s.last_error);
 }
 
+TEST(PeerConvertTest, CircuitOpenCarriesWhenItEnds) {
+  PeerSnapshot s;
+  s.name = "b";
+  s.state = PeerState::kCircuitOpen;
+  s.failures = 5;
+  s.circuit_open_until = std::chrono::system_clock::time_point(std::chrono::seconds(1000));
+  v1::Peer out;
+  ToProto(s, &out);
+  EXPECT_EQ(out.state(), v1::PEER_CIRCUIT_OPEN);
+  EXPECT_EQ(out.circuit_open_until_unix_ms(), 1000000);
+  EXPECT_EQ(out.failures(), 5u);
+}
+
+TEST(PeerConvertTest, CountsTheEstablishedChannelsWithAPeer) {
+  PeerSnapshot s;
+  s.name = "b";
+  PeerHello remote;
+  remote.instance_id = "i-b";
+  s.remote = remote;
+  auto record = [](std::string peer, std::string instance, ChannelState state) {
+    ChannelRecord r;
+    r.peer = std::move(peer);
+    r.peer_instance = std::move(instance);
+    r.state = state;
+    return r;
+  };
+  std::vector<ChannelRecord> channels = {
+      record("b", "i-b", ChannelState::kEstablished),
+      record("node-b", "i-b", ChannelState::kEstablished),  // accepted from b
+      record("b", "", ChannelState::kPlanned),
+      record("b", "i-b", ChannelState::kClosed),
+      record("c", "i-c", ChannelState::kEstablished),
+  };
+  EXPECT_EQ(EstablishedChannelsWith(s, channels), 2);
+  EXPECT_EQ(EstablishedChannelsWith(s, {}), 0);
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -8,6 +8,7 @@
 #ifndef RDMAD_PEERS_H_
 #define RDMAD_PEERS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,9 +21,11 @@ enum class PeerState {
   kUp = 2,               // Hello answered, session stream open
   kDown = 3,             // not reachable; rdmad retries with backoff
   kVersionMismatch = 4,  // another major protocol version; not used
+  kCircuitOpen = 5,      // failed too often; not dialled until circuit_open_until
 };
 
-// "connecting", "up", "down", "version-mismatch" ("unspecified").
+// "connecting", "up", "down", "version-mismatch", "circuit-open"
+// ("unspecified").
 std::string_view PeerStateName(PeerState state);
 
 struct PeerInfo {
@@ -38,6 +41,10 @@ struct PeerInfo {
   std::vector<std::string> remote_transports;  // RDMA transports; empty: TCP only
   bool configured = true;  // false: opened on demand
   double state_seconds = 0;  // time in the current state
+  int channels = 0;          // established channels with this peer
+  // While kCircuitOpen: when rdmad next tries the peer (Unix ms); else 0.
+  int64_t circuit_open_until_unix_ms = 0;
+  int failures = 0;          // failed attempts since it was last up
 };
 
 }  // namespace rdmad

@@ -35,10 +35,15 @@ enum class StatusCode : int {
   kInternal = 13,
   kUnavailable = 14,
   kDataLoss = 15,
+  kUnauthenticated = 16,
 };
 
 // Returns "OK", "INVALID_ARGUMENT", ... as gRPC spells them.
 std::string_view StatusCodeName(StatusCode code);
+
+// The code for a number received from elsewhere (a gRPC status, a wire
+// field): the named codes map to themselves, anything else to kUnknown.
+StatusCode StatusCodeFromInt(int code);
 
 class Status {
  public:

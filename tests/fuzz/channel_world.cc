@@ -1,0 +1,577 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "tests/fuzz/channel_world.h"
+
+#include <arpa/inet.h>
+
+#include "daemon/core/path_policy.h"
+#include "daemon/core/peer_protocol.h"
+#include "daemon/server/channel_convert.h"
+#include "daemon/server/peer_convert.h"
+#include "tests/fuzz/fuzz_support.h"
+
+namespace rdmad::fuzz {
+namespace {
+
+using namespace std::chrono_literals;
+
+GidEntry RoceGid(int index, const std::string& gid, const std::string& ip, GidType type) {
+  return GidEntry{index, gid, type, "veth0", ip};
+}
+
+bool IsIp(const std::string& host) {
+  unsigned char buf[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+int Rank(ChannelState s) {
+  switch (s) {
+    case ChannelState::kPlanned: return 0;
+    case ChannelState::kOpening: return 1;
+    case ChannelState::kEstablished: return 2;
+    case ChannelState::kFailed:
+    case ChannelState::kClosed: return 3;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Inventory FakeInventory() {
+  Inventory inv;
+  DeviceInfo rxe;
+  rxe.name = "rxe0";
+  rxe.node_type = NodeType::kCa;
+  rxe.parent_netdev = "veth0";
+  PortInfo p;
+  p.port = 1;
+  p.state = 4;
+  p.state_name = "ACTIVE";
+  p.link_layer = LinkLayer::kEthernet;
+  p.transport = Transport::kRoceV2;
+  p.max_mtu = 4096;
+  p.active_mtu = 1024;
+  p.netdev = "veth0";
+  p.netdev_mtu = 1500;
+  p.gids = {RoceGid(0, "fe80:0000:0000:0000:0000:00ff:fe00:0001", "fe80::ff:fe00:1",
+                    GidType::kRoceV1),
+            RoceGid(1, "0000:0000:0000:0000:0000:ffff:c000:0201", "192.0.2.1", GidType::kRoceV2),
+            RoceGid(2, "2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1",
+                    GidType::kRoceV2)};
+  rxe.ports.push_back(p);
+  PortInfo down = p;
+  down.port = 2;
+  down.state = 1;
+  down.state_name = "DOWN";
+  rxe.ports.push_back(down);
+  inv.devices.push_back(rxe);
+
+  DeviceInfo ib;
+  ib.name = "mlx5_0";
+  ib.node_type = NodeType::kCa;
+  PortInfo q;
+  q.port = 1;
+  q.state = 4;
+  q.state_name = "ACTIVE";
+  q.link_layer = LinkLayer::kInfiniBand;
+  q.transport = Transport::kInfiniBand;
+  q.max_mtu = 4096;
+  q.active_mtu = 4096;
+  q.lid = 7;
+  q.gids = {GidEntry{0, "fe80:0000:0000:0000:0c42:a103:0065:e8f4", GidType::kIb, "", ""}};
+  ib.ports.push_back(q);
+  inv.devices.push_back(ib);
+
+  DeviceInfo siw;
+  siw.name = "siw0";
+  siw.node_type = NodeType::kRnic;
+  PortInfo r;
+  r.port = 1;
+  r.state = 4;
+  r.state_name = "ACTIVE";
+  r.link_layer = LinkLayer::kEthernet;
+  r.transport = Transport::kIwarp;
+  r.max_mtu = 1024;
+  r.active_mtu = 1024;
+  r.netdev = "eth1";
+  siw.ports.push_back(r);
+  inv.devices.push_back(siw);
+  return inv;
+}
+
+// The listener's stream, as ListenSink is: events from the registry.
+class ChannelWorld::Sink final : public ServiceSink {
+ public:
+  explicit Sink(ChannelWorld* world) : world_(world) {}
+  void OnIncoming(const IncomingChannelRequest& request) override { world_->Answer(request); }
+  void OnChannelClosed(uint64_t channel_id, const std::string& reason) override {
+    FUZZ_CHECK(channel_id != 0);
+    FUZZ_CHECK(!reason.empty());
+    v1::ListenEvent event;  // as ListenSink writes it
+    event.mutable_closed()->set_channel_id(channel_id);
+    event.mutable_closed()->set_reason(reason);
+  }
+
+ private:
+  ChannelWorld* world_;
+};
+
+// HoldReactor's sink: told at most once, with an ended state and why.
+class ChannelWorld::Holder final : public ChannelHolder {
+ public:
+  void OnChannelEnded(ChannelState state, const std::string& reason) override {
+    FUZZ_CHECK_MSG(!told_, reason);
+    told_ = true;
+    FUZZ_CHECK(ChannelEnded(state));
+    FUZZ_CHECK(!reason.empty());
+  }
+
+ private:
+  bool told_ = false;
+};
+
+// Peer B's link: OpenChannel answered from the queue of fuzzed replies.
+class ChannelWorld::Link final : public PeerLink {
+ public:
+  explicit Link(ChannelWorld* world) : world_(world) {}
+  const std::string& target() const override { return target_; }
+  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
+    done(Status::Unimplemented("fuzz link"));
+  }
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
+                                          EndCallback on_end) override {
+    on_end(Status::Unimplemented("fuzz link"));
+    return nullptr;
+  }
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
+                   OpenDone done) override {
+    v1::OpenChannelRequest wire;  // what goes to the peer
+    ToProto(call, &wire);
+    done(world_->NextPeerReply(call));
+  }
+  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
+    FUZZ_CHECK(call.channel_id != 0);
+    FUZZ_CHECK(call.reason.size() <= 1024);
+    done(Status::Ok());
+  }
+
+ private:
+  ChannelWorld* world_;
+  std::string target_ = "192.0.2.7:7581";
+};
+
+// This daemon's link to itself: what the peer server would do, inline.
+class ChannelWorld::LoopLink final : public PeerLink {
+ public:
+  explicit LoopLink(ChannelWorld* world) : world_(world) {}
+  const std::string& target() const override { return target_; }
+  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
+    done(Status::Unimplemented("fuzz link"));
+  }
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
+                                          EndCallback on_end) override {
+    on_end(Status::Unimplemented("fuzz link"));
+    return nullptr;
+  }
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
+                   OpenDone done) override {
+    v1::OpenChannelRequest wire;
+    ToProto(call, &wire);
+    StatusOr<OpenChannelCall> back = FromProto(wire);
+    if (!back.ok()) {
+      done(back.status());
+      return;
+    }
+    done(world_->inbound_->OpenChannel(back.value(), "ipv4:127.0.0.1:40000"));
+  }
+  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
+    done(world_->inbound_->CloseChannel(call));
+  }
+
+ private:
+  ChannelWorld* world_;
+  std::string target_ = "127.0.0.1:7581";
+};
+
+ChannelWorld::ChannelWorld()
+    : now_(BrokerClock::now()),
+      inventory_(FakeInventory()),
+      config_(DefaultConfig()),
+      link_(std::make_shared<Link>(this)),
+      loop_(std::make_shared<LoopLink>(this)) {
+  inbound_ = std::make_unique<PeerInbound>([] {
+    PeerHello hello;
+    hello.protocol = {1, 0};
+    hello.host_name = "fuzzhost";
+    hello.instance_id = kSelfInstance;
+    return hello;
+  });
+  broker_ = std::make_unique<Broker>(Options());
+  Broker* broker = broker_.get();
+  inbound_->SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
+    return broker->OnOpenChannel(call, peer_ip);
+  });
+  inbound_->SetCloseHandler(
+      [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
+}
+
+ChannelWorld::~ChannelWorld() {
+  broker_->Shutdown();
+  CheckTable();
+  listeners_.clear();  // the registrations before their registry
+  broker_.reset();
+  inbound_.reset();
+}
+
+BrokerOptions ChannelWorld::Options() {
+  BrokerOptions o;
+  o.host_name = "fuzzhost";
+  o.instance_id = kSelfInstance;
+  o.accept_deadline = 0ms;  // a listener that does not answer at once never does
+  o.max_ended = 8;
+  o.resolve = [this](const PathRequest& request) {
+    return ResolvePath(inventory_, config_, request,
+                       [](const std::string& ip) -> std::optional<std::string> {
+                         if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
+                         if (ip.rfind("2001:db8:", 0) == 0) return "2001:db8::1";
+                         return std::nullopt;
+                       });
+  };
+  o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
+    if (name == "B") return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
+    if (name == "self") return BrokerPeer{"self", "127.0.0.1:7581", kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
+    if (name == "down") {
+      return BrokerPeer{"down", "192.0.2.8:7581", "",
+                        Status::Unavailable("peer down: connection refused")};
+    }
+    if (!IsIp(HostOfAddress(name))) {
+      return Status::NotFound("unknown peer " + name + ": not a [[peers]] name nor an IP address");
+    }
+    StatusOr<std::string> address = NormalizePeerAddress(name);
+    if (!address.ok()) return Status::NotFound("unknown peer " + name + ": " + address.status().message());
+    return BrokerPeer{name, address.value(), kPeerInstance, std::shared_ptr<PeerLink>(link_)};
+  };
+  o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
+    if (id == kPeerInstance) return std::static_pointer_cast<PeerLink>(link_);
+    if (id == kSelfInstance) return std::static_pointer_cast<PeerLink>(loop_);
+    return Status::NotFound("no session up to rdmad instance " + id);
+  };
+  o.send_event = [this](const std::string& id, const PeerEvent& event) {
+    return inbound_->Send(id, event);
+  };
+  o.source_address = [](const std::string& ip) -> std::optional<std::string> {
+    if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
+    return std::nullopt;
+  };
+  o.clock = [this] { return now_; };
+  return o;
+}
+
+uint64_t ChannelWorld::MapId(uint64_t id) const {
+  if (id == 0 || id >= 16 || known_.empty()) return id;
+  return known_[(id - 1) % known_.size()];
+}
+
+void ChannelWorld::Remember(uint64_t id) {
+  if (id == 0) return;
+  for (uint64_t k : known_) {
+    if (k == id) return;
+  }
+  if (known_.size() < 16) known_.push_back(id);
+}
+
+void ChannelWorld::DoMeanwhile(uint64_t channel_id, const std::string& service) {
+  if (meanwhile_.empty()) return;
+  Meanwhile what = meanwhile_.front();
+  meanwhile_.pop_front();
+  std::string instance;
+  for (const ChannelRecord& r : broker_->Channels()) {
+    if (r.channel_id == channel_id) instance = r.peer_instance;
+  }
+  switch (what) {
+    case Meanwhile::kNothing: break;
+    case Meanwhile::kRelease:
+      CheckStatus(broker_->Release(channel_id, "closed by the application"));
+      break;
+    case Meanwhile::kPeerLost: broker_->OnPeerLost(instance, "B", "connection reset"); break;
+    case Meanwhile::kPeerClose:
+      CheckStatus(inbound_->CloseChannel(CloseChannelCall{channel_id, "bye", instance}));
+      break;
+    case Meanwhile::kUnlisten: listeners_.erase(service); break;
+    case Meanwhile::kShutdown: broker_->Shutdown(); break;
+    case Meanwhile::kCount: break;
+  }
+}
+
+StatusOr<ChannelEndpoint> ChannelWorld::NextPeerReply(const OpenChannelCall& call) {
+  FUZZ_CHECK(call.channel_id != 0);
+  FUZZ_CHECK(ValidateChannelEndpoint(call.initiator, /*listening=*/false).ok());
+  DoMeanwhile(call.channel_id, call.service);
+  if (replies_.empty()) return Status::DeadlineExceeded("Deadline Exceeded");
+  StatusOr<ChannelEndpoint> reply = std::move(replies_.front());
+  replies_.pop_front();
+  return reply;
+}
+
+void ChannelWorld::Answer(const IncomingChannelRequest& request) {
+  FUZZ_CHECK(request.request_id != 0);
+  FUZZ_CHECK(request.channel_id != 0);
+  FUZZ_CHECK(request.plan.path.has_value() != !request.plan.tcp_reason.empty());
+  FUZZ_CHECK(!request.plan.tcp_bind_host.empty());
+  FUZZ_CHECK(ValidateChannelEndpoint(request.initiator, /*listening=*/false).ok());
+  Remember(request.channel_id);
+  {
+    v1::ListenEvent event;  // as ListenSink writes it
+    v1::IncomingChannel* in = event.mutable_incoming();
+    ToProto(request.initiator, in->mutable_initiator());
+    ToProto(request.plan, in->mutable_plan());
+  }
+  DoMeanwhile(request.channel_id, request.service);
+  if (answers_.empty()) return;
+  ListenerAnswer a = std::move(answers_.front());
+  answers_.pop_front();
+  uint64_t id = a.request_id == 0 ? request.request_id : a.request_id;
+  if (!a.accept) {
+    CheckStatus(broker_->services().Reject(id, a.reason.empty() ? "no reason given" : a.reason));
+  } else if (!a.endpoint.ok()) {
+    CheckStatus(a.endpoint.status());
+  } else {
+    Status accepted = broker_->services().Accept(id, a.endpoint.value());
+    CheckStatus(accepted);
+    if (accepted.ok()) FUZZ_CHECK(ValidateChannelEndpoint(a.endpoint.value()).ok());
+  }
+}
+
+void ChannelWorld::CheckTable() {
+  std::map<uint64_t, ChannelState> now;
+  for (const ChannelRecord& r : broker_->Channels()) {
+    FUZZ_CHECK(r.channel_id != 0);
+    FUZZ_CHECK(!ChannelEnded(r.state) || !r.reason.empty());
+    auto it = seen_.find(r.channel_id);
+    if (it != seen_.end()) {
+      FUZZ_CHECK_MSG(Rank(it->second) <= Rank(r.state),
+                     std::string(ChannelStateName(it->second)) + " -> " +
+                         std::string(ChannelStateName(r.state)));
+      FUZZ_CHECK_MSG(!ChannelEnded(it->second) || it->second == r.state,
+                     std::string(ChannelStateName(it->second)) + " -> " +
+                         std::string(ChannelStateName(r.state)));
+    }
+    now[r.channel_id] = r.state;
+  }
+  seen_ = std::move(now);
+}
+
+void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
+  switch (op) {
+    case ChannelOp::kListen: {
+      v1::ListenRequest req;
+      if (!Parse(payload, &req)) return;
+      auto registration = broker_->services().Register(req.service(), std::make_shared<Sink>(this));
+      CheckStatus(registration.status());
+      if (registration.ok()) listeners_[req.service()] = std::move(registration).value();
+      break;
+    }
+    case ChannelOp::kUnlisten: {
+      v1::ListenRequest req;
+      if (!Parse(payload, &req)) return;
+      listeners_.erase(req.service());
+      break;
+    }
+    case ChannelOp::kPlanChannel: {
+      v1::PlanChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      if (req.peer().empty()) return;  // the handler: "peer: required"
+      auto planned = broker_->PlanChannel(req.peer(), req.service(), req.force_tcp());
+      CheckStatus(planned.status());
+      if (!planned.ok()) return;
+      const PlannedChannel& p = planned.value();
+      FUZZ_CHECK(p.channel_id != 0);
+      FUZZ_CHECK(p.plan.path.has_value() != !p.plan.tcp_reason.empty());
+      v1::PlanChannelResponse response;
+      response.set_channel_id(p.channel_id);
+      ToProto(p.plan, response.mutable_plan());
+      response.set_peer_address(p.peer_address);
+      if (p.plan.path) internal::PlanFromPath(response.plan().path());
+      Remember(p.channel_id);
+      break;
+    }
+    case ChannelOp::kConnect: {
+      v1::ConnectRequest req;
+      if (!Parse(payload, &req)) return;
+      StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
+      CheckStatus(endpoint.status());
+      if (!endpoint.ok()) return;
+      if (++depth_ > 1) {  // never: Connect is not reentered
+        --depth_;
+        return;
+      }
+      StatusOr<ChannelEndpoint> peer = broker_->Connect(MapId(req.channel_id()), endpoint.value());
+      --depth_;
+      CheckStatus(peer.status());
+      if (!peer.ok()) return;
+      FUZZ_CHECK(ValidateChannelEndpoint(peer.value()).ok());
+      v1::ConnectResponse response;
+      ToProto(peer.value(), response.mutable_peer());
+      break;
+    }
+    case ChannelOp::kHoldChannel: {
+      v1::HoldChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      uint64_t id = MapId(req.channel_id());
+      auto holder = std::make_shared<Holder>();
+      auto held = broker_->Hold(id, holder);
+      CheckStatus(held.status());
+      if (!held.ok()) return;
+      if (held.value().token == 0) {
+        FUZZ_CHECK(ChannelEnded(held.value().state));
+        FUZZ_CHECK(!held.value().reason.empty());
+        return;
+      }
+      if (holders_.size() < 64) {
+        holders_.push_back(holder);
+        holds_[id].emplace_back(held.value().token, holder);
+      } else {
+        broker_->Unhold(id, held.value().token, "the application went away");
+      }
+      break;
+    }
+    case ChannelOp::kUnhold: {
+      v1::HoldChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      uint64_t id = MapId(req.channel_id());
+      auto it = holds_.find(id);
+      if (it == holds_.end() || it->second.empty()) return;
+      uint64_t token = it->second.back().first;
+      it->second.pop_back();
+      broker_->Unhold(id, token, "the application went away");
+      break;
+    }
+    case ChannelOp::kReleaseChannel: {
+      v1::ReleaseChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      if (req.channel_id() == 0) return;  // the handler: "channel_id: required"
+      std::string reason = "closed by the application";
+      if (!req.reason().empty()) reason += ": " + req.reason();
+      CheckStatus(broker_->Release(MapId(req.channel_id()), reason));
+      break;
+    }
+    case ChannelOp::kListChannels: {
+      CheckTable();
+      v1::ListChannelsResponse response;
+      for (const ChannelRecord& r : broker_->Channels()) {
+        v1::ChannelEntry* e = response.add_channels();
+        e->set_channel_id(r.channel_id);
+        e->set_state(std::string(ChannelStateName(r.state)));
+        e->set_reason(r.reason);
+      }
+      break;
+    }
+    case ChannelOp::kAccept: {
+      v1::AcceptRequest req;
+      if (!Parse(payload, &req)) return;
+      StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
+      CheckStatus(endpoint.status());
+      if (!endpoint.ok()) return;
+      CheckStatus(broker_->services().Accept(req.request_id(), endpoint.value()));
+      break;
+    }
+    case ChannelOp::kReject: {
+      v1::RejectRequest req;
+      if (!Parse(payload, &req)) return;
+      CheckStatus(broker_->services().Reject(
+          req.request_id(), req.reason().empty() ? "no reason given" : req.reason()));
+      break;
+    }
+    case ChannelOp::kQueueAccept: {
+      v1::AcceptRequest req;
+      if (!Parse(payload, &req) || answers_.size() >= 16) return;
+      answers_.push_back({true, req.request_id(), FromProto(req.endpoint()), ""});
+      break;
+    }
+    case ChannelOp::kQueueReject: {
+      v1::RejectRequest req;
+      if (!Parse(payload, &req) || answers_.size() >= 16) return;
+      answers_.push_back({false, req.request_id(), Status(StatusCode::kUnknown, "unset"),
+                          req.reason()});
+      break;
+    }
+    case ChannelOp::kQueuePeerReply: {
+      v1::OpenChannelResponse reply;
+      if (!Parse(payload, &reply) || replies_.size() >= 16) return;
+      // As the gRPC link hands the reply to the broker.
+      if (!reply.has_acceptor()) {
+        replies_.push_back(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
+      } else {
+        replies_.push_back(FromProto(reply.acceptor()));
+      }
+      break;
+    }
+    case ChannelOp::kQueuePeerError: {
+      if (replies_.size() >= 16) return;
+      int code = payload.empty() ? 2 : 1 + static_cast<uint8_t>(payload[0]) % 16;  // 1..16
+      std::string message(payload.empty() ? "" : payload.substr(1));
+      if (message.empty()) message = "error";
+      replies_.push_back(Status(static_cast<StatusCode>(code), message));
+      break;
+    }
+    case ChannelOp::kQueueMeanwhile: {
+      if (meanwhile_.size() >= 16) return;
+      uint32_t what = RawU32(payload.substr(0, 1)) % uint32_t(Meanwhile::kCount);
+      meanwhile_.push_back(static_cast<Meanwhile>(what));
+      break;
+    }
+    case ChannelOp::kOpenChannel: {
+      v1::OpenChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      StatusOr<OpenChannelCall> call = FromProto(req);
+      CheckStatus(call.status());
+      if (!call.ok()) return;
+      call.value().channel_id = MapId(call.value().channel_id);
+      seen_.erase(call.value().channel_id);  // an ended id may be used again
+      static const char* kFrom[] = {"ipv4:192.0.2.7:40000", "ipv6:[2001:db8::7]:40000",
+                                    "ipv6:%5B::1%5D:40000", "unix:/run/x", ""};
+      const char* from = kFrom[req.channel_id() % 5];
+      StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call.value(), from);
+      CheckStatus(answer.status());
+      Remember(call.value().channel_id);
+      if (!answer.ok()) return;
+      FUZZ_CHECK(ValidateChannelEndpoint(answer.value()).ok());
+      v1::OpenChannelResponse response;
+      ToProto(answer.value(), response.mutable_acceptor());
+      break;
+    }
+    case ChannelOp::kCloseChannel: {
+      v1::CloseChannelRequest req;
+      if (!Parse(payload, &req)) return;
+      CloseChannelCall call{MapId(req.channel_id()), req.reason(), req.initiator_instance()};
+      CheckStatus(inbound_->CloseChannel(call));
+      break;
+    }
+    case ChannelOp::kPeerEvent: {
+      v1::PeerEvent wire;
+      if (!Parse(payload, &wire)) return;
+      PeerEvent event = FromProto(wire);
+      if (event.kind != PeerEvent::Kind::kChannelClosed) return;
+      FUZZ_CHECK(event.reason.size() <= 1024);
+      // As daemon_broker.cc hands B's ChannelClosed to the broker.
+      CheckStatus(broker_->OnCloseChannel(
+          CloseChannelCall{MapId(event.channel_id), event.reason, kPeerInstance}));
+      break;
+    }
+    case ChannelOp::kPeerLost: {
+      uint32_t which = RawU32(payload.substr(0, 1)) % 3;
+      const char* instance = which == 0 ? kPeerInstance : which == 1 ? kSelfInstance : "";
+      broker_->OnPeerLost(instance, "B", "connection reset");
+      break;
+    }
+    case ChannelOp::kSweep: {
+      now_ += std::chrono::seconds(RawU32(payload.substr(0, 2)));
+      broker_->Sweep();
+      break;
+    }
+    case ChannelOp::kShutdown: broker_->Shutdown(); break;
+    case ChannelOp::kCount: break;
+  }
+}
+
+}  // namespace rdmad::fuzz
