@@ -50,6 +50,7 @@ int CmdPeers(Context& ctx);  // commands_peers.cc
 int CmdChannels(Context& ctx);  // commands_channels.cc
 int CmdConnect(Context& ctx);  // commands_connect.cc
 int CmdPing(Context& ctx);     // commands_connect.cc
+int CmdBench(Context& ctx);    // commands_bench.cc
 
 // Connects, or prints the one-line "not reachable" message and sets
 // *exit_code (kExitUnreachable, or kExitFailure when access is denied).

@@ -27,6 +27,9 @@ constexpr Command kCommands[] = {
      CmdConnect},
     {"ping", "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "
      "echo service", CmdPing},
+    {"bench", "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
+     "[--iters N | --duration S] [--channels N] [--tcp] perftest-style benchmarks against "
+     "PEER's echo service", CmdBench},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},
     {"help", "list the commands", CmdHelp},

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "client/src/rdma/channel_impl.h"
@@ -20,6 +21,7 @@ namespace rdmad::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxReserve = size_t(64) << 20;
 
 }  // namespace
 
@@ -127,7 +129,15 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
                             std::to_string(f.first) + ")"));
       return error_;
     }
-    if (f.first) partial_.clear();
+    if (f.first) {
+      partial_.clear();
+      // A message of several fragments: one allocation and one copy
+      // instead of regrowing, as messages tend to repeat their size (at
+      // most kMaxReserve up front; larger ones grow from there).
+      if (!f.last) {
+        partial_.reserve(std::min(std::max(last_message_size_, 2 * size_t(f.len)), kMaxReserve));
+      }
+    }
     in_message_ = !f.last;
     // The slot is ours until reposted: copy without the lock.
     lock.unlock();
@@ -136,7 +146,10 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
     lock.lock();
     Repost(f.slot);
     MaybeSendCredits();
-    if (f.last) return std::move(partial_);
+    if (f.last) {
+      last_message_size_ = partial_.size();
+      return std::move(partial_);
+    }
   }
 }
 

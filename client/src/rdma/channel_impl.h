@@ -118,6 +118,7 @@ class RdmaChannel final : public AbortableChannel {
   std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
   std::deque<Fragment> ready_;
   std::vector<uint8_t> partial_;    // the message being reassembled
+  size_t last_message_size_ = 0;    // Recv reserves this much for the next one
   bool in_message_ = false;
   Status error_;                    // the first failure
   bool closed_ = false;             // Close() was called

@@ -1,0 +1,219 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/rdmactl/bench_args.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "client/rdmactl/command.h"
+
+namespace rdmactl {
+namespace {
+
+using rdmad::Status;
+using rdmad::StatusOr;
+
+constexpr uint64_t kLatSize = 2;
+constexpr uint64_t kBwSize = 65536;
+constexpr uint64_t kLatIters = 1000;
+constexpr uint64_t kBwIters = 5000;
+constexpr uint64_t kConnectIters = 100;
+constexpr double kIdleSeconds = 5;
+constexpr uint64_t kMaxIters = 1000000000;
+
+struct Suffix {
+  const char* text;
+  uint64_t factor;
+};
+constexpr Suffix kSuffixes[] = {
+    {"", 1},
+    {"K", 1ull << 10},
+    {"KiB", 1ull << 10},
+    {"M", 1ull << 20},
+    {"MiB", 1ull << 20},
+    {"G", 1ull << 30},
+    {"GiB", 1ull << 30},
+};
+
+bool ParseTest(std::string_view text, BenchTest* test) {
+  for (BenchTest t : {BenchTest::kLat, BenchTest::kBw, BenchTest::kWrite, BenchTest::kRead,
+                      BenchTest::kIdle, BenchTest::kConnect}) {
+    if (text == BenchTestName(t)) {
+      *test = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+StatusOr<std::vector<uint64_t>> ParseSizeList(std::string_view text) {
+  std::vector<uint64_t> sizes;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    auto size = ParseByteSize(text.substr(start, comma - start));
+    if (!size.ok()) return size.status();
+    sizes.push_back(*size);
+    if (comma == std::string_view::npos) return sizes;
+    start = comma + 1;
+  }
+}
+
+// Which options were given, for the checks across options.
+struct Seen {
+  bool iters = false;
+  bool sizes = false;
+};
+
+bool TakesValue(std::string_view arg) {
+  return arg == "--test" || arg == "--size" || arg == "--sizes" || arg == "--iters" ||
+         arg == "--duration" || arg == "--channels";
+}
+
+Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
+  if (seen->sizes) return Status::InvalidArgument("--size and --sizes: give one of them");
+  seen->sizes = true;
+  auto sizes = ParseSizeList(value);
+  if (!sizes.ok()) return Status::InvalidArgument(flag + ": " + sizes.status().message());
+  if (flag == "--size" && sizes->size() != 1) {
+    return Status::InvalidArgument("--size takes one size; --sizes takes a list");
+  }
+  a->sizes = std::move(sizes).value();
+  return Status::Ok();
+}
+
+// --iters and --channels: a whole number from 1.
+Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
+  uint64_t max = flag == "--iters" ? kMaxIters : kBenchMaxChannels;
+  uint64_t v = 0;
+  if (!ParseUint(value, max, &v) || v == 0) {
+    return Status::InvalidArgument(flag + ": \"" + value + "\" is not a number from 1 to " +
+                                   std::to_string(max));
+  }
+  if (flag == "--iters") {
+    a->iters = v;
+    seen->iters = true;
+  } else {
+    a->channels = uint32_t(v);
+  }
+  return Status::Ok();
+}
+
+// An option that takes a value (TakesValue).
+Status ParseValue(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
+  if (flag == "--test") {
+    if (ParseTest(value, &a->test)) return Status::Ok();
+    return Status::InvalidArgument("--test: \"" + value +
+                                   "\" is not one of lat, bw, write, read, idle, connect");
+  }
+  if (flag == "--size" || flag == "--sizes") return ParseSizes(flag, value, a, seen);
+  if (flag == "--duration") {
+    auto s = ParseSeconds(value);
+    if (!s.ok()) return Status::InvalidArgument("--duration: " + s.status().message());
+    a->duration_s = *s;
+    return Status::Ok();
+  }
+  return ParseCount(flag, value, a, seen);
+}
+
+// Fills in what the options left open.
+Status ApplyDefaults(bool has_iters, BenchArgs* a) {
+  bool sized = a->test != BenchTest::kIdle && a->test != BenchTest::kConnect;
+  if (!sized && !a->sizes.empty()) {
+    return Status::InvalidArgument(std::string("--test ") + BenchTestName(a->test) +
+                                   " takes no --size");
+  }
+  if (a->test == BenchTest::kIdle && has_iters) {
+    return Status::InvalidArgument("--test idle takes --duration, not --iters");
+  }
+  if (a->test == BenchTest::kConnect && a->duration_s > 0) {
+    return Status::InvalidArgument("--test connect takes --iters, not --duration");
+  }
+  if (sized && a->sizes.empty()) a->sizes = {a->test == BenchTest::kLat ? kLatSize : kBwSize};
+  if (a->test == BenchTest::kIdle && a->duration_s == 0) a->duration_s = kIdleSeconds;
+  if (a->iters == 0 && a->duration_s == 0) {
+    a->iters = a->test == BenchTest::kLat       ? kLatIters
+               : a->test == BenchTest::kConnect ? kConnectIters
+                                                : kBwIters;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* BenchTestName(BenchTest test) {
+  switch (test) {
+    case BenchTest::kLat:
+      return "lat";
+    case BenchTest::kBw:
+      return "bw";
+    case BenchTest::kWrite:
+      return "write";
+    case BenchTest::kRead:
+      return "read";
+    case BenchTest::kIdle:
+      return "idle";
+    case BenchTest::kConnect:
+      return "connect";
+  }
+  return "?";
+}
+
+StatusOr<uint64_t> ParseByteSize(std::string_view text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
+  std::string_view suffix(end, size_t(text.data() + text.size() - end));
+  if (ec == std::errc() && end != text.data()) {
+    for (const Suffix& s : kSuffixes) {
+      if (suffix != s.text) continue;
+      if (v > kBenchMaxSize / s.factor) {
+        return Status::InvalidArgument("size " + std::string(text) +
+                                       " is above the channel's limit of 1 GiB");
+      }
+      return v * s.factor;
+    }
+  }
+  return Status::InvalidArgument("\"" + std::string(text) +
+                                 "\" is not a size (bytes, or with K, M, G: 4K, 1MiB)");
+}
+
+StatusOr<double> ParseSeconds(std::string_view text) {
+  std::string copy(text);
+  char* end = nullptr;
+  double v = std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(v) || v <= 0 ||
+      v > kBenchMaxSeconds) {
+    return Status::InvalidArgument("\"" + copy + "\" is not a duration in seconds (above 0, " +
+                                   "at most 86400)");
+  }
+  return v;
+}
+
+StatusOr<BenchArgs> ParseBenchArgs(const std::vector<std::string>& args) {
+  BenchArgs a;
+  Seen seen;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (TakesValue(arg)) {
+      if (i + 1 >= args.size()) return Status::InvalidArgument(arg + " needs a value");
+      RDMAD_RETURN_IF_ERROR(ParseValue(arg, args[++i], &a, &seen));
+    } else if (arg == "--tcp") {
+      a.force_tcp = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return Status::InvalidArgument("unknown option " + arg);
+    } else if (!a.peer.empty()) {
+      return Status::InvalidArgument("one PEER only");
+    } else {
+      a.peer = arg;
+    }
+  }
+  if (a.peer.empty()) return Status::InvalidArgument("PEER missing");
+  if (seen.iters && a.duration_s > 0) {
+    return Status::InvalidArgument("--iters and --duration: give one of them");
+  }
+  RDMAD_RETURN_IF_ERROR(ApplyDefaults(seen.iters, &a));
+  return a;
+}
+
+}  // namespace rdmactl

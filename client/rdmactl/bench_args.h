@@ -1,0 +1,63 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// `rdmactl bench`'s command line: which test, message sizes, how long,
+// how many channels in parallel, and the transport. Sizes take the
+// suffixes K/KiB, M/MiB, G/GiB (powers of 1024, as perftest's -s).
+//
+//   rdmactl bench PEER [--test lat|bw|write|read|idle|connect]
+//                      [--size N | --sizes N,N,...] [--iters N | --duration S]
+//                      [--channels N] [--tcp]
+//
+// Defaults follow perftest: lat 2 bytes x 1000 round trips; bw, write and
+// read 65536 bytes x 5000 messages; idle 5 s; connect 100 cycles.
+//
+// Thread safety: pure functions over values.
+
+#ifndef RDMAD_CLIENT_RDMACTL_BENCH_ARGS_H_
+#define RDMAD_CLIENT_RDMACTL_BENCH_ARGS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rdmad/status.h"
+
+namespace rdmactl {
+
+enum class BenchTest { kLat, kBw, kWrite, kRead, kIdle, kConnect };
+
+// "lat", "bw", "write", "read", "idle", "connect".
+const char* BenchTestName(BenchTest test);
+
+inline constexpr char kBenchUsage[] =
+    "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
+    "[--iters N | --duration S] [--channels N] [--tcp]";
+inline constexpr uint64_t kBenchMaxSize = uint64_t(1) << 30;  // a channel's message limit
+inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo service's limit
+inline constexpr double kBenchMaxSeconds = 24 * 3600;
+
+struct BenchArgs {
+  std::string peer;
+  BenchTest test = BenchTest::kLat;
+  std::vector<uint64_t> sizes;  // bytes; at least one (lat, bw, write, read)
+  uint64_t iters = 0;           // per size and channel; 0 with a duration
+  double duration_s = 0;        // > 0: run each size this long instead
+  uint32_t channels = 1;
+  bool force_tcp = false;
+};
+
+// "4096", "4K", "4KiB", "1M", "1MiB", "1G". INVALID_ARGUMENT otherwise, or
+// above kBenchMaxSize.
+rdmad::StatusOr<uint64_t> ParseByteSize(std::string_view text);
+
+// A whole or decimal number of seconds, > 0 and at most kBenchMaxSeconds.
+rdmad::StatusOr<double> ParseSeconds(std::string_view text);
+
+// Parses the verb's arguments (after "bench") and fills in the defaults.
+// INVALID_ARGUMENT with the message rdmactl prints (without the usage).
+rdmad::StatusOr<BenchArgs> ParseBenchArgs(const std::vector<std::string>& args);
+
+}  // namespace rdmactl
+
+#endif  // RDMAD_CLIENT_RDMACTL_BENCH_ARGS_H_

@@ -1,0 +1,104 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/rdmactl/bench_args.h"
+
+#include "gtest/gtest.h"
+
+namespace rdmactl {
+namespace {
+
+using rdmad::StatusCode;
+
+BenchArgs Parse(const std::vector<std::string>& args) {
+  auto a = ParseBenchArgs(args);
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  return a.ok() ? *a : BenchArgs{};
+}
+
+std::string Error(const std::vector<std::string>& args) {
+  auto a = ParseBenchArgs(args);
+  EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument);
+  return a.status().message();
+}
+
+TEST(BenchArgsTest, SizesTakeBinarySuffixes) {
+  EXPECT_EQ(*ParseByteSize("0"), 0u);
+  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
+  EXPECT_EQ(*ParseByteSize("4K"), 4096u);
+  EXPECT_EQ(*ParseByteSize("64KiB"), 65536u);
+  EXPECT_EQ(*ParseByteSize("1M"), 1048576u);
+  EXPECT_EQ(*ParseByteSize("1MiB"), 1048576u);
+  EXPECT_EQ(*ParseByteSize("1G"), kBenchMaxSize);
+  EXPECT_EQ(ParseByteSize("2G").status().message(),
+            "size 2G is above the channel's limit of 1 GiB");
+  EXPECT_EQ(ParseByteSize("1073741825").status().code(), StatusCode::kInvalidArgument);
+  for (const char* bad : {"", "K", "4k", "4 K", "-1", "4KB", "0x10"}) {
+    EXPECT_EQ(ParseByteSize(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(BenchArgsTest, Seconds) {
+  EXPECT_DOUBLE_EQ(*ParseSeconds("5"), 5);
+  EXPECT_DOUBLE_EQ(*ParseSeconds("0.5"), 0.5);
+  for (const char* bad : {"", "0", "-1", "1s", "nan", "inf", "100000"}) {
+    EXPECT_FALSE(ParseSeconds(bad).ok()) << bad;
+  }
+}
+
+TEST(BenchArgsTest, DefaultsFollowPerftest) {
+  BenchArgs lat = Parse({"B"});
+  EXPECT_EQ(lat.peer, "B");
+  EXPECT_EQ(lat.test, BenchTest::kLat);
+  EXPECT_EQ(lat.sizes, std::vector<uint64_t>{2});
+  EXPECT_EQ(lat.iters, 1000u);
+  EXPECT_EQ(lat.channels, 1u);
+  EXPECT_FALSE(lat.force_tcp);
+  for (const char* test : {"bw", "write", "read"}) {
+    BenchArgs a = Parse({"B", "--test", test});
+    EXPECT_EQ(a.sizes, std::vector<uint64_t>{65536}) << test;
+    EXPECT_EQ(a.iters, 5000u) << test;
+    EXPECT_STREQ(BenchTestName(a.test), test);
+  }
+  BenchArgs idle = Parse({"--test", "idle", "B"});
+  EXPECT_TRUE(idle.sizes.empty());
+  EXPECT_EQ(idle.iters, 0u);
+  EXPECT_DOUBLE_EQ(idle.duration_s, 5);
+  EXPECT_EQ(Parse({"B", "--test", "connect"}).iters, 100u);
+}
+
+TEST(BenchArgsTest, Options) {
+  BenchArgs a = Parse({"B", "--test", "write", "--sizes", "2,4K,1MiB", "--duration", "1.5",
+                       "--channels", "4", "--tcp"});
+  EXPECT_EQ(a.sizes, (std::vector<uint64_t>{2, 4096, 1048576}));
+  EXPECT_EQ(a.iters, 0u);
+  EXPECT_DOUBLE_EQ(a.duration_s, 1.5);
+  EXPECT_EQ(a.channels, 4u);
+  EXPECT_TRUE(a.force_tcp);
+  EXPECT_EQ(Parse({"B", "--size", "64K", "--iters", "7"}).iters, 7u);
+  EXPECT_EQ(Parse({"B", "--test", "connect", "--iters", "20", "--channels", "2"}).iters, 20u);
+}
+
+TEST(BenchArgsTest, Errors) {
+  EXPECT_EQ(Error({}), "PEER missing");
+  EXPECT_EQ(Error({"B", "C"}), "one PEER only");
+  EXPECT_EQ(Error({"B", "--test"}), "--test needs a value");
+  EXPECT_EQ(Error({"B", "--test", "send"}),
+            "--test: \"send\" is not one of lat, bw, write, read, idle, connect");
+  EXPECT_EQ(Error({"B", "--size", "1,2"}), "--size takes one size; --sizes takes a list");
+  EXPECT_EQ(Error({"B", "--size", "1", "--sizes", "2"}), "--size and --sizes: give one of them");
+  EXPECT_EQ(Error({"B", "--sizes", "1,,2"}),
+            "--sizes: \"\" is not a size (bytes, or with K, M, G: 4K, 1MiB)");
+  EXPECT_EQ(Error({"B", "--iters", "0"}), "--iters: \"0\" is not a number from 1 to 1000000000");
+  EXPECT_EQ(Error({"B", "--channels", "65"}), "--channels: \"65\" is not a number from 1 to 64");
+  EXPECT_EQ(Error({"B", "--iters", "5", "--duration", "1"}),
+            "--iters and --duration: give one of them");
+  EXPECT_EQ(Error({"B", "--test", "idle", "--size", "4"}), "--test idle takes no --size");
+  EXPECT_EQ(Error({"B", "--test", "idle", "--iters", "4"}),
+            "--test idle takes --duration, not --iters");
+  EXPECT_EQ(Error({"B", "--test", "connect", "--duration", "4"}),
+            "--test connect takes --iters, not --duration");
+  EXPECT_EQ(Error({"B", "-x"}), "unknown option -x");
+}
+
+}  // namespace
+}  // namespace rdmactl

@@ -1,0 +1,174 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/rdmactl/bench_runner.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "client/rdmactl/echo_client.h"
+#include "client/src/echo_protocol.h"
+
+namespace rdmactl {
+namespace {
+
+using rdmad::Status;
+using rdmad::StatusCode;
+using rdmad::StatusOr;
+
+constexpr uint64_t kLatencyWarmup = 16;  // verified round trips
+constexpr uint64_t kOneSidedWarmup = 4;
+constexpr size_t kAckBytes = size_t(1) << 20;
+constexpr uint64_t kMaxAckEvery = 64;
+constexpr uint64_t kWindowAcks = 8;
+
+double Seconds(BenchClock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+Status WrongSize(const char* what, size_t got, size_t want) {
+  return Status(StatusCode::kDataLoss, std::string(what) + " of " + std::to_string(got) +
+                                           " bytes, expected " + std::to_string(want));
+}
+
+// A reply, or DEADLINE_EXCEEDED naming what was awaited.
+StatusOr<std::vector<uint8_t>> Await(rdmad::Channel& channel, std::chrono::milliseconds timeout,
+                                     const char* what) {
+  auto reply = channel.Recv(timeout);
+  if (reply.ok() || reply.status().code() != StatusCode::kDeadlineExceeded) return reply;
+  return Status::DeadlineExceeded(std::string("no ") + what + " from the echo service within " +
+                                  std::to_string(timeout.count()) + " ms");
+}
+
+// SINK's counts: reads the ones waiting (or, with block, at least one).
+class SinkAcks {
+ public:
+  explicit SinkAcks(rdmad::Channel& channel) : channel_(channel) {}
+  uint64_t acked() const { return acked_; }
+
+  // Returns true when a new count arrived.
+  StatusOr<bool> Poll(bool block) {
+    auto message = block ? Await(channel_, kReplyTimeout, "count")
+                         : channel_.Recv(std::chrono::milliseconds(0));
+    if (!message.ok()) {
+      if (!block && message.status().code() == StatusCode::kDeadlineExceeded) return false;
+      return message.status();
+    }
+    auto count = rdmad::echo::DecodeCount(message->data(), message->size());
+    if (!count.ok()) return Status(StatusCode::kDataLoss, "SINK: " + count.status().message());
+    if (*count < acked_) return Status(StatusCode::kDataLoss, "SINK: the count went backwards");
+    acked_ = *count;
+    return true;
+  }
+
+ private:
+  rdmad::Channel& channel_;
+  uint64_t acked_ = 0;
+};
+
+}  // namespace
+
+uint64_t SinkAckEvery(size_t size) {
+  uint64_t n = size == 0 ? kMaxAckEvery : (kAckBytes + size - 1) / size;
+  return std::clamp<uint64_t>(n, 1, kMaxAckEvery);
+}
+
+uint64_t SinkWindow(uint64_t ack_every) { return kWindowAcks * ack_every; }
+
+Status WarmUpLatency(rdmad::Channel& channel, size_t size) {
+  for (uint64_t seq = 1; seq <= kLatencyWarmup; ++seq) {
+    auto rtt = EchoRoundTrip(channel, seq, size, kReplyTimeout);
+    if (!rtt.ok()) return rtt.status();
+  }
+  return Status::Ok();
+}
+
+StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size, const BenchLimit& limit,
+                                   BenchClock::time_point start) {
+  std::vector<uint8_t> request = rdmad::echo::PatternPayload(0, size);
+  ChannelResult r;
+  BenchClock::time_point now = BenchClock::now();
+  while (!limit.Done(r.iters, Seconds(now - start))) {
+    auto sent = BenchClock::now();
+    RDMAD_RETURN_IF_ERROR(channel.Send(request.data(), request.size()));
+    auto reply = Await(channel, kReplyTimeout, "reply");
+    now = BenchClock::now();
+    if (!reply.ok()) return reply.status();
+    if (reply->size() != size) return WrongSize("a reply", reply->size(), size);
+    r.latency_us.Add(std::chrono::duration<double, std::micro>(now - sent).count() / 2);
+    ++r.iters;
+  }
+  r.seconds = Seconds(now - start);
+  return r;
+}
+
+StatusOr<ChannelResult> RunSink(rdmad::Channel& channel, const rdmad::MemoryRegion& region,
+                                size_t size, uint64_t ack_every, const BenchLimit& limit,
+                                BenchClock::time_point start) {
+  BenchLimit rounded = limit;
+  if (rounded.iters > 0) rounded.iters = (limit.iters + ack_every - 1) / ack_every * ack_every;
+  const uint64_t window = SinkWindow(ack_every);
+  SinkAcks acks(channel);
+  TimelineRecorder timeline;
+  uint64_t sent = 0;
+  auto record = [&] {
+    double t = Seconds(BenchClock::now() - start);
+    timeline.Add(t, acks.acked() * size, acks.acked());
+  };
+  // Sends until the limit, then on to a whole number of counts.
+  while (!rounded.Done(sent, Seconds(BenchClock::now() - start)) || sent % ack_every != 0) {
+    while (sent - acks.acked() >= window) {
+      RDMAD_RETURN_IF_ERROR(acks.Poll(/*block=*/true).status());
+      record();
+    }
+    RDMAD_RETURN_IF_ERROR(channel.Send(region, 0, size));
+    ++sent;
+    for (;;) {
+      auto got = acks.Poll(/*block=*/false);
+      if (!got.ok()) return got.status();
+      if (!*got) break;
+      record();
+    }
+  }
+  while (acks.acked() < sent) {
+    RDMAD_RETURN_IF_ERROR(acks.Poll(/*block=*/true).status());
+    record();
+  }
+  if (acks.acked() != sent) {
+    return Status(StatusCode::kDataLoss, "SINK counted " + std::to_string(acks.acked()) +
+                                             " messages, " + std::to_string(sent) + " were sent");
+  }
+  ChannelResult r;
+  r.timeline = timeline.Finish();
+  r.iters = sent;
+  r.seconds = r.timeline.empty() ? 0 : r.timeline.back().t;
+  return r;
+}
+
+Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRegion& local,
+                      const rdmad::RegionDescriptor& remote, size_t size) {
+  for (uint64_t i = 0; i < kOneSidedWarmup; ++i) {
+    RDMAD_RETURN_IF_ERROR(write ? channel.Write(local, 0, remote, 0, size)
+                                : channel.Read(local, 0, remote, 0, size));
+  }
+  return Status::Ok();
+}
+
+StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
+                                    const rdmad::MemoryRegion& local,
+                                    const rdmad::RegionDescriptor& remote, size_t size,
+                                    const BenchLimit& limit, BenchClock::time_point start) {
+  TimelineRecorder timeline;
+  ChannelResult r;
+  double elapsed = 0;
+  while (!limit.Done(r.iters, elapsed)) {
+    RDMAD_RETURN_IF_ERROR(write ? channel.Write(local, 0, remote, 0, size)
+                                : channel.Read(local, 0, remote, 0, size));
+    ++r.iters;
+    elapsed = Seconds(BenchClock::now() - start);
+    timeline.Add(elapsed, r.iters * size, r.iters);
+  }
+  r.timeline = timeline.Finish();
+  r.seconds = elapsed;
+  return r;
+}
+
+}  // namespace rdmactl

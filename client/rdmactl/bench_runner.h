@@ -1,0 +1,84 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The measuring loops of `rdmactl bench`, each on one channel that is
+// already open to the peer's echo service in the right mode
+// (client/src/echo_protocol.h):
+//
+//   RunLatency   ECHO ping-pong: Send, then Recv of the reply; each sample
+//                is half the round trip, as ib_send_lat reports.
+//   RunSink      SINK: messages sent from a registered region (no copy on
+//                the RDMA path; Send returns when the region may be reused)
+//                while the server's counts come back every SinkAckEvery
+//                messages; at most SinkWindow messages unacknowledged. The
+//                timeline is the counts, as they arrive.
+//   RunOneSided  REGION: Channel::Write or Read of size bytes, again and
+//                again, into / from offset 0 of the server's region. Each
+//                call returns when its operation completed: one operation
+//                in flight per channel (perftest keeps up to its tx depth,
+//                128, in flight).
+//
+// Errors: the channel's status; DATA_LOSS for a reply of the wrong size;
+// DEADLINE_EXCEEDED when the server stays silent for kReplyTimeout.
+//
+// Thread safety: each call uses its channel from the calling thread only
+// (both sides of it); calls on different channels may run at once.
+
+#ifndef RDMAD_CLIENT_RDMACTL_BENCH_RUNNER_H_
+#define RDMAD_CLIENT_RDMACTL_BENCH_RUNNER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "client/rdmactl/bench_stats.h"
+#include "client/rdmactl/latency_stats.h"
+#include "rdmad/channel.h"
+#include "rdmad/status.h"
+
+namespace rdmactl {
+
+using BenchClock = std::chrono::steady_clock;
+
+inline constexpr std::chrono::milliseconds kReplyTimeout{30000};
+
+// What one channel measured. start (below): the common start of every
+// channel of the run; the timeline's times are relative to it.
+struct ChannelResult {
+  LatencyStats latency_us;  // RunLatency: half round trips; connect: each Connect
+  Timeline timeline;        // RunSink, RunOneSided
+  uint64_t iters = 0;       // round trips, messages or operations
+  double seconds = 0;       // from start to the last completion
+};
+
+// SINK's param for size-byte messages: a count every ~1 MiB, 1 to 64
+// messages.
+uint64_t SinkAckEvery(size_t size);
+// Unacknowledged messages allowed: 8 counts' worth, so that the counts
+// waiting to be read never fill this side's receive ring.
+uint64_t SinkWindow(uint64_t ack_every);
+
+rdmad::StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size,
+                                          const BenchLimit& limit, BenchClock::time_point start);
+// Verifies a few round trips and ends the run's first-use costs (page
+// faults, caches) before anything is measured.
+rdmad::Status WarmUpLatency(rdmad::Channel& channel, size_t size);
+
+// channel is in SINK mode with param ack_every; region holds >= size bytes.
+// With a limit in iterations, that count is rounded up to a multiple of
+// ack_every (every message is acknowledged).
+rdmad::StatusOr<ChannelResult> RunSink(rdmad::Channel& channel, const rdmad::MemoryRegion& region,
+                                       size_t size, uint64_t ack_every, const BenchLimit& limit,
+                                       BenchClock::time_point start);
+
+// channel is in REGION mode; remote is the server's region, local one of
+// this side's, both >= size bytes.
+rdmad::StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
+                                           const rdmad::MemoryRegion& local,
+                                           const rdmad::RegionDescriptor& remote, size_t size,
+                                           const BenchLimit& limit, BenchClock::time_point start);
+rdmad::Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRegion& local,
+                             const rdmad::RegionDescriptor& remote, size_t size);
+
+}  // namespace rdmactl
+
+#endif  // RDMAD_CLIENT_RDMACTL_BENCH_RUNNER_H_

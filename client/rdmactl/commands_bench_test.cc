@@ -1,0 +1,60 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// bench through rdmactl::Run: usage errors exit 64 before any daemon is
+// contacted; no daemon is exit 2.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/rdmactl/bench_args.h"
+#include "client/rdmactl/rdmactl.h"
+#include "gtest/gtest.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmactl {
+namespace {
+
+int RunCapturing(const std::vector<std::string>& argv, std::string* out_text,
+                 std::string* err_text) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  int code = Run(argv, out, err);
+  for (auto [file, text] : {std::pair{out, out_text}, std::pair{err, err_text}}) {
+    std::rewind(file);
+    text->clear();
+    for (int c; (c = std::fgetc(file)) != EOF;) text->push_back(char(c));
+    std::fclose(file);
+  }
+  return code;
+}
+
+TEST(CommandsBenchTest, UsageErrors) {
+  std::string out, err;
+  EXPECT_EQ(RunCapturing({"bench"}, &out, &err), kExitUsage);
+  EXPECT_EQ(err,
+            std::string("rdmactl bench: PEER missing; usage: rdmactl bench ") + kBenchUsage + "\n");
+  EXPECT_EQ(RunCapturing({"bench", "B", "--test", "nope"}, &out, &err), kExitUsage);
+  EXPECT_NE(err.find("--test: \"nope\" is not one of"), std::string::npos) << err;
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(CommandsBenchTest, NoDaemonIsUnreachable) {
+  auto logger = spdlog::default_logger();  // bench points it at stderr
+  std::string out, err;
+  EXPECT_EQ(RunCapturing({"--socket", "/nonexistent/rdmad.sock", "bench", "B"}, &out, &err),
+            kExitUnreachable);
+  EXPECT_NE(err.find("rdmad is not reachable"), std::string::npos) << err;
+  spdlog::set_default_logger(logger);
+}
+
+TEST(CommandsBenchTest, ListedInHelp) {
+  std::string out, err;
+  EXPECT_EQ(RunCapturing({"help"}, &out, &err), kExitOk);
+  EXPECT_NE(out.find("  bench      PEER [--test lat|bw|write|read|idle|connect]"),
+            std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace rdmactl

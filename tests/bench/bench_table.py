@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The benchmark table: perftest against rdmad's channels, from the raw
+results tests/bench/lab_bench.sh leaves in a directory.
+
+    bench_table.py [--json] DIR
+
+One row per comparison: the anchor (perftest, or a reference figure), its
+value, ours, the ratio ours / anchor and its target. Values are the medians
+over the rounds. Numbers never make this fail: it exits 1 only when a result
+file is missing or unreadable (a command of the run failed).
+
+--json: a JSON array, one object per row:
+    {"row", "anchor", "anchor_value", "ours", "ratio", "target", "met"}
+(null where a row has no such value; "ours" is a string for rows that cannot
+be measured yet).
+"""
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+LAT_SIZES = [(2, "2 B"), (4096, "4 KiB")]
+BW_SIZES = [(65536, "64 KiB"), (1048576, "1 MiB")]
+ONE_SIDED = [("bw", "message bandwidth", "ib_send_bw -e"),
+             ("write", "one-sided Write", "ib_write_bw"),
+             ("read", "one-sided Read", "ib_read_bw")]
+LAT_TARGET, BW_TARGET = 1.10, 0.90
+LLAMA_RPC_IDLE_PERCENT = 100.0  # llama.cpp's RPC transport spins a core
+WARM_TARGET = 1 / 20
+IDLE_TARGET_PERCENT = 1.0
+
+
+class MissingResult(Exception):
+    pass
+
+
+def rounds(directory):
+    meta = read_meta(directory / "meta_vm.txt")
+    return int(meta.get("rounds", "1"))
+
+
+def read_meta(path):
+    """KEY=VALUE lines."""
+    meta = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if "=" in line:
+                key, value = line.split("=", 1)
+                meta[key] = value
+    return meta
+
+
+def perftest_numbers(path):
+    """The numbers of the result line under perftest's '#bytes' header."""
+    if not path.exists():
+        raise MissingResult(f"{path.name} is missing")
+    lines = path.read_text(errors="replace").splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("#bytes") and i + 1 < len(lines):
+            fields = lines[i + 1].split()
+            try:
+                return [float(f) for f in fields]
+            except ValueError:
+                break
+    raise MissingResult(f"{path.name}: no result line")
+
+
+def perftest_lat_typical(path):
+    # #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+    return perftest_numbers(path)[4]
+
+
+def perftest_bw_average(path):
+    # #bytes #iterations BW_peak BW_average MsgRate (MB/sec: 2^20 bytes)
+    return perftest_numbers(path)[3]
+
+
+def ours(path):
+    if not path.exists():
+        raise MissingResult(f"{path.name} is missing")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise MissingResult(f"{path.name}: {e}") from e
+
+
+def ours_result(path, size):
+    for r in ours(path)["results"]:
+        if r["size"] == size:
+            return r
+    raise MissingResult(f"{path.name}: no result for {size} bytes")
+
+
+def median(values):
+    return statistics.median(values) if values else None
+
+
+def spread(anchors, values):
+    """min and max of the rounds' own ratios (text output only)."""
+    ratios = [v / a for a, v in zip(anchors, values) if a]
+    return (min(ratios), max(ratios)) if len(ratios) > 1 else None
+
+
+def row(name, anchor, anchor_value, value, target=None, better="lower", rounds=None):
+    ratio = value / anchor_value if anchor_value and isinstance(value, (int, float)) else None
+    met = None
+    if target is not None and ratio is not None:
+        met = ratio <= target if better == "lower" else ratio >= target
+    target_text = None
+    if target is not None:
+        target_text = f"<= {target:.2f}x" if better == "lower" else f">= {target:.2f}x"
+    return {"row": name, "anchor": anchor, "anchor_value": anchor_value, "ours": value,
+            "ratio": ratio, "target": target_text, "met": met, "_spread": rounds}
+
+
+def transfer_rows(d, n, transport, anchors):
+    """Latency and bandwidth rows of one transport; the per-round anchors
+    are read for RDMA and reused for TCP."""
+    rows = []
+    rdma = transport == "rdma"
+    label = "RDMA" if rdma else "TCP fallback"
+    rs = range(1, n + 1)
+    for size, text in LAT_SIZES:
+        key = ("lat", size)
+        if rdma:
+            anchors[key] = [perftest_lat_typical(d / f"pt_lat_{size}_r{r}.txt") for r in rs]
+        values = [ours_result(d / f"ours_lat_{transport}_r{r}.json", size)["latency_us"]
+                  ["typical"] for r in rs]
+        rows.append(row(f"message latency {text}, {label} (us, half round trip, typical)",
+                        f"ib_send_lat -e -s {size}", median(anchors[key]), median(values),
+                        LAT_TARGET if rdma else None, "lower", spread(anchors[key], values)))
+    for test, what, tool in ONE_SIDED:
+        for size, text in BW_SIZES:
+            key = (test, size)
+            if rdma:
+                anchors[key] = [perftest_bw_average(d / f"pt_{test}_{size}_r{r}.txt") for r in rs]
+            values = [ours_result(d / f"ours_{test}_{size}_{transport}_r{r}.json", size)
+                      ["bw_avg_mbps"] for r in rs]
+            rows.append(row(f"{what} {text}, {label} (MB/s, average)", f"{tool} -s {size}",
+                            median(anchors[key]), median(values), BW_TARGET if rdma else None,
+                            "higher", spread(anchors[key], values)))
+    return rows
+
+
+def connect_rows(d):
+    c = ours(d / "ours_connect.json")["connect"]
+    rss = ours(d / "rss.json")
+    n = rss["channels"]
+    p50, p99 = c["handshake_ms"]["p50"], c["handshake_ms"]["p99"]
+    rows = [row("cold connect p50 (ms)", None, None, p50),
+            row("cold connect p99 (ms)", None, None, p99)]
+    warm = row("warm pooled acquire (ms)", "cold connect p50", p50,
+               "n/a: pooling not implemented yet", WARM_TARGET, "lower")
+    rows.append(warm)
+    rows.append(row(f"connect rate, {n} sequential channels (connects/s)", None, None,
+                    c["per_second"]))
+    for side, who in (("A", "initiator"), ("B", "acceptor, echo service")):
+        before, after = rss["before"][side] / 1024, rss["after"][side] / 1024
+        rows.append(row(f"daemon {side} ({who}) RSS after {n} channels (MiB)",
+                        "its RSS before them", before, after))
+    return rows
+
+
+def idle_row(d):
+    idle = ours(d / "ours_idle.json")["idle"]
+    r = row(f"idle connected channel, CPU over {idle['seconds']:.0f} s (% of a core)",
+            "llama.cpp RPC transport (spins)", LLAMA_RPC_IDLE_PERCENT, idle["cpu_percent"],
+            IDLE_TARGET_PERCENT / LLAMA_RPC_IDLE_PERCENT, "lower")
+    r["target"] = f"< {IDLE_TARGET_PERCENT:g} % of a core"
+    r["met"] = idle["cpu_percent"] < IDLE_TARGET_PERCENT
+    return r
+
+
+def build_rows(d):
+    n = rounds(d)
+    anchors = {}
+    rows = transfer_rows(d, n, "rdma", anchors)
+    rows += transfer_rows(d, n, "tcp", anchors)
+    rows += connect_rows(d)
+    rows.append(idle_row(d))
+    return rows
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if abs(v) >= 100:
+        return f"{v:.1f}"
+    if abs(v) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def render(rows, d):
+    header = ["row", "anchor", "anchor value", "ours", "ratio", "rounds", "target", "met"]
+    cells = [[r["row"], r["anchor"] or "-", fmt(r["anchor_value"]), fmt(r["ours"]),
+              "-" if r["ratio"] is None else f"{r['ratio']:.3f}x",
+              "-" if not r["_spread"] else f"{r['_spread'][0]:.2f}-{r['_spread'][1]:.2f}x",
+              r["target"] or "-",
+              "-" if r["met"] is None else ("yes" if r["met"] else "NO")] for r in rows]
+    widths = [max(len(c[i]) for c in cells + [header]) for i in range(len(header))]
+    line = lambda c: "  ".join(x.ljust(w) for x, w in zip(c, widths)).rstrip()
+    out = [line(header)] + [line(c) for c in cells]
+    meta = read_meta(d / "meta_vm.txt")
+    host = read_meta(d / "meta_host.txt")
+    out.append("")
+    out.append(f"medians of {meta.get('rounds', '?')} round(s); {meta.get('date_utc', '?')}; "
+               f"{meta.get('device', '?')} (Soft-RoCE) in a qemu TCG VM, "
+               f"{meta.get('vm_cpus', '?')} vCPU ({meta.get('vm_cpu', '?')}), kernel "
+               f"{meta.get('vm_kernel', '?')}; perftest {meta.get('perftest', '?')}")
+    if host:
+        out.append(f"host: {host.get('host_cpu', '?')}, {host.get('host_cpus', '?')} cores, "
+                   f"load average {host.get('host_load', '?')} at the start; timing: "
+                   f"{host.get('timing', '?')}")
+    out.append("ratio: ours / anchor (latency: lower is better; bandwidth: higher); rounds: "
+               "the range of the rounds' own ratios")
+    out.append("an emulated device on one shared vCPU: see docs/benchmarks.md before reading "
+               "anything into these ratios")
+    return "\n".join(out)
+
+
+def main(argv):
+    as_json = "--json" in argv
+    args = [a for a in argv if a != "--json"]
+    if len(args) != 1:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    d = Path(args[0])
+    try:
+        rows = build_rows(d)
+    except (MissingResult, KeyError, ValueError) as e:
+        print(f"bench_table.py: {e}", file=sys.stderr)
+        return 1
+    for r in rows:
+        r.setdefault("_spread", None)
+    if as_json:
+        print(json.dumps([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
+                         indent=1))
+    else:
+        print(render(rows, d))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Benchmarks, in the lab (one VM, rxe0): perftest and rdmad's channels on the
+# same device, back to back, then prints the comparison table
+# (tests/bench/bench_table.py). See docs/benchmarks.md.
+#
+#   tests/lab/run --vms 1 --share BUILD --env RDMAD_BUILD_DIR=BUILD \
+#       [--share OUT --env BENCH_OUT=OUT] -- tests/bench/lab_bench.sh [--quick]
+#
+# Every round runs, per row: perftest (server and client on rxe0), then
+# `rdmactl bench` against a second daemon's echo service on the same rxe0
+# (two daemons as in tests/lab/echo/echo.sh), then the TCP fallback. Then,
+# once: an idle channel's CPU, N Connect+Close cycles and the daemons' RSS.
+# Raw outputs go to BENCH_OUT (a temporary directory when unset).
+#
+# Numbers never fail this script: it fails only when a command fails.
+# --quick: one round, short runs (the ctest smoke test lab.bench.smoke).
+# BENCH_ROUNDS overrides the number of rounds (default 2, --quick 1).
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/../lab/lib.sh
+source "$LAB_ROOT/tests/lab/lib.sh"
+[[ $LAB_VMS == 1 ]] || { lab_log "lab_bench.sh is a single-VM script"; exit 2; }
+
+quick=0
+[[ ${1:-} == --quick ]] && quick=1
+build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
+out=${BENCH_OUT:-$(mktemp -d)}
+here=$LAB_ROOT/tests/bench
+work=$(mktemp -d)
+
+# Sizes and iterations per row: perftest and rdmactl get the same counts.
+if ((quick)); then
+  rounds=${BENCH_ROUNDS:-1} lat_iters=200 bw64k_iters=40 bw1m_iters=6 idle_s=2 connects=20
+else
+  rounds=${BENCH_ROUNDS:-2} lat_iters=1000 bw64k_iters=300 bw1m_iters=30 idle_s=5 connects=200
+fi
+lat_sizes=(2 4096)
+bw_sizes=(65536 1048576)
+iters_for() { (($1 == 65536)) && echo "$bw64k_iters" || echo "$bw1m_iters"; }
+
+fail() {
+  lab_log "FAIL: $*"
+  exit 1
+}
+
+# --- perftest ------------------------------------------------------------------
+pt_port=18600
+# perftest NAME TOOL ARGS...: server and client on LAB_DEV, the client's
+# output in $out/pt_NAME.txt.
+perftest() {
+  local name=$1 tool=$2 spid crc=0 src=0
+  shift 2
+  pt_port=$((pt_port + 1))
+  local -a cmd=("$tool" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$pt_port" -F "$@")
+  "${cmd[@]}" >"$work/pt_server.txt" 2>&1 &
+  spid=$!
+  lab_wait_listen "$pt_port" 60 "$spid" || fail "$tool server did not start: $(cat "$work/pt_server.txt")"
+  "${cmd[@]}" "$LAB_IP" >"$out/pt_$name.txt" 2>&1 || crc=$?
+  wait "$spid" || src=$?
+  ((crc == 0 && src == 0)) || fail "$tool ${*}: client exit $crc, server exit $src: $(tail -5 "$out/pt_$name.txt")"
+}
+
+# --- rdmad: two daemons on rxe0, B serves the echo service ---------------------
+start_daemon() { # NAME PORT PEER PEER_PORT
+  cat >"$work/$1.toml" <<EOF
+[daemon]
+socket = "$work/$1/rdmad.sock"
+socket_group = ""
+log_level = "info"
+peer_address = "$LAB_IP"
+peer_port = $2
+peer_insecure = true
+
+[[peers]]
+name = "$3"
+address = "$LAB_IP:$4"
+EOF
+  "$build/daemon/rdmad" --config "$work/$1.toml" 2>"$work/$1.log" &
+  eval "pid_$1=\$!"
+}
+cleanup() {
+  local rc=$?
+  set +e
+  lab_kill_bg
+  wait 2>/dev/null
+  ((rc == 0)) && return
+  for n in A B; do [[ -s $work/$n.log ]] && tail -50 "$work/$n.log" | sed "s/^/rdmad $n: /" >&2; done
+}
+trap cleanup EXIT
+start_daemon B 7612 A 7611
+start_daemon A 7611 B 7612
+
+# bench NAME ARGS...: rdmactl --json bench B ARGS into $out/ours_NAME.json.
+bench() {
+  local name=$1
+  shift
+  "$build/client/rdmactl" --socket "$work/A/rdmad.sock" --json bench B "$@" \
+    >"$out/ours_$name.json" 2>"$work/bench.err" || fail "rdmactl bench $*: $(cat "$work/bench.err")"
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# --- the run ---------------------------------------------------------------------
+{
+  echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "vm_kernel=$(uname -r)"
+  echo "vm_cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+  echo "vm_cpus=$(nproc)"
+  echo "vm_mem_kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)"
+  echo "device=$LAB_DEV, active MTU $(ibv_devinfo -d "$LAB_DEV" | awk '/active_mtu/ {print $2; exit}')"
+  echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
+  echo "rdma_core=$(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null || echo unknown)"
+  for v in rounds quick lat_iters bw64k_iters bw1m_iters idle_s connects; do echo "$v=${!v}"; done
+} >"$out/meta_vm.txt"
+
+for _ in $(seq 150); do
+  [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
+  sleep 0.1
+done
+grep -q "echo service: listening" "$work/B.log" || fail "B's echo service did not start"
+
+for ((r = 1; r <= rounds; r++)); do
+  lab_log "round $r of $rounds"
+  for s in "${lat_sizes[@]}"; do perftest "lat_${s}_r$r" ib_send_lat -e -s "$s" -n "$lat_iters"; done
+  bench "lat_rdma_r$r" --test lat --sizes "2,4096" --iters "$lat_iters"
+  for s in "${bw_sizes[@]}"; do perftest "bw_${s}_r$r" ib_send_bw -e -s "$s" -n "$(iters_for "$s")"; done
+  for s in "${bw_sizes[@]}"; do bench "bw_${s}_rdma_r$r" --test bw --size "$s" --iters "$(iters_for "$s")"; done
+  for op in write read; do
+    for s in "${bw_sizes[@]}"; do perftest "${op}_${s}_r$r" "ib_${op}_bw" -s "$s" -n "$(iters_for "$s")"; done
+    for s in "${bw_sizes[@]}"; do bench "${op}_${s}_rdma_r$r" --test "$op" --size "$s" --iters "$(iters_for "$s")"; done
+  done
+  bench "lat_tcp_r$r" --test lat --sizes "2,4096" --iters "$lat_iters" --tcp
+  for t in bw write read; do
+    for s in "${bw_sizes[@]}"; do bench "${t}_${s}_tcp_r$r" --test "$t" --size "$s" --iters "$(iters_for "$s")" --tcp; done
+  done
+done
+
+lab_log "idle channel, ${idle_s} s"
+bench idle --test idle --duration "$idle_s"
+lab_log "$connects Connect+Close cycles"
+# shellcheck disable=SC2154 # pid_A, pid_B: set by start_daemon
+echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"$out/rss.json"
+bench connect --test connect --iters "$connects"
+sleep 1 # let the echo service's channels wind down
+echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $connects}" >>"$out/rss.json"
+
+python3 "$here/bench_table.py" "$out" || fail "bench_table.py could not read the results in $out"
+lab_log "OK: benchmarks done (results in $out)"
