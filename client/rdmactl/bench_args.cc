@@ -130,6 +130,12 @@ Status ApplyDefaults(bool has_iters, BenchArgs* a) {
   if (a->test == BenchTest::kConnect && a->duration_s > 0) {
     return Status::InvalidArgument("--test connect takes --iters, not --duration");
   }
+  if (a->pooled && a->test != BenchTest::kConnect) {
+    return Status::InvalidArgument("--pooled goes with --test connect only");
+  }
+  if (a->pooled && a->force_tcp) {
+    return Status::InvalidArgument("--pooled and --tcp: a warm channel has its transport already");
+  }
   if (sized && a->sizes.empty()) a->sizes = {a->test == BenchTest::kLat ? kLatSize : kBwSize};
   if (a->test == BenchTest::kIdle && a->duration_s == 0) a->duration_s = kIdleSeconds;
   if (a->iters == 0 && a->duration_s == 0) {
@@ -200,6 +206,8 @@ StatusOr<BenchArgs> ParseBenchArgs(const std::vector<std::string>& args) {
       RDMAD_RETURN_IF_ERROR(ParseValue(arg, args[++i], &a, &seen));
     } else if (arg == "--tcp") {
       a.force_tcp = true;
+    } else if (arg == "--pooled") {
+      a.pooled = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
       return Status::InvalidArgument("unknown option " + arg);
     } else if (!a.peer.empty()) {

@@ -6,7 +6,10 @@
 //
 //   rdmactl bench PEER [--test lat|bw|write|read|idle|connect]
 //                      [--size N | --sizes N,N,...] [--iters N | --duration S]
-//                      [--channels N] [--tcp]
+//                      [--channels N] [--tcp] [--pooled]
+//
+// --pooled (connect only): the Connects take warm channels from this
+// process's pool (Client::Prewarm of --channels) and Close gives them back.
 //
 // Defaults follow perftest: lat 2 bytes x 1000 round trips; bw, write and
 // read 65536 bytes x 5000 messages; idle 5 s; connect 100 cycles.
@@ -32,7 +35,7 @@ const char* BenchTestName(BenchTest test);
 
 inline constexpr char kBenchUsage[] =
     "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
-    "[--iters N | --duration S] [--channels N] [--tcp]";
+    "[--iters N | --duration S] [--channels N] [--tcp] [--pooled]";
 inline constexpr uint64_t kBenchMaxSize = uint64_t(1) << 30;  // a channel's message limit
 inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo service's limit
 inline constexpr double kBenchMaxSeconds = 24 * 3600;
@@ -45,6 +48,7 @@ struct BenchArgs {
   double duration_s = 0;        // > 0: run each size this long instead
   uint32_t channels = 1;
   bool force_tcp = false;
+  bool pooled = false;  // connect: warm channels from the pool
 };
 
 // "4096", "4K", "4KiB", "1M", "1MiB", "1G". INVALID_ARGUMENT otherwise, or

@@ -21,6 +21,16 @@ std::string Error(const std::vector<std::string>& args) {
   return a.status().message();
 }
 
+TEST(BenchArgsTest, PooledGoesWithConnectOnly) {
+  auto pooled = ParseBenchArgs({"B", "--test", "connect", "--pooled"});
+  ASSERT_TRUE(pooled.ok()) << pooled.status().ToString();
+  EXPECT_TRUE(pooled->pooled);
+  EXPECT_NE(ParseBenchArgs({"B", "--pooled"}).status().message().find("--test connect only"),
+            std::string::npos);
+  EXPECT_EQ(ParseBenchArgs({"B", "--test", "connect", "--pooled", "--tcp"}).status().code(),
+            rdmad::StatusCode::kInvalidArgument);
+}
+
 TEST(BenchArgsTest, SizesTakeBinarySuffixes) {
   EXPECT_EQ(*ParseByteSize("0"), 0u);
   EXPECT_EQ(*ParseByteSize("4096"), 4096u);

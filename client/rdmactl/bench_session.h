@@ -54,6 +54,7 @@ struct ConnectResult {
   double seconds = 0;   // wall time of every cycle, Close included
   double per_second = 0;
   LatencySummary handshake;  // each Connect call, µs
+  bool pooled = false;       // Connect took warm channels (--pooled)
 };
 
 struct BenchReport {

@@ -3,9 +3,11 @@
 // RunBench's idle and connect tests (bench_session.h).
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <string>
+#include <thread>
 
 #include "client/rdmactl/bench_session_internal.h"
 #include "client/rdmactl/echo_client.h"
@@ -77,6 +79,27 @@ StatusOr<ChannelResult> ConnectCycles(rdmad::Client& client, const BenchArgs& a,
   return r;
 }
 
+// Prewarms a.channels warm channels to the echo service and waits (60 s at
+// most) until this process's pool holds them.
+Status FillPool(rdmad::Client& client, const BenchArgs& a) {
+  RDMAD_RETURN_IF_ERROR(client.Prewarm(a.peer, echo::kService, int(a.channels)));
+  auto until = BenchClock::now() + std::chrono::seconds(60);
+  std::string last = "no report yet";
+  while (BenchClock::now() < until) {
+    auto pools = client.ListPools();
+    if (!pools.ok()) return pools.status();
+    for (const rdmad::PoolSummary& p : *pools) {
+      if (p.pid != int(getpid()) || p.peer != a.peer || p.service != echo::kService) continue;
+      if (p.warm >= a.channels) return Status::Ok();
+      last = std::to_string(p.warm) + " warm" +
+             (p.last_error.empty() ? "" : ", last error: " + p.last_error);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status::DeadlineExceeded("the pool did not fill " + std::to_string(a.channels) +
+                                  " channels to " + a.peer + " within 60 s (" + last + ")");
+}
+
 }  // namespace
 
 Status RunIdle(rdmad::Client& client, BenchReport* report) {
@@ -122,11 +145,16 @@ Status RunConnect(rdmad::Client& client, BenchReport* report) {
     report->channel = first->front().channel->info();
   }
   const BenchArgs& a = report->args;
+  if (a.pooled) RDMAD_RETURN_IF_ERROR(FillPool(client, a));
   auto wall0 = BenchClock::now();
   auto results = RunParallel(a.channels, [&](size_t, BenchClock::time_point start) {
     return ConnectCycles(client, a, start);
   });
   double wall = Seconds(BenchClock::now() - wall0);
+  if (a.pooled) {
+    Status emptied = client.Prewarm(a.peer, echo::kService, 0);  // closes them
+    if (!emptied.ok()) return emptied;
+  }
   RDMAD_RETURN_IF_ERROR(FirstFailure(results));
   LatencyStats all;
   ConnectResult& r = report->connect;
@@ -137,6 +165,7 @@ Status RunConnect(rdmad::Client& client, BenchReport* report) {
   r.seconds = wall;
   r.per_second = wall > 0 ? double(r.cycles) / wall : 0;
   r.handshake = all.Summarize();
+  r.pooled = a.pooled;
   return Status::Ok();
 }
 

@@ -87,7 +87,8 @@ std::string ConnectText(const BenchReport& r) {
   const ConnectResult& c = r.connect;
   const LatencySummary& h = c.handshake;
   Table t({});
-  t.AddRow({"cycles", std::to_string(c.cycles) + " Connect+Close, " +
+  t.AddRow({"cycles", std::to_string(c.cycles) + (c.pooled ? " pooled" : "") +
+                          " Connect+Close, " +
                           Plural(r.args.channels, "thread", "threads") + ", " +
                           Fixed(c.seconds, 3) + " s"});
   t.AddRow({"rate", Fixed(c.per_second, 2) + " connects/s"});
@@ -162,6 +163,7 @@ Json BenchJson(const BenchReport& r) {
     j["connect"] = Json{{"cycles", c.cycles},
                         {"seconds", c.seconds},
                         {"per_second", c.per_second},
+                        {"pooled", c.pooled},
                         {"handshake_ms", MillisJson(c.handshake)}};
   }
   return j;

@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
     {"counters", "DEV PORT show a port's counters", CmdCounters},
     {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
     {"channels", "list the daemon's channels: peer, service, transport, state", CmdChannels},
+    {"pools", "list the pools: each following client's targets, warm and in-use channels",
+     CmdPools},
     {"connect", "PEER [--tcp] open a channel to PEER's echo service; show how it was set up",
      CmdConnect},
     {"ping", "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "

@@ -9,9 +9,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "client/src/channel_client.h"
 #include "client/src/convert.h"
+#include "client/src/pool_follower.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace rdmad {
@@ -73,7 +75,9 @@ class GrpcClient final : public Client {
       : path_(std::move(path)),
         channel_(std::move(channel)),
         stub_(v1::Rdmad::NewStub(channel_)),
-        options_(options) {}
+        options_(options) {
+    if (options_.follow_pool) Follower();
+  }
 
   const std::string& socket_path() const override { return path_; }
 
@@ -129,7 +133,28 @@ class GrpcClient final : public Client {
 
   StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer, const std::string& service,
                                              const ConnectOptions& options) override {
+    internal::PoolFollower* follower = FollowerIfAny();
+    if (follower != nullptr && !options.force_tcp) {
+      std::unique_ptr<Channel> warm = follower->pool().Acquire(peer, service);
+      if (warm) return warm;
+    }
     return internal::ConnectTo(channel_, peer, service, options);
+  }
+
+  Status Prewarm(const std::string& peer, const std::string& service, int channels) override {
+    return Follower()->Prewarm(peer, service, channels, options_.call_timeout);
+  }
+
+  StatusOr<std::vector<PoolSummary>> ListPools() override {
+    v1::ListPoolsResponse response;
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::ListPools, "ListPools", v1::ListPoolsRequest(), &response));
+    std::vector<PoolSummary> out;
+    for (const v1::PoolRow& r : response.pools()) {
+      out.push_back(PoolSummary{r.client_id(), r.pid(), r.peer(), r.service(), r.target(),
+                                r.source(), r.warm(), r.in_use(), r.last_error()});
+    }
+    return out;
   }
 
   StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {
@@ -173,7 +198,26 @@ class GrpcClient final : public Client {
     return FromGrpc((stub_.get()->*method)(&context, request, response), what);
   }
 
+  // The pool follower, started on first use.
+  internal::PoolFollower* Follower() {
+    std::lock_guard lock(follower_mu_);
+    if (!follower_) {
+      std::shared_ptr<grpc::Channel> rpc = channel_;
+      follower_ = std::make_unique<internal::PoolFollower>(
+          rpc, [rpc](const std::string& peer, const std::string& service) {
+            return internal::ConnectTo(rpc, peer, service, ConnectOptions{});
+          });
+    }
+    return follower_.get();
+  }
+  internal::PoolFollower* FollowerIfAny() {
+    std::lock_guard lock(follower_mu_);
+    return follower_.get();
+  }
+
   ClientOptions options_;
+  std::mutex follower_mu_;
+  std::unique_ptr<internal::PoolFollower> follower_;  // guarded by follower_mu_ (set once)
 };
 
 }  // namespace

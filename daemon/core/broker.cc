@@ -80,7 +80,37 @@ StatusOr<ChannelEndpoint> Broker::PendingOpen::Wait() {
 }
 
 Broker::Broker(BrokerOptions options)
-    : options_(WithDefaults(std::move(options))), services_(options_.host_name) {}
+    : options_(WithDefaults(std::move(options))),
+      services_(options_.host_name),
+      max_channels_(options_.max_channels),
+      max_channels_per_peer_(options_.max_channels_per_peer) {}
+
+void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_channels_ = max_channels;
+  max_channels_per_peer_ = max_channels_per_peer;
+}
+
+Status Broker::CheckLimitsLocked(const std::string& peer) const {
+  size_t live = 0, with_peer = 0;
+  for (const auto& [id, entry] : channels_) {
+    if (ChannelEnded(entry.record.state)) continue;
+    ++live;
+    if (entry.record.peer == peer) ++with_peer;
+  }
+  if (max_channels_ > 0 && live >= max_channels_) {
+    return Status::ResourceExhausted(fmt::format(
+        "rdmad on {} has {} channels open, its limit (limits.max_channels)", options_.host_name,
+        live));
+  }
+  if (max_channels_per_peer_ > 0 && with_peer >= max_channels_per_peer_) {
+    return Status::ResourceExhausted(
+        fmt::format("rdmad on {} has {} channels open with {}, its limit "
+                    "(limits.max_channels_per_peer)",
+                    options_.host_name, with_peer, peer));
+  }
+  return Status::Ok();
+}
 
 // The TCP acceptor listens where the initiator can reach it: the loopback
 // address for a loopback peer, else the kernel's source address for
@@ -134,6 +164,7 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+  RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name));
   Entry& entry = channels_[planned.channel_id];
   entry.peer_key = peer;
   entry.since = Now();
@@ -263,6 +294,7 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
                                                call.channel_id, options_.host_name));
     }
     if (!self) {
+      RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(call.initiator_host));
       Entry& entry = channels_[call.channel_id];
       entry = Entry{};
       entry.since = Now();

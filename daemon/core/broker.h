@@ -76,6 +76,10 @@ struct BrokerOptions {
   std::chrono::milliseconds hold_grace{30000};       // established, never held
   std::chrono::milliseconds keep_ended{60000};       // closed/failed entries listed
   size_t max_ended = 256;
+  // Live (not ended) channels at most, in total and per peer (0: no
+  // limit; limits.max_channels, limits.max_channels_per_peer).
+  size_t max_channels = 0;
+  size_t max_channels_per_peer = 0;
   // Plans a path (DaemonCore::ResolvePath).
   std::function<StatusOr<PathDecision>(const PathRequest&)> resolve;
   // The peer for a [[peers]] name or address; NOT_FOUND for neither.
@@ -137,7 +141,8 @@ class Broker {
   ServiceRegistry& services() { return services_; }
 
   // The initiator's first call. NOT_FOUND unknown peer; INVALID_ARGUMENT
-  // for a malformed service name.
+  // for a malformed service name; RESOURCE_EXHAUSTED at a channel limit
+  // (OnOpenChannel too, for the peer's side).
   StatusOr<PlannedChannel> PlanChannel(const std::string& peer, const std::string& service,
                                        bool force_tcp);
   // The initiator's second call: relays endpoint to the peer and returns
@@ -174,6 +179,8 @@ class Broker {
   // The daemon is stopping: every open channel closes with "rdmad on HOST
   // stopped" (holders and peers told); later opens are UNAVAILABLE.
   void Shutdown();
+  // New limits (a config reload); channels already open stay.
+  void SetLimits(size_t max_channels, size_t max_channels_per_peer);
   // Expires plans and unheld channels, drops old ended entries.
   void Sweep();
   // Sweeps every period on a thread of its own until destruction.
@@ -233,6 +240,8 @@ class Broker {
                 const std::string& reason);
   std::vector<Ending> SweepLocked(BrokerClock::time_point now);
   BrokerClock::time_point Now() const { return options_.clock(); }
+  // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
+  Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
 
   const BrokerOptions options_;
   ServiceRegistry services_;
@@ -240,6 +249,8 @@ class Broker {
   std::map<uint64_t, Entry> channels_;  // guarded by mu_
   uint64_t next_token_ = 1;             // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
+  size_t max_channels_;                 // guarded by mu_
+  size_t max_channels_per_peer_;        // guarded by mu_
   std::condition_variable sweep_cv_;
   std::thread sweeper_;
 };

@@ -389,6 +389,31 @@ TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   EXPECT_EQ(f.broker.Channels()[0].channel_id, held);
 }
 
+TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
+  Fixture f;
+  f.broker.SetLimits(/*max_channels=*/3, /*max_channels_per_peer=*/2);
+  uint64_t first = f.Established();
+  f.Established();
+  Status per_peer = f.broker.PlanChannel("B", "svc", true).status();
+  EXPECT_EQ(per_peer.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(per_peer.message().find("limits.max_channels_per_peer"), std::string::npos)
+      << per_peer.ToString();
+  // The peer's side counts too: a third channel from another host is the total's.
+  auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
+  auto reg = f.broker.services().Register("svc", sink);
+  ASSERT_TRUE(reg.ok());
+  ASSERT_TRUE(f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+  Status total = f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1)}, "127.0.0.1")
+                     .status();
+  EXPECT_EQ(total.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(total.message().find("limits.max_channels)"), std::string::npos) << total.ToString();
+  // An ended channel frees its slot.
+  ASSERT_TRUE(f.broker.Release(first, "closed by the application").ok());
+  EXPECT_TRUE(f.broker.PlanChannel("B", "svc", true).ok());
+  f.broker.SetLimits(0, 0);  // no limit
+  EXPECT_TRUE(f.broker.PlanChannel("B", "svc", true).ok());
+}
+
 TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
   Fixture f;
   f.options.max_ended = 2;

@@ -281,6 +281,7 @@ void Daemon::Reload() {
     generation = ++config_generation_;
   }
   peers_.Reload(*previous, *config());
+  ApplyChannelSettings(*config());
   UpdateEcho(*config(), /*at_start=*/false);
   spdlog::info("configuration reloaded (generation {})", generation);
   events_.Publish(DaemonEventKind::kConfigReloaded,

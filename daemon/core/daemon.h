@@ -31,6 +31,7 @@
 #include "daemon/core/inventory.h"
 #include "daemon/core/path_policy.h"
 #include "daemon/core/peer_hub.h"
+#include "daemon/core/pool_registry.h"
 #include "daemon/core/systemd_notify.h"
 #include "rdmad/status.h"
 
@@ -74,6 +75,8 @@ class DaemonCore {
   virtual StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) = 0;
   // The channel broker; null where there is none (test fakes).
   virtual Broker* broker() { return nullptr; }
+  // The pool targets the client libraries follow; null where there are none.
+  virtual PoolRegistry* pool() { return nullptr; }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -122,6 +125,7 @@ class Daemon : public DaemonCore {
     return peers_.Peer(name_or_address);
   }
   Broker* broker() override { return broker_.get(); }
+  PoolRegistry* pool() override { return &pool_; }
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -131,6 +135,7 @@ class Daemon : public DaemonCore {
   void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
   std::shared_ptr<const Config> config() const;
   void UpdateEcho(const Config& config, bool at_start);
+  void ApplyChannelSettings(const Config& config);  // limits and pool targets
   BrokerOptions MakeBrokerOptions();  // daemon_broker.cc
   void StartBroker();
   StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
@@ -150,6 +155,7 @@ class Daemon : public DaemonCore {
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
   std::unique_ptr<Broker> broker_;  // made in StartServing
+  PoolRegistry pool_;
   BuiltinServiceFactory make_echo_;
   std::unique_ptr<BuiltinService> echo_;  // main thread only
 };

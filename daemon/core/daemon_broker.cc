@@ -69,6 +69,16 @@ void Daemon::StartBroker() {
         if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
       });
   broker_->StartSweeper();
+  ApplyChannelSettings(*config());
+}
+
+void Daemon::ApplyChannelSettings(const Config& config) {
+  broker_->SetLimits(size_t(config.limits.max_channels), size_t(config.limits.max_channels_per_peer));
+  pool_.SetConfig(config.pool, config.limits.idle_timeout_s);
+  spdlog::info("channels: at most {} in total and {} per peer; {} [[pool]] target(s); channels "
+               "beyond a pool's target close after {} s idle",
+               config.limits.max_channels, config.limits.max_channels_per_peer,
+               config.pool.size(), config.limits.idle_timeout_s);
 }
 
 // A link through this daemon's up session to the daemon instance_id.

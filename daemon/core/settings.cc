@@ -300,14 +300,15 @@ std::vector<Setting> QpAndLimitSettings() {
                  Store<&C::qp, &Q::relaxed_ordering>),
       IntSetting("limits.max_channels_per_peer", "256", 1, 65536,
                  "RDMAD_LIMITS_MAX_CHANNELS_PER_PEER",
-                 "Most channels open to one peer at a time.",
+                 "Most live channels with one peer; more is RESOURCE_EXHAUSTED.",
                  Store<&C::limits, &L::max_channels_per_peer>),
       IntSetting("limits.max_channels", "4096", 1, 1048576,
-                 "RDMAD_LIMITS_MAX_CHANNELS", "Most channels open in total.",
+                 "RDMAD_LIMITS_MAX_CHANNELS",
+                 "Most live channels in total; more is RESOURCE_EXHAUSTED.",
                  Store<&C::limits, &L::max_channels>),
       IntSetting("limits.idle_timeout_s", "300", 0, 86400,
                  "RDMAD_LIMITS_IDLE_TIMEOUT_S",
-                 "Seconds before an idle channel is closed (0 = never).",
+                 "Idle seconds before a pooled channel beyond its target closes (0 = at once).",
                  Store<&C::limits, &L::idle_timeout_s>),
   };
 }
@@ -361,7 +362,7 @@ std::vector<Setting> ArraySettings() {
       {.key = "pool.channels",
        .kind = K::kInt,
        .default_toml = "1",
-       .help = "Channels to keep open.",
+       .help = "Warm channels each following application keeps to the service.",
        .min = 1,
        .max = 1024,
        .example = "4",
@@ -402,8 +403,8 @@ const std::vector<SettingSection>& SettingSections() {
           {"peers", "Peer daemons, one [[peers]] table each.", true,
            [](Config* c) { c->peers.emplace_back(); }},
           {"pool",
-           "Channels opened at start-up and kept open, one [[pool]] "
-           "table each.",
+           "Warm channels that applications following the pool keep open, one "
+           "[[pool]] table each.",
            true, [](Config* c) { c->pool.emplace_back(); }},
       };
   return *sections;

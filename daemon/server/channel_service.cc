@@ -15,21 +15,7 @@
 namespace rdmad {
 namespace {
 
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const Status& status) {
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
-}
-
 Status NoBroker() { return Status::Unavailable("this daemon has no channel broker"); }
-
-// A stream reactor that only finishes with status (no broker).
-template <typename Event>
-class FailedStream final : public grpc::ServerWriteReactor<Event> {
- public:
-  explicit FailedStream(const Status& status) { this->Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
 
 }  // namespace
 
@@ -44,10 +30,10 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
                                                const v1::AcceptRequest* request,
                                                v1::AcceptResponse*) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, NoBroker());
+  if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
-  if (!endpoint.ok()) return Done(context, endpoint.status());
-  return Done(context,
+  if (!endpoint.ok()) return Reply(context, endpoint.status());
+  return Reply(context,
               broker->services().Accept(request->request_id(), std::move(endpoint).value()));
 }
 
@@ -55,33 +41,33 @@ grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* cont
                                                const v1::RejectRequest* request,
                                                v1::RejectResponse*) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, NoBroker());
+  if (broker == nullptr) return Reply(context, NoBroker());
   std::string reason = request->reason().empty() ? "no reason given" : request->reason();
-  return Done(context, broker->services().Reject(request->request_id(), reason));
+  return Reply(context, broker->services().Reject(request->request_id(), reason));
 }
 
 grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext* context,
                                                     const v1::PlanChannelRequest* request,
                                                     v1::PlanChannelResponse* response) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, NoBroker());
-  if (request->peer().empty()) return Done(context, Status::InvalidArgument("peer: required"));
+  if (broker == nullptr) return Reply(context, NoBroker());
+  if (request->peer().empty()) return Reply(context, Status::InvalidArgument("peer: required"));
   auto planned = broker->PlanChannel(request->peer(), request->service(), request->force_tcp());
   if (planned.ok()) {
     response->set_channel_id(planned.value().channel_id);
     ToProto(planned.value().plan, response->mutable_plan());
     response->set_peer_address(planned.value().peer_address);
   }
-  return Done(context, planned.status());
+  return Reply(context, planned.status());
 }
 
 grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* context,
                                                 const v1::ConnectRequest* request,
                                                 v1::ConnectResponse* response) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, NoBroker());
+  if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
-  if (!endpoint.ok()) return Done(context, endpoint.status());
+  if (!endpoint.ok()) return Reply(context, endpoint.status());
   auto* reactor = context->DefaultReactor();
   // The server's Shutdown waits for this Finish, so the broker outlives it.
   std::thread([broker, context, reactor, response, id = request->channel_id(),
@@ -107,20 +93,20 @@ grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerConte
                                                        const v1::ReleaseChannelRequest* request,
                                                        v1::ReleaseChannelResponse*) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, NoBroker());
+  if (broker == nullptr) return Reply(context, NoBroker());
   if (request->channel_id() == 0) {
-    return Done(context, Status::InvalidArgument("channel_id: required"));
+    return Reply(context, Status::InvalidArgument("channel_id: required"));
   }
   std::string reason = "closed by the application";
   if (!request->reason().empty()) reason += ": " + request->reason();
-  return Done(context, broker->Release(request->channel_id(), reason));
+  return Reply(context, broker->Release(request->channel_id(), reason));
 }
 
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,
                                                      const v1::ListChannelsRequest*,
                                                      v1::ListChannelsResponse* response) {
   Broker* broker = core_->broker();
-  if (broker == nullptr) return Done(context, Status::Ok());
+  if (broker == nullptr) return Reply(context, Status::Ok());
   auto now = std::chrono::system_clock::now();
   for (const ChannelRecord& r : broker->Channels()) {
     v1::ChannelEntry* e = response->add_channels();
@@ -133,7 +119,7 @@ grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext
     e->set_reason(r.reason);
     e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
   }
-  return Done(context, Status::Ok());
+  return Reply(context, Status::Ok());
 }
 
 }  // namespace rdmad

@@ -35,12 +35,6 @@ StatusOr<std::set<DaemonEventKind>> KindsFromRequest(const v1::WatchEventsReques
   return kinds;
 }
 
-grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const Status& status) {
-  auto* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
-}
-
 // Writes one WatchEvents stream; deletes itself when gRPC is done with it.
 class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
                                  public StreamWriter {

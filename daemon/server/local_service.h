@@ -69,6 +69,19 @@ class LocalService final : public v1::Rdmad::CallbackService {
                                            const v1::ReleaseChannelRequest* request,
                                            v1::ReleaseChannelResponse* response) override;
 
+  // Pooling (pool_service.cc): the PoolRegistry's targets and counts.
+  grpc::ServerWriteReactor<v1::PoolEvent>* WatchPool(grpc::CallbackServerContext* context,
+                                                     const v1::WatchPoolRequest* request) override;
+  grpc::ServerUnaryReactor* Prewarm(grpc::CallbackServerContext* context,
+                                    const v1::PrewarmRequest* request,
+                                    v1::PrewarmResponse* response) override;
+  grpc::ServerUnaryReactor* ReportPool(grpc::CallbackServerContext* context,
+                                       const v1::ReportPoolRequest* request,
+                                       v1::ReportPoolResponse* response) override;
+  grpc::ServerUnaryReactor* ListPools(grpc::CallbackServerContext* context,
+                                      const v1::ListPoolsRequest* request,
+                                      v1::ListPoolsResponse* response) override;
+
  private:
   DaemonCore* core_;
 };

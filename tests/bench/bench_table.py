@@ -150,9 +150,11 @@ def connect_rows(d):
     p50, p99 = c["handshake_ms"]["p50"], c["handshake_ms"]["p99"]
     rows = [row("cold connect p50 (ms)", None, None, p50),
             row("cold connect p99 (ms)", None, None, p99)]
-    warm = row("warm pooled acquire (ms)", "cold connect p50", p50,
-               "n/a: pooling not implemented yet", WARM_TARGET, "lower")
-    rows.append(warm)
+    pooled = ours(d / "ours_connect_pooled.json")["connect"]["handshake_ms"]
+    rows.append(row("warm pooled acquire p50 (ms)", "cold connect p50", p50, pooled["p50"],
+                    WARM_TARGET, "lower"))
+    rows.append(row("warm pooled acquire p99 (ms)", "cold connect p99", p99, pooled["p99"],
+                    WARM_TARGET, "lower"))
     rows.append(row(f"connect rate, {n} sequential channels (connects/s)", None, None,
                     c["per_second"]))
     for side, who in (("A", "initiator"), ("B", "acceptor, echo service")):

@@ -140,6 +140,8 @@ lab_log "$connects Connect+Close cycles"
 # shellcheck disable=SC2154 # pid_A, pid_B: set by start_daemon
 echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"$out/rss.json"
 bench connect --test connect --iters "$connects"
+lab_log "$connects pooled Connect+Close cycles (warm acquire)"
+bench connect_pooled --test connect --pooled --iters "$connects"
 sleep 1 # let the echo service's channels wind down
 echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $connects}" >>"$out/rss.json"
 

@@ -93,6 +93,7 @@ class FuzzCore final : public DaemonCore {
     return Status::InvalidArgument("no peers in the fuzz core");
   }
   Broker* broker() override { return broker_.get(); }
+  PoolRegistry* pool() override { return &pool_; }
   PeerInbound* inbound() { return &inbound_; }
 
  private:
@@ -136,6 +137,7 @@ class FuzzCore final : public DaemonCore {
   }};
   std::shared_ptr<LoopLink> loop_ = std::make_shared<LoopLink>(&inbound_);
   std::unique_ptr<Broker> broker_ = std::make_unique<Broker>(Options());
+  PoolRegistry pool_;
 };
 
 struct Method {

@@ -524,6 +524,27 @@ void GrpcApiSeeds() {
   }
   {
     std::string s;
+    v1::WatchPoolRequest watch;
+    watch.set_pid(4242);
+    local(&s, "WatchPool", watch.SerializeAsString());
+    v1::PrewarmRequest prewarm;
+    prewarm.set_client_id(1);
+    prewarm.set_peer("192.0.2.7");
+    prewarm.set_service("svc");
+    prewarm.set_channels(4);
+    local(&s, "Prewarm", prewarm.SerializeAsString());
+    v1::ReportPoolRequest report;
+    report.set_client_id(1);
+    report.set_peer("192.0.2.7");
+    report.set_service("svc");
+    report.set_warm(3);
+    report.set_in_use(1);
+    local(&s, "ReportPool", report.SerializeAsString());
+    local(&s, "ListPools", "");
+    Write("grpc_api", "pool", s);
+  }
+  {
+    std::string s;
     v1::HelloRequest hello;
     *hello.mutable_self() = Hello(1, fuzz::kPeerInstance);
     peer(&s, "Hello", hello.SerializeAsString());

@@ -64,8 +64,14 @@ class DaemonPair {
   static Status WaitForPeer(const DaemonNode& n, const std::string& peer);
 
   TempDir dir_;
-  DaemonNode a_{.name = "A"};
-  DaemonNode b_{.name = "B"};
+  DaemonNode a_ = Named("A");
+  DaemonNode b_ = Named("B");
+
+  static DaemonNode Named(const char* name) {
+    DaemonNode n;
+    n.name = name;
+    return n;
+  }
 };
 
 }  // namespace rdmad::testing

@@ -83,6 +83,24 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{2000};
   // Deadline of each unary call.
   std::chrono::milliseconds call_timeout{5000};
+  // Follow rdmad's pool ([[pool]] in its config): keep that many channels
+  // per (peer, service) established in this process, for Connect to hand
+  // out at once. Prewarm() follows the pool whatever this says.
+  bool follow_pool = false;
+};
+
+// One row of rdmad's pool table (rdmactl pools): a following client's
+// target for (peer, service) and what its library reported.
+struct PoolSummary {
+  uint64_t client_id = 0;
+  int pid = 0;
+  std::string peer;
+  std::string service;
+  uint32_t target = 0;
+  std::string source;  // "config" ([[pool]]) or "api" (Prewarm)
+  uint32_t warm = 0;   // established, waiting in the pool
+  uint32_t in_use = 0; // handed out by Connect
+  std::string last_error;
 };
 
 // One row of the daemon's channel table (rdmactl channels).
@@ -162,11 +180,26 @@ class Client {
   // A channel to the application listening on service at peer (a
   // [[peers]] name or an address). NOT_FOUND unknown peer or no such
   // service; UNAVAILABLE the peer's daemon is not reachable;
-  // PERMISSION_DENIED rejected.
+  // PERMISSION_DENIED rejected; RESOURCE_EXHAUSTED at rdmad's channel
+  // limits. When this client follows the pool and a warm channel to
+  // (peer, service) is ready (peer spelled as in the target), it is
+  // returned at once (unless force_tcp) and the pool refills; its Close()
+  // gives it back to the pool, which keeps it if healthy (nothing unread).
   virtual StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer,
                                                      const std::string& service,
                                                      const ConnectOptions& options = {}) {
     return Status::Unimplemented("Connect");
+  }
+  // Keeps channels warm ahead of Connect (docs/channels.md, "Pooling"):
+  // this client's own target for (peer, service), replacing a [[pool]]
+  // entry's for it; 0 removes it. Starts following the pool.
+  // INVALID_ARGUMENT for a bad name or channels outside 0..1024.
+  virtual Status Prewarm(const std::string& peer, const std::string& service, int channels) {
+    return Status::Unimplemented("Prewarm");
+  }
+  // rdmad's pool table: every following client's targets and counts.
+  virtual StatusOr<std::vector<PoolSummary>> ListPools() {
+    return Status::Unimplemented("ListPools");
   }
 };
 

@@ -1,0 +1,45 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/src/pooled_channel.h"
+
+#include <thread>
+
+namespace rdmad::internal {
+
+PooledChannel::PooledChannel(std::weak_ptr<ChannelPool> pool, ChannelPool::Key key,
+                             std::unique_ptr<Channel> channel)
+    : pool_(std::move(pool)),
+      key_(std::move(key)),
+      info_(channel->info()),
+      channel_(std::move(channel)) {}
+
+PooledChannel::~PooledChannel() { Close(); }
+
+Status PooledChannel::status() const {
+  calls_.fetch_add(1);
+  Status result = closed_.load() ? Closed() : channel_->status();
+  calls_.fetch_sub(1);
+  return result;
+}
+
+Status PooledChannel::Close() {
+  std::lock_guard lock(close_mu_);
+  if (closed_.exchange(true)) return Status::Ok();
+  std::shared_ptr<ChannelPool> pool = pool_.lock();
+  if (calls_.load() > 0) {
+    // A call is still running on another thread: the channel cannot go
+    // back. Closing it wakes the call; wait until it has left.
+    channel_->Close();
+    while (calls_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    channel_.reset();
+  }
+  if (pool) {
+    pool->Return(key_, std::move(channel_));  // null: in use no more, nothing back
+  } else if (channel_) {
+    channel_->Close();
+    channel_.reset();
+  }
+  return Status::Ok();
+}
+
+}  // namespace rdmad::internal
