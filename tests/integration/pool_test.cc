@@ -183,15 +183,17 @@ TEST_F(PoolTest, ConfigPoolsAreFollowedAndListed) {
 
 TEST_F(PoolTest, ChannelLimitsRefuseWithTheReason) {
   Start("[limits]\nmax_channels_per_peer = 2\n");
-  auto one = app_->Connect("B", "svc");
-  auto two = app_->Connect("B", "svc");
-  ASSERT_TRUE(one.ok() && two.ok()) << pair_.Logs();
-  auto three = app_->Connect("B", "svc");
+  // ConnectAB retries while A's session to B comes up (UNAVAILABLE) only.
+  auto one = pair_.ConnectAB("svc");
+  auto two = pair_.ConnectAB("svc");
+  ASSERT_TRUE(one.ok()) << one.status().ToString() << pair_.Logs();
+  ASSERT_TRUE(two.ok()) << two.status().ToString() << pair_.Logs();
+  auto three = pair_.ConnectAB("svc");
   ASSERT_EQ(three.status().code(), StatusCode::kResourceExhausted) << three.status().ToString();
   EXPECT_NE(three.status().message().find("limits.max_channels_per_peer"), std::string::npos);
   ASSERT_TRUE(one.value()->Close().ok());
   ASSERT_TRUE(Eventually([&] { return Established().size() == 1; }));
-  EXPECT_TRUE(app_->Connect("B", "svc").ok());
+  EXPECT_TRUE(pair_.ConnectAB("svc").ok());
 }
 
 }  // namespace
