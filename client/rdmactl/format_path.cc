@@ -23,7 +23,8 @@ std::vector<std::string> QpLines(const rdmad::QpAttributes& q) {
           ", hop_limit " + n(q.hop_limit),
       "max_inline " + n(q.max_inline) + ", send_depth " + n(q.send_depth) + ", recv_depth " +
           n(q.recv_depth) + ", qps_per_channel " + n(q.qps_per_channel),
-      "spin_us " + n(q.spin_us) + ", relaxed_ordering " + n(q.relaxed_ordering),
+      "spin_us " + n(q.spin_us) + ", relaxed_ordering " + n(q.relaxed_ordering) +
+          ", slot_size " + n(q.slot_size),
   };
 }
 

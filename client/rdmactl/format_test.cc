@@ -146,7 +146,7 @@ rdmad::Path RocePath() {
   p.mtu = 1024;
   p.local_active_mtu = 1024;
   p.mtu_cap = 4096;
-  p.qp = {"RC", 14, 7, 7, 12, 0, 0, 64, 64, 128, 128, 1, 50, 2};
+  p.qp = {"RC", 14, 7, 7, 12, 0, 0, 64, 64, 128, 128, 1, 50, 2, 65536};
   p.reasons = {"device mlx5_0: selected", "port 1: the only usable port"};
   return p;
 }
@@ -164,7 +164,7 @@ TEST(FormatTest, PathShowsTheFieldsThenWhy) {
             "  QP         RC: timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12\n"
             "             traffic_class 0, service_level 0, hop_limit 64\n"
             "             max_inline 64, send_depth 128, recv_depth 128, qps_per_channel 1\n"
-            "             spin_us 50, relaxed_ordering 2\n"
+            "             spin_us 50, relaxed_ordering 2, slot_size 65536\n"
             "why:\n"
             "  device mlx5_0: selected\n"
             "  port 1: the only usable port\n");

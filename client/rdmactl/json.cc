@@ -21,7 +21,8 @@ Json QpJson(const rdmad::QpAttributes& q) {
               {"recv_depth", q.recv_depth},
               {"qps_per_channel", q.qps_per_channel},
               {"spin_us", q.spin_us},
-              {"relaxed_ordering", q.relaxed_ordering}};
+              {"relaxed_ordering", q.relaxed_ordering},
+              {"slot_size", q.slot_size}};
 }
 
 Json DeviceSummaryJson(const rdmad::Device& d) {

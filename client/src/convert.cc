@@ -36,7 +36,7 @@ QpAttributes FromProto(const v1::QpAttributes& q) {
   return QpAttributes{q.type(),          q.timeout(),       q.retry_cnt(),     q.rnr_retry(),
                       q.min_rnr_timer(), q.traffic_class(), q.service_level(), q.hop_limit(),
                       q.max_inline(),    q.send_depth(),    q.recv_depth(),    q.qps_per_channel(),
-                      q.spin_us(),       q.relaxed_ordering()};
+                      q.spin_us(),       q.relaxed_ordering(), q.slot_size()};
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ RdmaPlan PlanFromPath(const v1::Path& path) {
   plan.path_mtu_cap = path.mtu() != 0 ? path.mtu() : 4096;
   plan.qp = QpFromProto(path.qp());
   plan.spin_us = path.qp().spin_us();
+  if (path.qp().slot_size() != 0) plan.slot_size = path.qp().slot_size();
   uint32_t relaxed = path.qp().relaxed_ordering();
   plan.relaxed_ordering = relaxed <= 2 ? static_cast<int>(relaxed) : 2;
   return plan;

@@ -43,6 +43,14 @@ bool PeerMayHoldIt(StatusCode code) {
          code != StatusCode::kAborted && code != StatusCode::kFailedPrecondition;
 }
 
+// The local RDMA path of plan, if it is one, into record.
+void SetPath(const ChannelPlan& plan, ChannelRecord* record) {
+  if (!plan.path) return;
+  record->device = plan.path->device;
+  record->port = plan.path->port;
+  record->gid = plan.path->gid;
+}
+
 }  // namespace
 
 std::string_view ChannelStateName(ChannelState state) {
@@ -170,6 +178,7 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
   entry.since = Now();
   entry.record = ChannelRecord{planned.channel_id, found.value().name, service, true, "", "",
                                ChannelState::kPlanned, std::chrono::system_clock::now(), ""};
+  SetPath(planned.plan, &entry.record);
   return planned;
 }
 
@@ -301,6 +310,7 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
       entry.record = ChannelRecord{call.channel_id, call.initiator_host, call.service, false, "",
                                    "", ChannelState::kOpening, std::chrono::system_clock::now(),
                                    call.initiator_instance};
+      SetPath(request.plan, &entry.record);
     }
   }
   StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request));

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "daemon/core/channel_endpoint.h"
+#include "daemon/core/inventory_diff.h"
 #include "daemon/core/path_policy.h"
 #include "daemon/core/peer_link.h"
 #include "daemon/core/route_lookup.h"
@@ -119,6 +120,10 @@ struct ChannelRecord {
   ChannelState state = ChannelState::kPlanned;
   std::chrono::system_clock::time_point created;
   std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
+  // This side's RDMA path as planned ("" and 0 for a TCP plan).
+  std::string device;
+  int port = 0;
+  std::string gid;
 };
 
 // Where an ended channel is reported: the application's HoldChannel stream.
@@ -129,6 +134,15 @@ class ChannelHolder {
   // should see it. At most once per hold; must not block.
   virtual void OnChannelEnded(ChannelState state, const std::string& reason) = 0;
 };
+
+class Broker;
+
+// The inventory changes that take a local RDMA path away, passed to
+// broker.OnPathLost: a device removed, a port no longer ACTIVE (its state in
+// inventory, the snapshot after the changes), a GID removed. Returns how
+// many channels failed.
+size_t FailLostPaths(Broker& broker, const Inventory& inventory,
+                     const std::vector<InventoryChange>& changes);
 
 // The host part of "HOST:PORT" / "[V6]:PORT".
 std::string HostOfAddress(const std::string& address);
@@ -176,6 +190,12 @@ class Broker {
   // channel's record names it.
   void OnPeerLost(const std::string& instance_id, const std::string& name,
                   const std::string& why);
+  // The local RDMA path under some channels is gone (the port left ACTIVE,
+  // the device or the GID was removed): every channel planned on device
+  // (port 0: any port; gid "": any GID) that is not TCP fails with why, and
+  // the peer is told. Returns how many failed.
+  size_t OnPathLost(const std::string& device, int port, const std::string& gid,
+                    const std::string& why);
   // The daemon is stopping: every open channel closes with "rdmad on HOST
   // stopped" (holders and peers told); later opens are UNAVAILABLE.
   void Shutdown();

@@ -227,6 +227,52 @@ void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
   Deliver(std::move(endings));
 }
 
+size_t Broker::OnPathLost(const std::string& device, int port, const std::string& gid,
+                          const std::string& why) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, e] : channels_) {
+      const ChannelRecord& r = e.record;
+      if (r.device.empty() || r.device != device || r.transport == "TCP") continue;
+      if ((port != 0 && r.port != port) || (!gid.empty() && r.gid != gid)) continue;
+      auto ending = EndLocked(e, ChannelState::kFailed, why, true, why);
+      if (ending) endings.push_back(std::move(*ending));
+    }
+  }
+  size_t failed = endings.size();
+  if (failed > 0) spdlog::warn("{}: {} RDMA channel(s) on it failed", why, failed);
+  Deliver(std::move(endings));
+  return failed;
+}
+
+size_t FailLostPaths(Broker& broker, const Inventory& inventory,
+                     const std::vector<InventoryChange>& changes) {
+  size_t failed = 0;
+  for (const InventoryChange& c : changes) {
+    switch (c.kind) {
+      case InventoryChange::Kind::kDeviceRemoved:
+        failed += broker.OnPathLost(c.device, 0, "", c.message);
+        break;
+      case InventoryChange::Kind::kPortStateChanged: {
+        const DeviceInfo* device = inventory.Find(c.device);
+        bool active = false;
+        for (const PortInfo& p : device != nullptr ? device->ports : std::vector<PortInfo>{}) {
+          active = active || (p.port == c.port && p.state == 4);  // IBV_PORT_ACTIVE
+        }
+        if (!active) failed += broker.OnPathLost(c.device, c.port, "", c.message);
+        break;
+      }
+      case InventoryChange::Kind::kGidRemoved:
+        failed += broker.OnPathLost(c.device, c.port, c.gid, c.message);
+        break;
+      default:
+        break;
+    }
+  }
+  return failed;
+}
+
 void Broker::Shutdown() {
   std::vector<Ending> endings;
   {

@@ -87,6 +87,7 @@ struct Fixture {
   BrokerClock::time_point now = BrokerClock::now();
   std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
   std::vector<std::pair<std::string, PeerEvent>> events;
+  std::optional<PathDecision> path;  // what resolve answers (none: no RDMA)
   BrokerOptions options = Options();
   Broker broker{options};
 
@@ -95,7 +96,8 @@ struct Fixture {
     o.host_name = "hostA";
     o.instance_id = kInstanceA;
     o.accept_deadline = 2000ms;
-    o.resolve = [](const PathRequest& r) -> StatusOr<PathDecision> {
+    o.resolve = [this](const PathRequest& r) -> StatusOr<PathDecision> {
+      if (path) return *path;
       return Status::NotFound("no RDMA device");
     };
     o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
@@ -437,6 +439,76 @@ TEST(BrokerTest, ShutdownClosesEveryChannelAndRefusesNewOnes) {
   EXPECT_EQ(holder->Ends()[0].second, "rdmad on hostA stopped");
   ASSERT_EQ(f.link->Closes().size(), 1u);
   EXPECT_EQ(f.broker.PlanChannel("B", "svc", true).status().code(), StatusCode::kUnavailable);
+}
+
+// A planned RDMA channel on device/port/gid.
+uint64_t PlanRdma(Fixture& f, const std::string& device, int port, const std::string& gid) {
+  f.path = PathDecision{};
+  f.path->device = device;
+  f.path->port = port;
+  f.path->gid = gid;
+  f.path->transport = Transport::kRoceV2;
+  auto planned = f.broker.PlanChannel("B", "svc", false);
+  EXPECT_TRUE(planned.ok()) << planned.status().ToString();
+  EXPECT_TRUE(planned.value().plan.path.has_value());
+  return planned.ok() ? planned.value().channel_id : 0;
+}
+
+TEST(BrokerTest, LosingALocalPathFailsTheRdmaChannelsOnIt) {
+  Fixture f;
+  uint64_t tcp = f.Established();
+  uint64_t p1 = PlanRdma(f, "rxe0", 1, "gid-a");
+  uint64_t p1b = PlanRdma(f, "rxe0", 1, "gid-b");
+  uint64_t p2 = PlanRdma(f, "rxe0", 2, "gid-a");
+  uint64_t other = PlanRdma(f, "mlx5_0", 1, "gid-a");
+  EXPECT_EQ(f.Record(p1).device, "rxe0");
+  EXPECT_EQ(f.Record(p1).port, 1);
+  EXPECT_EQ(f.Record(tcp).device, "");
+
+  EXPECT_EQ(f.broker.OnPathLost("rxe0", 1, "gid-b", "rxe0 port 1: gid-b removed"), 1u);
+  EXPECT_EQ(f.Record(p1b).state, ChannelState::kFailed);
+  EXPECT_EQ(f.Record(p1b).reason, "rxe0 port 1: gid-b removed");
+  EXPECT_EQ(f.Record(p1).state, ChannelState::kPlanned);
+
+  EXPECT_EQ(f.broker.OnPathLost("rxe0", 1, "", "rxe0 port 1: ACTIVE -> DOWN"), 1u);
+  EXPECT_EQ(f.Record(p1).state, ChannelState::kFailed);
+  EXPECT_EQ(f.Record(p2).state, ChannelState::kPlanned);
+  EXPECT_EQ(f.broker.OnPathLost("rxe0", 0, "", "rxe0 removed"), 1u);
+  EXPECT_EQ(f.Record(p2).state, ChannelState::kFailed);
+  EXPECT_EQ(f.Record(other).state, ChannelState::kPlanned);
+  EXPECT_EQ(f.Record(tcp).state, ChannelState::kEstablished);
+  EXPECT_EQ(f.broker.OnPathLost("rxe0", 0, "", "again"), 0u);
+}
+
+TEST(BrokerTest, FailLostPathsActsOnRemovalsAndPortsThatLeaveActive) {
+  Fixture f;
+  uint64_t id = PlanRdma(f, "rxe0", 1, "gid-a");
+  Inventory inventory;
+  DeviceInfo device;
+  device.name = "rxe0";
+  PortInfo port;
+  port.port = 1;
+  port.state = 4;  // ACTIVE again
+  device.ports.push_back(port);
+  inventory.devices.push_back(device);
+  using Kind = InventoryChange::Kind;
+  std::vector<InventoryChange> harmless = {
+      {Kind::kPortStateChanged, "rxe0", 1, "rxe0 port 1: DOWN -> ACTIVE", ""},
+      {Kind::kGidAdded, "rxe0", 1, "added", "gid-b"},
+      {Kind::kGidRemoved, "rxe0", 1, "removed", "gid-b"},
+      {Kind::kDeviceAdded, "rxe1", 0, "rxe1 added", ""}};
+  EXPECT_EQ(FailLostPaths(f.broker, inventory, harmless), 0u);
+  EXPECT_EQ(f.Record(id).state, ChannelState::kPlanned);
+  inventory.devices[0].ports[0].state = 1;  // DOWN
+  EXPECT_EQ(FailLostPaths(f.broker, inventory,
+                          {{Kind::kPortStateChanged, "rxe0", 1, "rxe0 port 1: went DOWN", ""}}),
+            1u);
+  EXPECT_EQ(f.Record(id).reason, "rxe0 port 1: went DOWN");
+  uint64_t again = PlanRdma(f, "rxe0", 1, "gid-a");
+  EXPECT_EQ(FailLostPaths(f.broker, Inventory{},
+                          {{Kind::kDeviceRemoved, "rxe0", 0, "rxe0 removed", ""}}),
+            1u);
+  EXPECT_EQ(f.Record(again).state, ChannelState::kFailed);
 }
 
 TEST(BrokerTest, HostOfAddress) {

@@ -5,10 +5,10 @@
 namespace rdmad {
 
 bool CircuitBreaker::OnFailure(Time now) {
-  ++consecutive_;
+  if (consecutive_++ == 0) first_failure_ = now;
   bool opens = state_ == State::kHalfOpen ||
                (state_ == State::kClosed && options_.failures > 0 &&
-                consecutive_ >= options_.failures);
+                consecutive_ >= options_.failures && now - first_failure_ >= options_.min_span);
   if (!opens) return false;
   state_ = State::kOpen;
   open_until_ = now + options_.open_for;

@@ -1,8 +1,10 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // CircuitBreaker: stops a peer session from dialling a peer that keeps
-// failing. After `failures` consecutive failed attempts the breaker opens:
-// no attempt is made for `open_for`. When that time is up one probe attempt
+// failing. After `failures` consecutive failed attempts spanning at least
+// `min_span` (so that a peer still starting, dialled with a short backoff,
+// is not cut off after a second) the breaker opens: no attempt is made for
+// `open_for`. When that time is up one probe attempt
 // is allowed (half-open); its success closes the breaker, its failure opens
 // it again for another `open_for`. failures = 0 never opens it.
 //
@@ -30,6 +32,7 @@ class CircuitBreaker {
   struct Options {
     int failures = 5;                        // 0: never open
     std::chrono::milliseconds open_for{30000};
+    std::chrono::milliseconds min_span{0};   // first to last failure of the run
   };
 
   explicit CircuitBreaker(Options options) : options_(options) {}
@@ -55,6 +58,7 @@ class CircuitBreaker {
   Options options_;
   State state_ = State::kClosed;
   int consecutive_ = 0;
+  Time first_failure_{};  // of the current run of failures
   Time open_until_{};
 };
 

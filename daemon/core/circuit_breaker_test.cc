@@ -24,6 +24,19 @@ TEST(CircuitBreakerTest, OpensAfterNConsecutiveFailures) {
   EXPECT_EQ(b.consecutive_failures(), 3);
 }
 
+TEST(CircuitBreakerTest, QuickFailuresOpenOnlyOnceTheySpanMinSpan) {
+  CircuitBreaker b({.failures = 3, .open_for = seconds(30), .min_span = seconds(10)});
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(b.OnFailure(kStart + seconds(i)));  // a peer starting
+  EXPECT_EQ(b.state(), State::kClosed);
+  EXPECT_TRUE(b.OnFailure(kStart + seconds(10)));
+  EXPECT_EQ(b.state(), State::kOpen);
+  EXPECT_TRUE(b.OnSuccess());  // a new run starts its span again
+  EXPECT_FALSE(b.OnFailure(kStart + seconds(60)));
+  EXPECT_FALSE(b.OnFailure(kStart + seconds(61)));
+  EXPECT_FALSE(b.OnFailure(kStart + seconds(62)));
+  EXPECT_EQ(b.state(), State::kClosed);
+}
+
 TEST(CircuitBreakerTest, ASuccessResetsTheCount) {
   CircuitBreaker b({.failures = 2, .open_for = seconds(30)});
   EXPECT_FALSE(b.OnFailure(kStart));

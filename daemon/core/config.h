@@ -100,6 +100,7 @@ struct Config {
     int recv_depth = 128;
     int per_channel = 1;
     int spin_us = 50;
+    int slot_size = 65536;
     int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
     friend bool operator==(const Qp&, const Qp&) = default;
   } qp;
@@ -108,6 +109,9 @@ struct Config {
     int max_channels_per_peer = 0;
     int max_channels = 0;
     int idle_timeout_s = 0;
+    int max_connects_per_client = 0;
+    int max_connects = 0;
+    int max_streams_per_client = 0;
     friend bool operator==(const Limits&, const Limits&) = default;
   } limits;
 

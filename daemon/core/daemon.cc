@@ -206,6 +206,9 @@ void Daemon::OnInventory(const Inventory& inventory,
   for (const InventoryChange& c : changes) {
     events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
   }
+  if (Broker* broker = path_broker_.load(); broker != nullptr) {
+    FailLostPaths(*broker, inventory, changes);
+  }
   if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
 }
 

@@ -14,6 +14,7 @@
 #ifndef RDMAD_DAEMON_CORE_DAEMON_H_
 #define RDMAD_DAEMON_CORE_DAEMON_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,7 @@
 
 #include "daemon/core/broker.h"
 #include "daemon/core/builtin_service.h"
+#include "daemon/core/client_limiter.h"
 #include "daemon/core/config.h"
 #include "daemon/core/device_monitor.h"
 #include "daemon/core/event_bus.h"
@@ -77,6 +79,8 @@ class DaemonCore {
   virtual Broker* broker() { return nullptr; }
   // The pool targets the client libraries follow; null where there are none.
   virtual PoolRegistry* pool() { return nullptr; }
+  // The local API's per-client limits (limits.*); none where unset (fakes).
+  virtual ClientLimits client_limits() const { return {}; }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -126,6 +130,7 @@ class Daemon : public DaemonCore {
   }
   Broker* broker() override { return broker_.get(); }
   PoolRegistry* pool() override { return &pool_; }
+  ClientLimits client_limits() const override;  // daemon_broker.cc
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -155,6 +160,8 @@ class Daemon : public DaemonCore {
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
   std::unique_ptr<Broker> broker_;  // made in StartServing
+  // broker_ once it is made, for the device monitor's thread.
+  std::atomic<Broker*> path_broker_{nullptr};
   PoolRegistry pool_;
   BuiltinServiceFactory make_echo_;
   std::unique_ptr<BuiltinService> echo_;  // main thread only

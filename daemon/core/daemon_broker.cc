@@ -1,7 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // The daemon's channel broker wiring: paths from the running config and
-// inventory, peers from the peer hub, and the hub's hooks into the broker.
+// inventory, peers from the peer hub, and the hub's hooks into the broker;
+// the channel and local-client limits from the config.
 
 #include <arpa/inet.h>
 #include <unistd.h>
@@ -69,6 +70,7 @@ void Daemon::StartBroker() {
         if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
       });
   broker_->StartSweeper();
+  path_broker_.store(broker);
   ApplyChannelSettings(*config());
 }
 
@@ -79,6 +81,16 @@ void Daemon::ApplyChannelSettings(const Config& config) {
                "beyond a pool's target close after {} s idle",
                config.limits.max_channels, config.limits.max_channels_per_peer,
                config.pool.size(), config.limits.idle_timeout_s);
+  spdlog::info("local API: at most {} Connect handshakes in flight per process and {} in "
+               "total, {} open streams per process",
+               config.limits.max_connects_per_client, config.limits.max_connects,
+               config.limits.max_streams_per_client);
+}
+
+ClientLimits Daemon::client_limits() const {
+  const Config::Limits& limits = config()->limits;
+  return {size_t(limits.max_connects_per_client), size_t(limits.max_connects),
+          size_t(limits.max_streams_per_client)};
 }
 
 // A link through this daemon's up session to the daemon instance_id.

@@ -65,8 +65,8 @@ void EventStreamer::OnEvent(const DaemonEvent& event) {
       // A write is in flight (the queue only grows then); finish after it.
       closing_ = true;
       queue_.clear();
-      final_ = Status::ResourceExhausted(
-          "event stream closed: the client did not keep up with events");
+      final_ = Status::ResourceExhausted("event stream closed: the client is not reading (" +
+                                         std::to_string(max_queued_) + " events queued)");
       return;
     }
     queue_.push_back(event);

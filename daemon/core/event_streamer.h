@@ -3,8 +3,10 @@
 // EventStreamer connects one subscriber stream (WatchEvents) to the EventBus
 // through a small StreamWriter interface, so the queueing and shutdown logic
 // is tested without gRPC. One write is in flight at a time; events arriving
-// meanwhile wait in a bounded queue. A client that stops reading and lets the
-// queue fill is ended with RESOURCE_EXHAUSTED instead of holding memory.
+// meanwhile wait in a bounded queue. Events are not dropped silently: a
+// client that stops reading and lets the queue fill is ended with
+// RESOURCE_EXHAUSTED "the client is not reading" (after the write in flight)
+// and the queue is freed at once.
 // When the bus closes (daemon stopping) the queue is drained and the stream
 // finished with OK.
 //

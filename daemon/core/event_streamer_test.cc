@@ -83,6 +83,8 @@ TEST_F(EventStreamerTest, SlowClientIsEndedWithResourceExhausted) {
   streamer.OnWriteDone(true);  // the in-flight Begin completes
   EXPECT_EQ(writer_.finishes, 1);
   EXPECT_EQ(writer_.final.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(writer_.final.message(),
+            "event stream closed: the client is not reading (2 events queued)");
   EXPECT_TRUE(writer_.written.empty());
 }
 

@@ -40,13 +40,15 @@ void DiffGids(const DeviceInfo& d, const PortInfo& before, const PortInfo& after
   for (const GidEntry& g : before.gids) {
     if (!FindGid(after, g)) {
       out->push_back({Kind::kGidRemoved, d.name, after.port,
-                      fmt::format("{} port {}: {} removed", d.name, after.port, DescribeGid(g))});
+                      fmt::format("{} port {}: {} removed", d.name, after.port, DescribeGid(g)),
+                      g.gid});
     }
   }
   for (const GidEntry& g : after.gids) {
     if (!FindGid(before, g)) {
       out->push_back({Kind::kGidAdded, d.name, after.port,
-                      fmt::format("{} port {}: {} added", d.name, after.port, DescribeGid(g))});
+                      fmt::format("{} port {}: {} added", d.name, after.port, DescribeGid(g)),
+                      g.gid});
     }
   }
 }
@@ -60,7 +62,8 @@ void DiffPorts(const DeviceInfo& before, const DeviceInfo& after,
       out->push_back({Kind::kPortStateChanged, after.name, p.port,
                       fmt::format("{} port {}: {} ({}) -> {} ({})", after.name, p.port,
                                   old->state_name, old->phys_state_name, p.state_name,
-                                  p.phys_state_name)});
+                                  p.phys_state_name),
+                      ""});
     }
     DiffGids(after, *old, p, out);
   }
@@ -72,13 +75,13 @@ std::vector<InventoryChange> DiffInventory(const Inventory& before, const Invent
   std::vector<InventoryChange> out;
   for (const DeviceInfo& d : before.devices) {
     if (!after.Find(d.name)) {
-      out.push_back({Kind::kDeviceRemoved, d.name, 0, d.name + " removed"});
+      out.push_back({Kind::kDeviceRemoved, d.name, 0, d.name + " removed", ""});
     }
   }
   for (const DeviceInfo& d : after.devices) {
     const DeviceInfo* old = before.Find(d.name);
     if (old == nullptr) {
-      out.push_back({Kind::kDeviceAdded, d.name, 0, DescribeDevice(d) + " added"});
+      out.push_back({Kind::kDeviceAdded, d.name, 0, DescribeDevice(d) + " added", ""});
     } else {
       DiffPorts(*old, d, &out);
     }

@@ -23,6 +23,7 @@ struct InventoryChange {
   std::string device;
   int port = 0;  // 0 for device-level changes
   std::string message;  // one line for logs and events
+  std::string gid;      // GID changes: the GID as sysfs writes it
 };
 
 std::vector<InventoryChange> DiffInventory(const Inventory& before, const Inventory& after);

@@ -59,6 +59,9 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   PeerSessionOptions session_options;
   session_options.breaker.failures = d.peer_breaker_failures;
   session_options.breaker.open_for = std::chrono::seconds(d.peer_breaker_open_s);
+  // A peer that is still starting is dialled every few hundred ms at first:
+  // its failures must span a while before the circuit opens.
+  session_options.breaker.min_span = std::chrono::seconds(10);
   sessions_ = std::make_unique<PeerSessions>(std::move(transport->connector),
                                              [this] { return LocalHello(); }, session_options);
   sessions_->Observe(on_state_, on_event_);

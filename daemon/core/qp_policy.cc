@@ -105,6 +105,7 @@ StatusOr<QpPlan> ResolveQpAttributes(const Config& config) {
   qp.recv_depth = config.qp.recv_depth;
   qp.qps_per_channel = config.qp.per_channel;
   qp.spin_us = config.qp.spin_us;
+  qp.slot_size = config.qp.slot_size;
   qp.relaxed_ordering = config.qp.relaxed_ordering;
   std::string error = FirstRangeError(qp, /*config_names=*/true, "");
   if (!error.empty()) return Status::InvalidArgument(error);
@@ -132,7 +133,8 @@ std::string DescribeQpAttributes(const QpPlan& qp) {
          std::to_string(qp.max_inline) + ", send/recv depth " +
          std::to_string(qp.send_depth) + "/" + std::to_string(qp.recv_depth) +
          ", " + std::to_string(qp.qps_per_channel) + " QP(s) per channel" +
-         ", spin " + std::to_string(qp.spin_us) + " us, relaxed_ordering " +
+         ", spin " + std::to_string(qp.spin_us) + " us, slot " +
+         std::to_string(qp.slot_size) + " B, relaxed_ordering " +
          std::to_string(qp.relaxed_ordering);
 }
 

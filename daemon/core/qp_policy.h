@@ -32,6 +32,7 @@ struct QpPlan {
   int qps_per_channel = 1;  // 1 (more QPs per channel: not yet)
   // Library knobs that travel with the plan (not QP attributes proper).
   int spin_us = 50;          // 0..1000000: poll before sleeping on the CQ
+  int slot_size = 65536;     // bytes per receive slot (the peer's is not checked)
   int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
   friend bool operator==(const QpPlan&, const QpPlan&) = default;
 };

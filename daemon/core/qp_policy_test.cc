@@ -42,7 +42,7 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
       "[qp]\ntype = \"RC\"\ntimeout = 20\nretry_cnt = 3\nrnr_retry = 5\n"
       "min_rnr_timer = 18\ntraffic_class = 106\nservice_level = 3\n"
       "hop_limit = 8\nmax_inline = 0\nsend_depth = 1024\nrecv_depth = 512\n"
-      "per_channel = 1\nspin_us = 0\nrelaxed_ordering = 1\n",
+      "per_channel = 1\nspin_us = 0\nrelaxed_ordering = 1\nslot_size = 4096\n",
       "t.toml");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   StatusOr<QpPlan> qp = ResolveQpAttributes(*config);
@@ -60,6 +60,7 @@ TEST(QpPolicyTest, EveryTomlSettingReachesItsAttribute) {
   want.recv_depth = 512;
   want.spin_us = 0;
   want.relaxed_ordering = 1;
+  want.slot_size = 4096;
   EXPECT_EQ(*qp, want);
 }
 
@@ -205,7 +206,8 @@ TEST(QpPolicyTest, DescribeDefaults) {
             "QP RC: timeout 14 (67.1 ms), retry_cnt 7, rnr_retry 7 "
             "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
             "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
-            "128/128, 1 QP(s) per channel, spin 50 us, relaxed_ordering 2");
+            "128/128, 1 QP(s) per channel, spin 50 us, slot 65536 B, "
+            "relaxed_ordering 2");
 }
 
 TEST(QpPolicyTest, DescribeTimersAndRetries) {
@@ -237,7 +239,9 @@ TEST(QpPolicyTest, DescribeTimersAndRetries) {
               q->spin_us = 0;
               q->relaxed_ordering = 1;
             },
-            "spin 0 us, relaxed_ordering 1"},
+            "spin 0 us, slot 65536 B, relaxed_ordering 1"},
+           {"SlotSize", [](QpPlan* q) { q->slot_size = 4096; },
+            "slot 4096 B"},
        }) {
     SCOPED_TRACE(c.name);
     QpPlan qp;

@@ -294,6 +294,10 @@ std::vector<Setting> QpAndLimitSettings() {
                  "Microseconds a waiting call polls before it sleeps on the "
                  "completion channel.",
                  Store<&C::qp, &Q::spin_us>),
+      IntSetting("qp.slot_size", "65536", 256, 67108864, "RDMAD_QP_SLOT_SIZE",
+                 "Bytes per receive slot; a channel registers recv_depth slots "
+                 "(memory per channel).",
+                 Store<&C::qp, &Q::slot_size>),
       IntSetting("qp.relaxed_ordering", "2", 0, 2, "RDMAD_QP_RELAXED_ORDERING",
                  "Relaxed ordering of registered memory: 0 off, 1 on if "
                  "supported, 2 auto (PCI devices).",
@@ -310,6 +314,19 @@ std::vector<Setting> QpAndLimitSettings() {
                  "RDMAD_LIMITS_IDLE_TIMEOUT_S",
                  "Idle seconds before a pooled channel beyond its target closes (0 = at once).",
                  Store<&C::limits, &L::idle_timeout_s>),
+      IntSetting("limits.max_connects_per_client", "64", 1, 65536,
+                 "RDMAD_LIMITS_MAX_CONNECTS_PER_CLIENT",
+                 "Most Connect handshakes one local process has in flight; more is "
+                 "RESOURCE_EXHAUSTED.",
+                 Store<&C::limits, &L::max_connects_per_client>),
+      IntSetting("limits.max_connects", "256", 1, 65536, "RDMAD_LIMITS_MAX_CONNECTS",
+                 "Most Connect handshakes in flight from all local processes (worker threads).",
+                 Store<&C::limits, &L::max_connects>),
+      IntSetting("limits.max_streams_per_client", "8192", 1, 1048576,
+                 "RDMAD_LIMITS_MAX_STREAMS_PER_CLIENT",
+                 "Most open streams (Listen, HoldChannel, WatchEvents, WatchPool) of one "
+                 "local process.",
+                 Store<&C::limits, &L::max_streams_per_client>),
   };
 }
 

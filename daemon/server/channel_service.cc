@@ -4,7 +4,7 @@
 // the handshake (Listen, Accept, Reject, PlanChannel, Connect), the
 // lifeline (HoldChannel, ReleaseChannel) and the table (ListChannels).
 
-#include <thread>
+#include <memory>
 
 #include "daemon/server/channel_convert.h"
 #include "daemon/server/grpc_status.h"
@@ -23,7 +23,9 @@ grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
     grpc::CallbackServerContext* context, const v1::ListenRequest* request) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return new FailedStream<v1::ListenEvent>(NoBroker());
-  return new ListenReactor(&broker->services(), request->service());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::ListenEvent>(lease.status());
+  return new ListenReactor(&broker->services(), request->service(), std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* context,
@@ -68,17 +70,24 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
   if (!endpoint.ok()) return Reply(context, endpoint.status());
+  StatusOr<ClientLimiter::Lease> admitted = AdmitConnect(context);
+  if (!admitted.ok()) return Reply(context, admitted.status());
+  auto lease = std::make_shared<ClientLimiter::Lease>(std::move(admitted).value());
   auto* reactor = context->DefaultReactor();
-  // The server's Shutdown waits for this Finish, so the broker outlives it.
-  std::thread([broker, context, reactor, response, id = request->channel_id(),
-               endpoint = std::move(endpoint).value()] {
+  // The server's Shutdown waits for this Finish, and the daemon stops the
+  // broker first (pending opens fail at once), so the broker outlives it.
+  Status queued = handshakes_.Submit([broker, context, reactor, response, lease,
+                                      id = request->channel_id(),
+                                      endpoint = std::move(endpoint).value()] {
     StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
     if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
       broker->Release(id, "the application went away during the handshake");
     }
     if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
+    lease->Reset();  // before the answer: the client may Connect again at once
     reactor->Finish(ToGrpcStatus(peer.status()));
-  }).detach();
+  });
+  if (!queued.ok()) reactor->Finish(ToGrpcStatus(queued));
   return reactor;
 }
 
@@ -86,7 +95,9 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
     grpc::CallbackServerContext* context, const v1::HoldChannelRequest* request) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
-  return new HoldReactor(broker, request->channel_id());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
+  return new HoldReactor(broker, request->channel_id(), std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,

@@ -25,11 +25,18 @@ class GrpcApiServer final : public ApiServer {
     return Status::Ok();
   }
 
-  void AddConnection(int fd) override { grpc::AddInsecureChannelFromFd(server_.get(), fd); }
+  // gRPC names the connection "fd:N"; the service learns its process here.
+  void AddConnection(int fd) override {
+    if (!service_.clients().Add(fd)) {
+      spdlog::debug("local API: no peer credentials for fd {}; it is limited on its own", fd);
+    }
+    grpc::AddInsecureChannelFromFd(server_.get(), fd);
+  }
 
   void Shutdown(std::chrono::milliseconds deadline) override {
     server_->Shutdown(std::chrono::system_clock::now() + deadline);
     server_->Wait();
+    service_.Stop();  // joins the Connect handshake workers
   }
 
  private:

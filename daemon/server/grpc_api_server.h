@@ -2,7 +2,8 @@
 //
 // GrpcApiServer serves the local API with gRPC on connections that the
 // daemon's own accept loop hands over (AddInsecureChannelFromFd); it binds no
-// port of its own.
+// port of its own. It records each connection's process (SO_PEERCRED) for
+// the service's per-client limits.
 //
 // Thread safety: AddConnection may be called from any thread; Shutdown once.
 

@@ -16,8 +16,11 @@ void HoldSink::Detach() {
   reactor_ = nullptr;
 }
 
-HoldReactor::HoldReactor(Broker* broker, uint64_t channel_id)
-    : broker_(broker), channel_id_(channel_id), sink_(std::make_shared<HoldSink>(this)) {
+HoldReactor::HoldReactor(Broker* broker, uint64_t channel_id, ClientLimiter::Lease lease)
+    : broker_(broker),
+      channel_id_(channel_id),
+      lease_(std::move(lease)),
+      sink_(std::make_shared<HoldSink>(this)) {
   StatusOr<Broker::HoldResult> held = broker_->Hold(channel_id_, sink_);
   std::lock_guard lock(mu_);
   if (!held.ok()) {

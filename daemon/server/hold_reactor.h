@@ -12,6 +12,9 @@
 //     broker closes the channel, "the application went away", and tells
 //     the peer;
 //   * an unknown channel id finishes the stream with NOT_FOUND.
+// It writes at most that one event, so a client that never reads costs one
+// message, not a queue. The stream holds one of its client's open streams
+// (limits.max_streams_per_client) until it is done.
 //
 // Thread safety: the broker calls the sink from any thread; gRPC calls the
 // reactor's callbacks. A shared HoldSink stands between them so that an
@@ -28,6 +31,7 @@
 #include <string>
 
 #include "daemon/core/broker.h"
+#include "daemon/core/client_limiter.h"
 #include "rdmad/v1/rdmad.pb.h"
 
 namespace rdmad {
@@ -47,7 +51,7 @@ class HoldSink final : public ChannelHolder {
 
 class HoldReactor final : public grpc::ServerWriteReactor<v1::ChannelEvent> {
  public:
-  HoldReactor(Broker* broker, uint64_t channel_id);
+  HoldReactor(Broker* broker, uint64_t channel_id, ClientLimiter::Lease lease);
 
   // The channel ended: writes the event and finishes.
   void Ended(ChannelState state, const std::string& reason);
@@ -61,6 +65,7 @@ class HoldReactor final : public grpc::ServerWriteReactor<v1::ChannelEvent> {
 
   Broker* const broker_;
   const uint64_t channel_id_;
+  ClientLimiter::Lease lease_;  // one of the client's open streams
   std::shared_ptr<HoldSink> sink_;
   std::mutex mu_;
   uint64_t token_ = 0;      // the broker's hold; 0 when not holding; guarded by mu_

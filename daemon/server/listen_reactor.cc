@@ -4,6 +4,7 @@
 
 #include "daemon/server/channel_convert.h"
 #include "daemon/server/grpc_status.h"
+#include "spdlog/spdlog.h"
 
 namespace rdmad {
 
@@ -33,8 +34,9 @@ void ListenSink::Detach() {
   reactor_ = nullptr;
 }
 
-ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& service)
-    : sink_(std::make_shared<ListenSink>(this)) {
+ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& service,
+                             ClientLimiter::Lease lease)
+    : service_(service), lease_(std::move(lease)), sink_(std::make_shared<ListenSink>(this)) {
   auto registration = registry->Register(service, sink_);
   std::lock_guard lock(mu_);
   if (!registration.ok()) {
@@ -52,6 +54,7 @@ ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& servi
 void ListenReactor::Enqueue(v1::ListenEvent event) {
   std::lock_guard lock(mu_);
   if (finished_) return;
+  if (queue_.size() > kMaxQueued) return OverflowLocked();  // the front is being written
   queue_.push_back(std::move(event));
   if (writing_) return;
   writing_ = true;
@@ -69,6 +72,16 @@ void ListenReactor::OnWriteDone(bool ok) {
   if (finished_ || queue_.empty()) return;
   writing_ = true;
   StartWrite(&queue_.front());
+}
+
+void ListenReactor::OverflowLocked() {
+  spdlog::warn("service {}: the listener is not reading ({} events queued); its Listen stream "
+               "ends and the service is unregistered",
+               service_, queue_.size());
+  while (queue_.size() > (writing_ ? 1 : 0)) queue_.pop_back();  // keep the one being written
+  FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "Listen stream closed: the client is not reading (" +
+                              std::to_string(kMaxQueued) + " events queued)"));
 }
 
 void ListenReactor::OnCancel() {

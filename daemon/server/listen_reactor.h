@@ -6,6 +6,13 @@
 // the rest queued). The registration is removed when the stream ends (the
 // application went away, or the daemon stops).
 //
+// Every event matters (a request to answer, a channel that ended), so none
+// is dropped: a listener that lets kMaxQueued events pile up is not
+// reading, and its stream ends with RESOURCE_EXHAUSTED "the client is not
+// reading" - its registration goes (requests waiting on it fail ABORTED)
+// and the queue with it. The stream holds one of its client's open streams
+// (limits.max_streams_per_client) until it is done.
+//
 // Thread safety: the registry calls the sink from any thread; gRPC calls
 // the reactor's callbacks. A shared ListenSink stands between them so that
 // an event arriving after the reactor is gone is dropped.
@@ -19,6 +26,7 @@
 #include <memory>
 #include <mutex>
 
+#include "daemon/core/client_limiter.h"
 #include "daemon/core/service_registry.h"
 #include "rdmad/v1/rdmad.pb.h"
 
@@ -40,8 +48,12 @@ class ListenSink final : public ServiceSink {
 
 class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent> {
  public:
+  // Events queued behind the one being written, at most.
+  static constexpr size_t kMaxQueued = 1024;
+
   // Registers service; on error the stream finishes with it at once.
-  ListenReactor(ServiceRegistry* registry, const std::string& service);
+  ListenReactor(ServiceRegistry* registry, const std::string& service,
+                ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);
   void OnWriteDone(bool ok) override;
@@ -50,7 +62,10 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent> {
 
  private:
   void FinishOnce(const grpc::Status& status);  // mu_ held
+  void OverflowLocked();                         // mu_ held
 
+  const std::string service_;
+  ClientLimiter::Lease lease_;  // one of the client's open streams
   std::shared_ptr<ListenSink> sink_;
   std::mutex mu_;
   std::unique_ptr<ServiceRegistration> registration_;  // guarded by mu_

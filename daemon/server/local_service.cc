@@ -35,11 +35,15 @@ StatusOr<std::set<DaemonEventKind>> KindsFromRequest(const v1::WatchEventsReques
   return kinds;
 }
 
+// Handshake workers when limits.max_connects is unset (test fakes).
+constexpr size_t kDefaultHandshakeWorkers = 64;
+
 // Writes one WatchEvents stream; deletes itself when gRPC is done with it.
 class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
                                  public StreamWriter {
  public:
-  explicit EventStreamReactor(EventBus* bus) : streamer_(bus, this) {}
+  EventStreamReactor(EventBus* bus, ClientLimiter::Lease lease)
+      : lease_(std::move(lease)), streamer_(bus, this) {}
 
   void Start(std::set<DaemonEventKind> kinds) { streamer_.Start(std::move(kinds)); }
 
@@ -68,11 +72,37 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
   }
 
  private:
-  v1::Event out_;  // the one write in flight
+  ClientLimiter::Lease lease_;  // one of the client's open streams
+  v1::Event out_;               // the one write in flight
   EventStreamer streamer_;
 };
 
 }  // namespace
+
+LocalService::LocalService(DaemonCore* core)
+    : core_(core),
+      connects_({"Connect handshakes in flight", "limits.max_connects_per_client",
+                 "limits.max_connects"}),
+      streams_({"streams open", "limits.max_streams_per_client", ""}),
+      handshakes_({.name = "Connect handshakes",
+                   .max_workers = kDefaultHandshakeWorkers,
+                   .max_queued = kDefaultHandshakeWorkers}) {}
+
+StatusOr<ClientLimiter::Lease> LocalService::AdmitConnect(grpc::CallbackServerContext* context) {
+  ClientLimits limits = core_->client_limits();
+  LocalClient caller = clients_.Identify(context->peer());
+  // Admission bounds the handshakes in flight; the pool has a worker for each.
+  size_t workers = limits.max_connects > 0 ? limits.max_connects : kDefaultHandshakeWorkers;
+  handshakes_.SetLimits(workers, workers);
+  return connects_.Acquire(caller.name, caller.self ? 0 : limits.max_connects_per_client,
+                           limits.max_connects);
+}
+
+StatusOr<ClientLimiter::Lease> LocalService::AdmitStream(grpc::CallbackServerContext* context) {
+  LocalClient caller = clients_.Identify(context->peer());
+  size_t most = caller.self ? 0 : core_->client_limits().max_streams_per_client;
+  return streams_.Acquire(caller.name, most, 0);
+}
 
 grpc::ServerUnaryReactor* LocalService::GetStatus(grpc::CallbackServerContext* context,
                                                   const v1::GetStatusRequest*,
@@ -143,11 +173,10 @@ grpc::ServerUnaryReactor* LocalService::ListPeers(grpc::CallbackServerContext* c
 grpc::ServerWriteReactor<v1::Event>* LocalService::WatchEvents(
     grpc::CallbackServerContext* context, const v1::WatchEventsRequest* request) {
   auto kinds = KindsFromRequest(*request);
-  auto* reactor = new EventStreamReactor(&core_->events());
-  if (!kinds.ok()) {
-    reactor->Finish(kinds.status());
-    return reactor;
-  }
+  if (!kinds.ok()) return new FailedStream<v1::Event>(kinds.status());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::Event>(lease.status());
+  auto* reactor = new EventStreamReactor(&core_->events(), std::move(lease).value());
   reactor->Start(std::move(kinds).value());
   return reactor;
 }

@@ -4,20 +4,36 @@
 // API. Handlers only validate the request, call the DaemonCore and fill the
 // reply; streams go through EventStreamer so their logic lives in the core.
 //
-// Thread safety: gRPC calls handlers concurrently; the service holds no
-// mutable state of its own.
+// Per-client limits (docs/channels.md, "Local clients"): each call's process
+// is known from its connection (ClientDirectory). Connect handshakes block
+// on the peer, so they run on a bounded WorkerPool, at most
+// limits.max_connects_per_client per process and limits.max_connects in
+// total; server streams count against limits.max_streams_per_client while
+// open. Beyond a limit the call ends at once with RESOURCE_EXHAUSTED naming
+// it. The daemon's own process (the echo service) has no per-client limits.
+//
+// Thread safety: gRPC calls handlers concurrently; the directory, limiters
+// and pool are thread-safe. Stop() once, after the server has stopped.
 
 #ifndef RDMAD_DAEMON_SERVER_LOCAL_SERVICE_H_
 #define RDMAD_DAEMON_SERVER_LOCAL_SERVICE_H_
 
+#include "daemon/core/client_limiter.h"
 #include "daemon/core/daemon.h"
+#include "daemon/core/worker_pool.h"
+#include "daemon/server/client_directory.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace rdmad {
 
 class LocalService final : public v1::Rdmad::CallbackService {
  public:
-  explicit LocalService(DaemonCore* core) : core_(core) {}
+  explicit LocalService(DaemonCore* core);
+
+  // Where the server records each connection's process.
+  ClientDirectory& clients() { return clients_; }
+  // Joins the handshake workers (after the server's Shutdown and Wait).
+  void Stop() { handshakes_.Stop(); }
 
   grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context,
                                       const v1::GetStatusRequest* request,
@@ -44,7 +60,7 @@ class LocalService final : public v1::Rdmad::CallbackService {
                                       v1::ListPeersResponse* response) override;
 
   // Channels (channel_service.cc): validate, call the broker, fill the
-  // reply. Connect blocks on the peer, so it runs on a thread of its own.
+  // reply. Connect blocks on the peer, so it runs on a handshake worker.
   grpc::ServerWriteReactor<v1::ListenEvent>* Listen(grpc::CallbackServerContext* context,
                                                     const v1::ListenRequest* request) override;
   grpc::ServerUnaryReactor* Accept(grpc::CallbackServerContext* context,
@@ -83,7 +99,16 @@ class LocalService final : public v1::Rdmad::CallbackService {
                                       v1::ListPoolsResponse* response) override;
 
  private:
+  // A unit of the calling process's Connect or open-stream budget, or
+  // RESOURCE_EXHAUSTED naming the limit.
+  StatusOr<ClientLimiter::Lease> AdmitConnect(grpc::CallbackServerContext* context);
+  StatusOr<ClientLimiter::Lease> AdmitStream(grpc::CallbackServerContext* context);
+
   DaemonCore* core_;
+  ClientDirectory clients_;
+  ClientLimiter connects_;
+  ClientLimiter streams_;
+  WorkerPool handshakes_;  // last: its tasks hold connects_ leases
 };
 
 }  // namespace rdmad

@@ -24,8 +24,10 @@ void PoolStreamSink::Detach() {
   reactor_ = nullptr;
 }
 
-PoolReactor::PoolReactor(PoolRegistry* registry, int pid)
-    : registry_(registry), sink_(std::make_shared<PoolStreamSink>(this)) {
+PoolReactor::PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease)
+    : registry_(registry),
+      lease_(std::move(lease)),
+      sink_(std::make_shared<PoolStreamSink>(this)) {
   client_id_ = registry_->Subscribe(sink_, pid);  // writes the first list
 }
 

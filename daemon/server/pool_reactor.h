@@ -5,7 +5,8 @@
 // newest list waits while a write is in flight (each is the whole list), so
 // a client that stops reading costs one message, not a growing queue. The
 // client is unsubscribed (its Prewarm targets and reports dropped) when the
-// stream ends.
+// stream ends. The stream holds one of its client's open streams
+// (limits.max_streams_per_client) until it is done.
 //
 // Thread safety: the registry calls the sink from any thread; gRPC calls
 // the reactor's callbacks. The shared PoolStreamSink drops what arrives
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <optional>
 
+#include "daemon/core/client_limiter.h"
 #include "daemon/core/pool_registry.h"
 #include "rdmad/v1/rdmad.pb.h"
 
@@ -40,7 +42,7 @@ class PoolStreamSink final : public PoolSink {
 
 class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent> {
  public:
-  PoolReactor(PoolRegistry* registry, int pid);
+  PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease);
 
   void Offer(v1::PoolEvent event);
   void OnWriteDone(bool ok) override;
@@ -52,6 +54,7 @@ class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent> {
   void FinishLocked(const grpc::Status& status);  // mu_ held
 
   PoolRegistry* registry_;
+  ClientLimiter::Lease lease_;  // one of the client's open streams
   std::shared_ptr<PoolStreamSink> sink_;
   uint64_t client_id_ = 0;
   std::mutex mu_;

@@ -21,7 +21,9 @@ grpc::ServerWriteReactor<v1::PoolEvent>* LocalService::WatchPool(
     grpc::CallbackServerContext* context, const v1::WatchPoolRequest* request) {
   PoolRegistry* pool = core_->pool();
   if (pool == nullptr) return new FailedStream<v1::PoolEvent>(NoPool());
-  return new PoolReactor(pool, request->pid());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::PoolEvent>(lease.status());
+  return new PoolReactor(pool, request->pid(), std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::Prewarm(grpc::CallbackServerContext* context,

@@ -48,6 +48,7 @@ void ToProto(const QpPlan& q, v1::QpAttributes* out) {
   out->set_qps_per_channel(uint32_t(q.qps_per_channel));
   out->set_spin_us(uint32_t(q.spin_us));
   out->set_relaxed_ordering(uint32_t(q.relaxed_ordering));
+  out->set_slot_size(uint32_t(q.slot_size));
 }
 
 }  // namespace

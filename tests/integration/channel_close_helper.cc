@@ -5,10 +5,12 @@
 //
 //   channel_close_helper SOCKET connect PEER SERVICE
 //   channel_close_helper SOCKET listen SERVICE
+//   channel_close_helper SOCKET serve SERVICE
 //
 // It connects (retrying while the daemons' session comes up) or accepts one
 // channel, prints "HELPER connected ID" / "HELPER listening" and
 // "HELPER accepted ID", and then sleeps with the channel open until killed.
+// serve accepts every channel (an "accepted ID" line each) and keeps them.
 
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rdmad/client.h"
 
@@ -35,8 +38,10 @@ int Fail(const rdmad::Status& status) {
 
 int main(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "";
-  if (!((mode == "connect" && argc == 5) || (mode == "listen" && argc == 4))) {
-    std::fprintf(stderr, "usage: %s SOCKET connect PEER SERVICE | SOCKET listen SERVICE\n",
+  bool listens = mode == "listen" || mode == "serve";
+  if (!((mode == "connect" && argc == 5) || (listens && argc == 4))) {
+    std::fprintf(stderr,
+                 "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve SERVICE\n",
                  argv[0]);
     return 2;
   }
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
   if (!client.ok()) return Fail(client.status());
   std::unique_ptr<rdmad::Channel> channel;
   std::unique_ptr<rdmad::Listener> listener;
+  std::vector<std::unique_ptr<rdmad::Channel>> served;
   if (mode == "connect") {
     rdmad::StatusOr<std::unique_ptr<rdmad::Channel>> made = rdmad::Status::Unavailable("not tried");
     for (int i = 0; i < 100; ++i) {
@@ -61,6 +67,13 @@ int main(int argc, char** argv) {
     if (!made.ok()) return Fail(made.status());
     listener = std::move(made).value();
     Say("listening");
+    while (mode == "serve") {
+      auto next = listener->Accept(std::chrono::seconds(1));
+      if (next.status().code() == rdmad::StatusCode::kDeadlineExceeded) continue;
+      if (!next.ok()) return Fail(next.status());
+      Say("accepted " + std::to_string(next.value()->info().id));
+      served.push_back(std::move(next).value());
+    }
     auto accepted = listener->Accept(std::chrono::seconds(30));
     if (!accepted.ok()) return Fail(accepted.status());
     channel = std::move(accepted).value();

@@ -2,6 +2,7 @@
 
 #include "tests/integration/daemon_pair.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,6 +34,17 @@ Status DaemonPair::Start(const std::string& a_extra, const std::string& b_extra)
   }
   RDMAD_RETURN_IF_ERROR(StartNode(&b_, a_, b_extra));
   return StartNode(&a_, b_, a_extra);
+}
+
+Status DaemonPair::Restart(DaemonNode* n) {
+  const DaemonNode& peer = n == &a_ ? b_ : a_;
+  n->client.reset();
+  if (n->process != nullptr && n->process->running()) {
+    n->process->Signal(SIGKILL);
+    n->process->WaitExit(std::chrono::seconds(5));
+  }
+  unlink(n->socket.c_str());  // so that WaitForPath sees the new one
+  return StartNode(n, peer, n->extra_toml);
 }
 
 std::string DaemonPair::BAddress() const { return Ip() + ":" + std::to_string(b_.port); }
@@ -67,6 +79,8 @@ Status DaemonPair::WaitForPeer(const DaemonNode& n, const std::string& peer) {
 
 Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
                              const std::string& extra_toml) {
+  n->extra_toml = extra_toml;
+  std::string log = n->name + (n->starts++ == 0 ? "" : "." + std::to_string(n->starts)) + ".log";
   std::string ip = Ip();
   std::string text = "[daemon]\nsocket = \"" + n->socket +
                      "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
@@ -78,7 +92,7 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
   n->process = std::make_unique<Process>(
       DaemonBinary(), std::vector<std::string>{"--config", config},
       std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(n->port)}},
-      dir_.File(n->name + ".log"));
+      dir_.File(log));
   if (!WaitForPath(n->socket, std::chrono::seconds(10))) {
     return Status::Unavailable("rdmad " + n->name + " did not start:\n" + n->process->log());
   }

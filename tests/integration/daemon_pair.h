@@ -27,6 +27,8 @@ struct DaemonNode {
   int port = 0;
   std::unique_ptr<Process> process;
   std::unique_ptr<Client> client;
+  std::string extra_toml;  // as given to Start
+  int starts = 0;          // how many times this node was started
 };
 
 class DaemonPair {
@@ -35,6 +37,10 @@ class DaemonPair {
   // the other as a peer. a_extra and b_extra are TOML appended to each
   // config after [daemon] (e.g. "[echo]\nenabled = false\n").
   Status Start(const std::string& a_extra = "", const std::string& b_extra = "");
+
+  // Kills node (SIGKILL) if it still runs and starts it again with the same
+  // config, socket and peer port; returns once it is up and knows its peer.
+  Status Restart(DaemonNode* node);
 
   // Waits until node's log has a line containing text.
   static bool WaitForLog(const DaemonNode& node, const std::string& text,

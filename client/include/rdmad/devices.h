@@ -77,6 +77,7 @@ struct QpAttributes {
   uint32_t qps_per_channel = 0;
   uint32_t spin_us = 0;           // the library polls this long, then sleeps
   uint32_t relaxed_ordering = 0;  // 0 off, 1 on if supported, 2 auto
+  uint32_t slot_size = 0;         // bytes per receive slot
 };
 
 // The path rdmad plans to a peer address, with one reason per decision.

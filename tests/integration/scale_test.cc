@@ -1,0 +1,297 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Scale and leaks between two real daemons (docs/channels.md, "Scale"):
+//   - ScaleTest: N channels at once from an application on A to one on B
+//     (RDMAD_SCALE_CHANNELS; 1,000 in the lab, 200 on the host), every one
+//     used both ways; prints the connect rate and the daemons' RSS, and
+//     once all are closed the daemons' fds are back where they started.
+//   - LeakTest: open/close cycles (RDMAD_LEAK_CYCLES; 10,000 for the long
+//     run, a few hundred by default) leave no fd in either daemon or in the
+//     application, no QP or MR (`rdma resource show`, in the lab), and the
+//     daemons' RSS grows by less than a bound.
+// Channels are small (recv/send depth 4, 4 KiB slots: docs/configuration.md)
+// so that 1,000 of them fit the lab VM's memory.
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/client.h"
+#include "tests/integration/daemon_pair.h"
+
+namespace rdmad {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kSmallChannels[] =
+    "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n"
+    "[limits]\nmax_connects_per_client = 256\nmax_channels_per_peer = 4096\n";
+
+bool InLab() { return std::getenv("LAB_IP") != nullptr; }
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
+}
+
+int CountFds(pid_t pid) {
+  std::error_code ec;
+  auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+  return ec ? -1 : static_cast<int>(std::distance(it, std::filesystem::directory_iterator()));
+}
+
+double RssMib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return -1;
+}
+
+// Lines of `rdma resource show KIND` (qp, mr) for pid's resources; -1
+// without the rdma tool.
+int RdmaResources(const std::string& kind, pid_t pid) {
+  std::string cmd = "rdma resource show " + kind + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return -1;
+  int n = 0;
+  char line[512];
+  std::string needle = "pid " + std::to_string(pid) + " ";
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    n += std::string(line).find(needle) != std::string::npos;
+  }
+  return pclose(f) == 0 ? n : -1;
+}
+
+template <typename Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds timeout = 30s) {
+  for (auto until = Clock::now() + timeout; Clock::now() < until;) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return pred();
+}
+
+// B's application: accepts every channel to "svc" and keeps it by id.
+class Server {
+ public:
+  explicit Server(Client* client) {
+    auto listener = client->Listen("svc");
+    EXPECT_TRUE(listener.ok()) << listener.status().ToString();
+    if (!listener.ok()) return;
+    listener_ = std::move(listener).value();
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        auto channel = listener_->Accept(100ms);
+        if (!channel.ok()) continue;
+        std::lock_guard lock(mu_);
+        channels_[channel.value()->info().id] = std::move(channel).value();
+      }
+    });
+  }
+  ~Server() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  Channel* Get(uint64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = channels_.find(id);
+    return it == channels_.end() ? nullptr : it->second.get();
+  }
+  void Drop(uint64_t id) {
+    std::unique_ptr<Channel> gone;
+    std::lock_guard lock(mu_);
+    auto it = channels_.find(id);
+    if (it != channels_.end()) gone = std::move(it->second), channels_.erase(it);
+  }
+  void DropAll() {
+    std::map<uint64_t, std::unique_ptr<Channel>> gone;
+    std::lock_guard lock(mu_);
+    gone.swap(channels_);
+  }
+
+ private:
+  std::unique_ptr<Listener> listener_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
+  std::thread thread_;
+};
+
+class ScaleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Both ends of N channels live in this process: as many fds as allowed
+    // (root in the lab may raise the hard limit too).
+    rlimit fds{};
+    getrlimit(RLIMIT_NOFILE, &fds);
+    rlimit wanted{std::max<rlim_t>(fds.rlim_max, 65536), std::max<rlim_t>(fds.rlim_max, 65536)};
+    if (setrlimit(RLIMIT_NOFILE, &wanted) != 0) {
+      fds.rlim_cur = fds.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &fds);
+    }
+    Status started = pair_.Start(kSmallChannels, kSmallChannels);
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    server_ = std::make_unique<Server>(pair_.b().client.get());
+    ASSERT_TRUE(pair_.ConnectAB("svc").ok()) << pair_.Logs();  // A's session is up
+  }
+
+  pid_t PidA() { return pair_.a().process->pid(); }
+  pid_t PidB() { return pair_.b().process->pid(); }
+
+  size_t Established(testing::DaemonNode& n) {
+    auto rows = n.client->ListChannels();
+    size_t count = 0;
+    for (const auto& c : rows.ok() ? *rows : std::vector<ChannelSummary>{}) {
+      count += c.service == "svc" && c.state == "established";
+    }
+    return count;
+  }
+
+  // One message each way on channel: its id, echoed back by B's end.
+  ::testing::AssertionResult RoundTrip(Channel* channel) {
+    std::string id = std::to_string(channel->info().id);
+    if (Status s = channel->Send(id.data(), id.size()); !s.ok()) {
+      return ::testing::AssertionFailure() << "send " << id << ": " << s.ToString();
+    }
+    Channel* far = nullptr;
+    if (!Eventually([&] { return (far = server_->Get(channel->info().id)) != nullptr; }, 10s)) {
+      return ::testing::AssertionFailure() << "channel " << id << " never accepted";
+    }
+    auto got = far->Recv(10s);
+    if (!got.ok() || std::string(got->begin(), got->end()) != id) {
+      return ::testing::AssertionFailure() << "B got " << got.status().ToString();
+    }
+    if (Status s = far->Send(got->data(), got->size()); !s.ok()) {
+      return ::testing::AssertionFailure() << "reply " << id << ": " << s.ToString();
+    }
+    auto back = channel->Recv(10s);
+    if (!back.ok() || std::string(back->begin(), back->end()) != id) {
+      return ::testing::AssertionFailure() << "A got " << back.status().ToString();
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  testing::DaemonPair pair_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
+  const int n = EnvInt("RDMAD_SCALE_CHANNELS", InLab() ? 1000 : 200);
+  const int connectors = 4;
+  server_->DropAll();
+  ASSERT_TRUE(Eventually([&] { return Established(pair_.a()) == 0; })) << pair_.Logs();
+  int fds_a = CountFds(PidA()), fds_b = CountFds(PidB());
+  double rss_a0 = RssMib(PidA()), rss_b0 = RssMib(PidB());
+
+  std::vector<std::unique_ptr<Channel>> channels(n);
+  std::atomic<int> next{0}, failed{0};
+  std::mutex error_mu;
+  std::string first_error;
+  auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < connectors; ++t) {
+    threads.emplace_back([&] {
+      for (int i; (i = next++) < n;) {
+        auto channel = pair_.a().client->Connect("B", "svc");
+        if (channel.ok()) {
+          channels[i] = std::move(channel).value();
+          continue;
+        }
+        ++failed;
+        std::lock_guard lock(error_mu);
+        if (first_error.empty()) first_error = channel.status().ToString();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_EQ(failed.load(), 0) << first_error << "\n" << pair_.Logs().substr(0, 20000);
+  ASSERT_TRUE(Eventually([&] { return Established(pair_.b()) == size_t(n); })) << n;
+
+  int rdma = 0;
+  for (auto& c : channels) {
+    ASSERT_TRUE(RoundTrip(c.get()));
+    rdma += c->info().transport == ChannelTransport::kRdma;
+  }
+  if (InLab()) EXPECT_EQ(rdma, n);
+  double rss_a = RssMib(PidA()), rss_b = RssMib(PidB());
+  std::printf(
+      "SCALE channels=%d transport=%s connectors=%d seconds=%.2f rate=%.1f "
+      "rss_a_mib=%.1f rss_b_mib=%.1f rss_a0_mib=%.1f rss_b0_mib=%.1f fds_a=%d fds_b=%d\n",
+      n, rdma == n ? "RDMA" : "TCP", connectors, seconds, n / seconds, rss_a, rss_b, rss_a0,
+      rss_b0, CountFds(PidA()), CountFds(PidB()));
+  std::fflush(stdout);
+
+  channels.clear();  // every close reaches B, whose ends are then dropped
+  ASSERT_TRUE(Eventually([&] { return Established(pair_.b()) == 0; }, 60s)) << pair_.Logs();
+  server_->DropAll();
+  // gRPC may keep a descriptor or two from the burst (its pollers, a
+  // connection of its own); a leak would be one or more per channel.
+  constexpr int kGrpcSlack = 2;
+  EXPECT_TRUE(Eventually([&] {
+    return CountFds(PidA()) <= fds_a + kGrpcSlack && CountFds(PidB()) <= fds_b + kGrpcSlack;
+  }))
+      << "fds A " << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB())
+      << " (was " << fds_b << ")";
+  std::printf("SCALE after close: fds_a=%d (was %d) fds_b=%d (was %d)\n", CountFds(PidA()), fds_a,
+              CountFds(PidB()), fds_b);
+}
+
+TEST_F(ScaleTest, OpenCloseCyclesLeakNothing) {
+  const int cycles = EnvInt("RDMAD_LEAK_CYCLES", InLab() ? 300 : 500);
+  auto cycle = [&]() -> ::testing::AssertionResult {
+    auto channel = pair_.a().client->Connect("B", "svc");
+    if (!channel.ok()) return ::testing::AssertionFailure() << channel.status().ToString();
+    uint64_t id = channel.value()->info().id;
+    auto result = RoundTrip(channel.value().get());
+    channel.value().reset();
+    server_->Drop(id);
+    return result;
+  };
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(cycle());  // warm up allocators and caches
+  server_->DropAll();
+  ASSERT_TRUE(Eventually([&] { return Established(pair_.a()) == 0; })) << pair_.Logs();
+  pid_t self = getpid();
+  int fds_a = CountFds(PidA()), fds_b = CountFds(PidB()), fds_self = CountFds(self);
+  int qps = RdmaResources("qp", self), mrs = RdmaResources("mr", self);
+  double rss_a0 = RssMib(PidA()), rss_b0 = RssMib(PidB());
+
+  auto t0 = Clock::now();
+  for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_TRUE(Eventually([&] { return Established(pair_.a()) == 0; })) << pair_.Logs();
+
+  EXPECT_TRUE(Eventually([&] {
+    return CountFds(PidA()) == fds_a && CountFds(PidB()) == fds_b && CountFds(self) == fds_self;
+  })) << "fds A " << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB())
+      << " (was " << fds_b << "), app " << CountFds(self) << " (was " << fds_self << ")";
+  if (InLab()) {
+    EXPECT_GE(qps, 0) << "no `rdma resource show` in the lab";
+    EXPECT_EQ(RdmaResources("qp", self), qps);
+    EXPECT_EQ(RdmaResources("mr", self), mrs);
+  }
+  double rss_a = RssMib(PidA()), rss_b = RssMib(PidB());
+  std::printf("LEAK cycles=%d seconds=%.2f qps=%d mrs=%d rss_a_mib=%.1f->%.1f rss_b_mib=%.1f->%.1f\n",
+              cycles, seconds, qps, mrs, rss_a0, rss_a, rss_b0, rss_b);
+  std::fflush(stdout);
+  // The channel table keeps ended channels (at most 256); beyond that the
+  // daemons' memory must not grow with the cycles.
+  EXPECT_LT(rss_a - rss_a0, 16.0);
+  EXPECT_LT(rss_b - rss_b0, 16.0);
+}
+
+}  // namespace
+}  // namespace rdmad
