@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "spdlog/spdlog.h"
 
@@ -38,21 +39,23 @@ void GiveToGroup(const std::string& path, gid_t gid, const std::string& group) {
   }
 }
 
-Status ApplyOwnership(const UnixListenerOptions& options) {
-  if (chmod(options.path.c_str(), options.mode) != 0) {
-    return Status::FromErrno(errno, "chmod " + options.path);
-  }
-  if (options.group.empty()) return Status::Ok();
+// The socket's group, or none ("" or an unknown group, which is logged).
+std::optional<gid_t> SocketGroup(const UnixListenerOptions& options) {
+  if (options.group.empty()) return std::nullopt;
   auto gid = LookupGroup(options.group);
   if (!gid.ok()) {
     spdlog::warn("socket {} keeps the daemon's group: {}", options.path,
                  gid.status().message());
-    return Status::Ok();
+    return std::nullopt;
   }
-  GiveToGroup(options.path, *gid, options.group);
-  if (options.owns_directory) {
-    GiveToGroup(std::filesystem::path(options.path).parent_path(), *gid, options.group);
-  }
+  return *gid;
+}
+
+// Gives the socket file at path its mode and group.
+Status ApplyOwnership(const std::string& path, const UnixListenerOptions& options,
+                      std::optional<gid_t> gid) {
+  if (chmod(path.c_str(), options.mode) != 0) return Status::FromErrno(errno, "chmod " + path);
+  if (gid) GiveToGroup(path, *gid, options.group);
   return Status::Ok();
 }
 
@@ -84,11 +87,22 @@ StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
   }
   std::memcpy(addr.sun_path, options.path.c_str(), options.path.size() + 1);
 
+  // Nothing may reach the socket before its mode and group are in place:
+  // the directory is given to the group first, the socket is bound under a
+  // temporary name (with a tight umask, so it is never briefly
+  // world-writable), set up and listening, and only then renamed into place.
+  std::optional<gid_t> gid = SocketGroup(options);
+  if (gid && options.owns_directory) {
+    GiveToGroup(std::filesystem::path(options.path).parent_path(), *gid, options.group);
+  }
+  std::string staging = options.path + ".new";
+  if (staging.size() >= sizeof(addr.sun_path)) staging = options.path;  // no room: bind in place
+  std::memcpy(addr.sun_path, staging.c_str(), staging.size() + 1);
+
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::FromErrno(errno, "socket");
   // The caller holds the instance lock, so a file here is a stale socket.
-  unlink(options.path.c_str());
-  // Bind with a tight umask so the socket is never briefly world-writable.
+  unlink(staging.c_str());
   mode_t old_umask = umask(0177);
   int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   int bind_errno = errno;
@@ -97,12 +111,15 @@ StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
     close(fd);
     return Status::FromErrno(bind_errno, "cannot bind " + options.path);
   }
-  Status owned = ApplyOwnership(options);
-  if (!owned.ok() || listen(fd, 128) != 0) {
-    Status err = owned.ok() ? Status::FromErrno(errno, "listen") : owned;
+  Status ready = ApplyOwnership(staging, options, gid);
+  if (ready.ok() && listen(fd, 128) != 0) ready = Status::FromErrno(errno, "listen");
+  if (ready.ok() && staging != options.path && rename(staging.c_str(), options.path.c_str()) != 0) {
+    ready = Status::FromErrno(errno, "cannot move the socket to " + options.path);
+  }
+  if (!ready.ok()) {
     close(fd);
-    unlink(options.path.c_str());
-    return err;
+    unlink(staging.c_str());
+    return ready;
   }
   int wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake < 0) {

@@ -1,7 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // UnixListener owns the local API socket: it creates the runtime directory
-// (0750), binds the socket with the configured mode and group, and accepts
+// (0750), binds the socket with the configured mode and group (set before the
+// socket appears at its path, so no client ever finds it half set up), and accepts
 // connections on its own thread. Each accepted connection's credentials
 // (SO_PEERCRED) are logged and checked against the allowed uids before the
 // non-blocking fd is handed to the RPC server. gRPC has no socket-mode option

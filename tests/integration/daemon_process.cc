@@ -6,16 +6,21 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -50,21 +55,71 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
   return out;
 }
 
-pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
-            const std::map<std::string, std::string>& env, int out_fd) {
+// Forks and execs binary with stdout and stderr on out_fd; the child gets
+// SIGKILL when the forking thread ends (PR_SET_PDEATHSIG).
+pid_t ForkExec(const std::string& binary, const std::vector<std::string>& args,
+               const std::map<std::string, std::string>& env, int out_fd) {
   std::vector<std::string> argv_s{binary};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s = MergedEnv(env);
   auto argv = Pointers(argv_s);
   auto envp = Pointers(env_s);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, 2);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  return rc == 0 ? pid : -1;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid != 0) return pid;  // the parent (or -1)
+  // The child: async-signal-safe calls only until exec.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+  if (dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) _exit(127);
+  execve(binary.c_str(), argv.data(), envp.data());
+  _exit(127);
+}
+
+// Runs every fork on one thread that lives as long as the test process, so
+// that a child dies with the test process however it dies, and not before:
+// PR_SET_PDEATHSIG fires when the thread that forked ends, and tests start
+// processes from short-lived threads too.
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* spawner = new Spawner;  // never destroyed: its thread runs to exit
+    return *spawner;
+  }
+
+  pid_t Spawn(std::function<pid_t()> fork_exec) {
+    std::packaged_task<pid_t()> task(std::move(fork_exec));
+    std::future<pid_t> pid = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    return pid.get();
+  }
+
+ private:
+  Spawner() {
+    std::thread([this] {
+      for (;;) {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return !tasks_.empty(); });
+        std::packaged_task<pid_t()> task = std::move(tasks_.front());
+        tasks_.pop_front();
+        lock.unlock();
+        task();
+      }
+    }).detach();
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<pid_t()>> tasks_;
+};
+
+// Starts binary; the child is killed (SIGKILL) when the test process dies,
+// however it dies: no daemon outlives its test.
+pid_t Spawn(const std::string& binary, const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env, int out_fd) {
+  return Spawner::Get().Spawn([&] { return ForkExec(binary, args, env, out_fd); });
 }
 
 int DecodeWaitStatus(int status) {
