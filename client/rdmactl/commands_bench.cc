@@ -23,7 +23,6 @@ int CmdBench(Context& ctx) {
     return UsageError(ctx, "bench",
                       args.status().message() + "; usage: rdmactl bench " + kBenchUsage);
   }
-  SendClientLogsToStderr();
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;

@@ -10,7 +10,6 @@
 #include "client/rdmactl/bench_args.h"
 #include "client/rdmactl/rdmactl.h"
 #include "gtest/gtest.h"
-#include "spdlog/spdlog.h"
 
 namespace rdmactl {
 namespace {
@@ -40,12 +39,10 @@ TEST(CommandsBenchTest, UsageErrors) {
 }
 
 TEST(CommandsBenchTest, NoDaemonIsUnreachable) {
-  auto logger = spdlog::default_logger();  // bench points it at stderr
   std::string out, err;
   EXPECT_EQ(RunCapturing({"--socket", "/nonexistent/rdmad.sock", "bench", "B"}, &out, &err),
             kExitUnreachable);
   EXPECT_NE(err.find("rdmad is not reachable"), std::string::npos) << err;
-  spdlog::set_default_logger(logger);
 }
 
 TEST(CommandsBenchTest, ListedInHelp) {

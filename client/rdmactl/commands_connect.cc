@@ -105,7 +105,6 @@ struct EchoSession {
 
 // Opens the session; on failure prints why and sets *code.
 EchoSession OpenEchoSession(Context& ctx, std::string_view verb, const EchoArgs& a, int* code) {
-  SendClientLogsToStderr();
   EchoSession s;
   s.client = ConnectOrReport(ctx, code);
   if (!s.client) return s;

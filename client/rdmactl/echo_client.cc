@@ -6,8 +6,6 @@
 #include <memory>
 #include <thread>
 
-#include "spdlog/sinks/stdout_color_sinks.h"
-#include "spdlog/spdlog.h"
 
 namespace rdmactl {
 namespace {
@@ -63,14 +61,6 @@ bool IsLate(uint64_t seq, const std::vector<uint8_t>& sent, const std::vector<ui
 }
 
 }  // namespace
-
-void SendClientLogsToStderr() {
-  auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  auto logger = std::make_shared<spdlog::logger>("rdmactl", std::move(sink));
-  logger->set_pattern("rdmactl: %l: %v");
-  logger->set_level(spdlog::level::warn);
-  spdlog::set_default_logger(std::move(logger));
-}
 
 rdmad::StatusOr<EchoChannel> OpenEcho(rdmad::Client& client, const std::string& peer,
                                       const rdmad::echo::Header& header,

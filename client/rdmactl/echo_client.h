@@ -37,12 +37,6 @@ struct EchoChannel {
   std::vector<uint8_t> ack;  // the ack's payload (REGION: the descriptor)
 };
 
-// rdmactl's stdout is its output (with --json, one document), but the client
-// library logs through spdlog's default logger (stdout, info and up): this
-// sends those logs to stderr, warnings and errors only. Call it before
-// opening channels.
-void SendClientLogsToStderr();
-
 // Opens a channel to peer's rdmad.echo and sends header. The status of a
 // failure is the client library's or the server's ack ("echo service: ...").
 rdmad::StatusOr<EchoChannel> OpenEcho(rdmad::Client& client, const std::string& peer,

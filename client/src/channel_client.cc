@@ -3,7 +3,7 @@
 #include "client/src/channel_client.h"
 
 #include <grpcpp/grpcpp.h>
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 
 #include <condition_variable>
 #include <deque>
@@ -37,7 +37,7 @@ std::array<uint8_t, 32> RandomToken() {
 }
 
 void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer) {
-  spdlog::info("channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
+  ClientLog().info("channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
                "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
                id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu,
                peer.device, peer.gid_index, peer.qpn, peer.active_mtu,
@@ -84,7 +84,7 @@ StatusOr<std::unique_ptr<Channel>> AcceptTcp(const std::shared_ptr<grpc::Channel
   info.transport = ChannelTransport::kTcp;
   info.transport_reason = reason;
   info.handshake_ms = MsSince(start);
-  spdlog::info("channel {:#x} from {}: TCP: {}", in.channel_id(), in.peer(), reason);
+  ClientLog().info("channel {:#x} from {}: TCP: {}", in.channel_id(), in.peer(), reason);
   return Held(acceptor.value()->Accept(std::chrono::milliseconds(15000), info), std::move(hold),
               "acceptor");
 }
@@ -288,7 +288,7 @@ StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
   info.transport = ChannelTransport::kTcp;
   info.transport_reason =
       theirs.value().transport_reason.empty() ? reason : theirs.value().transport_reason;
-  spdlog::info("channel {:#x} to {} service {}: TCP: {}", info.id, peer, service,
+  ClientLog().info("channel {:#x} to {} service {}: TCP: {}", info.id, peer, service,
                info.transport_reason);
   info.handshake_ms = MsSince(start);
   return Held(TcpConnect(*theirs.value().tcp, info, options.timeout), std::move(hold), "initiator");

@@ -2,7 +2,7 @@
 
 #include "client/src/channel_pool.h"
 
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 
 #include <algorithm>
 
@@ -164,7 +164,7 @@ bool ChannelPool::PlanLocked(Clock::time_point now,
         ++it;
         continue;
       }
-      spdlog::info("pool {} {}: a warm channel failed: {}", key.first, key.second,
+      ClientLog().info("pool {} {}: a warm channel failed: {}", key.first, key.second,
                    it->channel->status().message());
       closing->push_back(std::move(it->channel));
       it = slot.warm.erase(it);
@@ -201,7 +201,7 @@ void ChannelPool::Refill(const Key& key) {
                                                : std::min(kMaxBackoff, slot.backoff * 2);
       std::uniform_int_distribution<int64_t> spread(0, slot.backoff.count() / 2);
       slot.next_attempt = Clock::now() + slot.backoff + std::chrono::milliseconds(spread(jitter_));
-      spdlog::warn("pool {} {}: refill failed, next try in {} ms: {}", key.first, key.second,
+      ClientLog().warn("pool {} {}: refill failed, next try in {} ms: {}", key.first, key.second,
                    slot.backoff.count(), slot.last_error);
       return;
     }

@@ -255,6 +255,8 @@ std::string Client::DefaultSocketPath() {
 }
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  if (options.log_level) SetClientLogLevel(*options.log_level);
+  if (options.log_sink) SetClientLogSink(options.log_sink);
   std::string path = options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
   RDMAD_RETURN_IF_ERROR(CheckSocket(path));
   auto channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());

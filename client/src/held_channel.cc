@@ -2,7 +2,7 @@
 
 #include "client/src/held_channel.h"
 
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -49,7 +49,7 @@ void HoldStream::End(const Status& status) {
     ended_ = status;
     channel = channel_;
   }
-  spdlog::info("channel {:#x}: {}", channel_id_, status.message());
+  ClientLog().info("channel {:#x}: {}", channel_id_, status.message());
   if (channel != nullptr) channel->Abort(status);
 }
 
@@ -65,7 +65,7 @@ void HoldStream::OnReadDone(bool ok) {
 void HoldStream::OnDone(const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     // An rdmad older than HoldChannel: the channel works, unguarded.
-    spdlog::warn("channel {:#x}: rdmad has no HoldChannel (an older version?): the peer will "
+    ClientLog().warn("channel {:#x}: rdmad has no HoldChannel (an older version?): the peer will "
                  "not hear if this application dies", channel_id_);
   } else {
     // Without a closed event first: the daemon ended it without a word, or
@@ -93,7 +93,7 @@ void HoldStream::Release(const std::string& reason) {
   stub_->async()->ReleaseChannel(
       &release_context_, &release_request_, &release_response_, [this](grpc::Status status) {
         if (!status.ok()) {
-          spdlog::debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
+          ClientLog().debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
         }
         context_.TryCancel();
         std::lock_guard lock(mu_);

@@ -2,7 +2,7 @@
 
 #include "client/src/pool_follower.h"
 
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 #include <unistd.h>
 
 #include <vector>
@@ -73,7 +73,7 @@ void PoolFollower::Follow() {
     for (const auto& [key, n] : resend) {
       Status sent = SendPrewarm(event.client_id(), key.first, key.second, n,
                                 std::chrono::milliseconds(5000));
-      if (!sent.ok()) spdlog::warn("pool: Prewarm {} {} again: {}", key.first, key.second,
+      if (!sent.ok()) ClientLog().warn("pool: Prewarm {} {} again: {}", key.first, key.second,
                                    sent.message());
     }
   }
@@ -81,7 +81,7 @@ void PoolFollower::Follow() {
   std::lock_guard lock(mu_);
   context_ = nullptr;
   last_error_ = ended.ok() ? Status::Unavailable("WatchPool: the daemon ended the stream") : ended;
-  if (!stopping_) spdlog::info("pool: {}; following again in 1 s", last_error_.message());
+  if (!stopping_) ClientLog().info("pool: {}; following again in 1 s", last_error_.message());
 }
 
 Status PoolFollower::WaitFollowing(std::chrono::milliseconds timeout) {
@@ -137,7 +137,7 @@ void PoolFollower::Report(const PoolCount& count) {
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
   v1::ReportPoolResponse response;
   grpc::Status st = stub_->ReportPool(&context, request, &response);
-  if (!st.ok()) spdlog::debug("pool: ReportPool: {}", st.error_message());
+  if (!st.ok()) ClientLog().debug("pool: ReportPool: {}", st.error_message());
 }
 
 }  // namespace rdmad::internal

@@ -58,8 +58,8 @@ void Daemon::StartBroker() {
   peers_.ObserveSessions(
       [broker](const PeerSnapshot& peer) {
         if (!peer.remote) return;
-        if (peer.state == PeerState::kDown || peer.state == PeerState::kVersionMismatch ||
-            peer.state == PeerState::kCircuitOpen) {
+        if (peer.state == PeerSessionState::kDown || peer.state == PeerSessionState::kVersionMismatch ||
+            peer.state == PeerSessionState::kCircuitOpen) {
           broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
         }
       },
@@ -96,7 +96,7 @@ ClientLimits Daemon::client_limits() const {
 // A link through this daemon's up session to the daemon instance_id.
 StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& instance_id) {
   for (const PeerSnapshot& p : peers_.List()) {
-    if (p.state != PeerState::kUp || !p.remote || p.remote->instance_id != instance_id) continue;
+    if (p.state != PeerSessionState::kUp || !p.remote || p.remote->instance_id != instance_id) continue;
     StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(p.name);
     if (session.ok()) return session.value()->link();
   }

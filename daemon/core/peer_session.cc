@@ -38,13 +38,13 @@ std::string FormatUtc(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
-std::string_view PeerStateName(PeerState state) {
+std::string_view PeerSessionStateName(PeerSessionState state) {
   switch (state) {
-    case PeerState::kConnecting: return "connecting";
-    case PeerState::kUp: return "up";
-    case PeerState::kDown: return "down";
-    case PeerState::kVersionMismatch: return "version-mismatch";
-    case PeerState::kCircuitOpen: return "circuit-open";
+    case PeerSessionState::kConnecting: return "connecting";
+    case PeerSessionState::kUp: return "up";
+    case PeerSessionState::kDown: return "down";
+    case PeerSessionState::kVersionMismatch: return "version-mismatch";
+    case PeerSessionState::kCircuitOpen: return "circuit-open";
   }
   return "unknown";
 }
@@ -74,14 +74,14 @@ PeerSnapshot PeerSession::snapshot() const {
   s.remote = remote_;
   s.state_seconds = std::max(0.0, Millis(env_->options.clock() - state_since_) / 1000);
   s.failures = failures_;
-  if (state_ == PeerState::kCircuitOpen) s.circuit_open_until = open_until_wall_;
+  if (state_ == PeerSessionState::kCircuitOpen) s.circuit_open_until = open_until_wall_;
   return s;
 }
 
 StatusOr<std::shared_ptr<PeerLink>> PeerSession::link() const {
   std::lock_guard lock(mu_);
-  if (state_ == PeerState::kUp && link_) return link_;
-  if (state_ == PeerState::kCircuitOpen) {
+  if (state_ == PeerSessionState::kUp && link_) return link_;
+  if (state_ == PeerSessionState::kCircuitOpen) {
     std::string circuit = probing_ ? std::string("circuit half-open (probing)")
                                    : "circuit open until " + FormatUtc(open_until_wall_);
     return Status::Unavailable("peer " + name_ + ": " + circuit + " after " +
@@ -89,7 +89,7 @@ StatusOr<std::shared_ptr<PeerLink>> PeerSession::link() const {
   }
   std::string why = last_error_.empty() ? std::string("not connected yet") : last_error_;
   return Status::FailedPrecondition("peer " + name_ + " is " +
-                                    std::string(PeerStateName(state_)) + ": " + why);
+                                    std::string(PeerSessionStateName(state_)) + ": " + why);
 }
 
 uint64_t PeerSession::Subscribe(StateObserver on_state, EventObserver on_event) {
@@ -204,7 +204,7 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
     spdlog::error("{}; not using it (a different major version cannot talk)", version.message());
     Teardown();
     phase_ = Phase::kStopped;
-    SetState(PeerState::kVersionMismatch, version.message(), at);
+    SetState(PeerSessionState::kVersionMismatch, version.message(), at);
     return;
   }
   if (phase_ != Phase::kHello) {  // a probe while up
@@ -255,7 +255,7 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
       failures_ = 0;
       probing_ = false;
     }
-    SetState(PeerState::kUp, "", at);
+    SetState(PeerSessionState::kUp, "", at);
   }
   if (event.kind == PeerEvent::Kind::kHeartbeat || event.kind == PeerEvent::Kind::kUnknown) {
     return;
@@ -288,7 +288,7 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
   next_attempt_ = now + delay;
   const auto& wall = env_->options.wall_clock;
   auto until_wall = (wall ? wall() : std::chrono::system_clock::now()) + delay;
-  PeerState before;
+  PeerSessionState before;
   std::string before_error;
   int failures;
   {
@@ -309,10 +309,10 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
                    "{}; not dialling it until then",
                    name_, address_, until, failures, error);
     }
-    SetState(PeerState::kCircuitOpen, error, now);
+    SetState(PeerSessionState::kCircuitOpen, error, now);
     return;
   }
-  if (before != PeerState::kDown) {
+  if (before != PeerSessionState::kDown) {
     spdlog::warn("peer {} ({}) is down: {}; retrying in {} ms", name_, address_, error,
                  delay.count());
   } else if (error != before_error) {
@@ -322,7 +322,7 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
     spdlog::debug("peer {} ({}) still down: {}; retrying in {} ms", name_, address_, error,
                   delay.count());
   }
-  SetState(PeerState::kDown, error, now);
+  SetState(PeerSessionState::kDown, error, now);
 }
 
 void PeerSession::Teardown() {
@@ -341,7 +341,7 @@ void PeerSession::Shutdown() {
   phase_ = Phase::kStopped;
 }
 
-void PeerSession::SetState(PeerState state, const std::string& error, SteadyTime now) {
+void PeerSession::SetState(PeerSessionState state, const std::string& error, SteadyTime now) {
   bool changed;
   {
     std::lock_guard lock(mu_);

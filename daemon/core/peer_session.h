@@ -42,7 +42,10 @@
 
 namespace rdmad {
 
-enum class PeerState {
+// A session's state as the daemon keeps it (the local API's rdmad::PeerState,
+// in the client library, is its public twin with an "unspecified" value;
+// daemon/server/peer_convert.cc maps one to the wire).
+enum class PeerSessionState {
   kConnecting = 1,
   kUp = 2,
   kDown = 3,
@@ -51,13 +54,13 @@ enum class PeerState {
 };
 
 // "connecting", "up", "down", "version-mismatch", "circuit-open".
-std::string_view PeerStateName(PeerState state);
+std::string_view PeerSessionStateName(PeerSessionState state);
 
 struct PeerSnapshot {
   std::string name;     // the [[peers]] name; the address when on demand
   std::string address;  // HOST:PORT as dialled
   bool configured = true;
-  PeerState state = PeerState::kConnecting;
+  PeerSessionState state = PeerSessionState::kConnecting;
   double rtt_ms = 0;         // last Hello round trip; 0 before the first
   std::string last_error;    // "" while up
   std::optional<PeerHello> remote;  // the peer's last Hello
@@ -129,7 +132,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   void OnEnd(uint64_t attempt, const Status& status, SteadyTime at);
   void Fail(const std::string& error, SteadyTime now);
   void Teardown();
-  void SetState(PeerState state, const std::string& error, SteadyTime now);
+  void SetState(PeerSessionState state, const std::string& error, SteadyTime now);
   void NotifyState();
 
   const std::string name_;
@@ -138,7 +141,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   const std::shared_ptr<const PeerSessionEnv> env_;  // callbacks hold it too
 
   mutable std::mutex mu_;  // guards the snapshot fields and link_
-  PeerState state_ = PeerState::kConnecting;
+  PeerSessionState state_ = PeerSessionState::kConnecting;
   std::string last_error_;
   double rtt_ms_ = 0;
   std::optional<PeerHello> remote_;

@@ -87,10 +87,10 @@ class PeerSessionBreakerTest : public ::testing::Test {
   // Attempts 2 and 3 (100 and 200 ms of backoff later) open the circuit.
   void Trip() {
     Advance(milliseconds(100));
-    ASSERT_EQ(Peer().state, PeerState::kDown);
+    ASSERT_EQ(Peer().state, PeerSessionState::kDown);
     Advance(milliseconds(200));
     ASSERT_EQ(connector_->hellos, 3);
-    ASSERT_EQ(Peer().state, PeerState::kCircuitOpen);
+    ASSERT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
   }
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
@@ -100,7 +100,7 @@ class PeerSessionBreakerTest : public ::testing::Test {
 };
 
 TEST_F(PeerSessionBreakerTest, TripsAfterNFailuresInARow) {
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_EQ(LinkStatus().code(), StatusCode::kFailedPrecondition);  // down: not fail-fast
   Trip();
   PeerSnapshot p = Peer();
@@ -119,7 +119,7 @@ TEST_F(PeerSessionBreakerTest, FailsFastAndDoesNotDialWhileOpen) {
   for (int i = 0; i < 29; ++i) Advance(seconds(1));
   Advance(milliseconds(999));
   EXPECT_EQ(connector_->hellos, 3);
-  EXPECT_EQ(Peer().state, PeerState::kCircuitOpen);
+  EXPECT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
 }
 
 TEST_F(PeerSessionBreakerTest, HalfOpenProbeFailureReopens) {
@@ -127,7 +127,7 @@ TEST_F(PeerSessionBreakerTest, HalfOpenProbeFailureReopens) {
   Advance(seconds(30));  // the probe, refused
   EXPECT_EQ(connector_->hellos, 4);
   PeerSnapshot p = Peer();
-  EXPECT_EQ(p.state, PeerState::kCircuitOpen);
+  EXPECT_EQ(p.state, PeerSessionState::kCircuitOpen);
   EXPECT_EQ(p.failures, 4);
   EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
   EXPECT_THAT(LinkStatus().message(), HasSubstr("circuit open until 2027-01-15T08:01:00Z"));
@@ -141,13 +141,13 @@ TEST_F(PeerSessionBreakerTest, HalfOpenProbeSuccessCloses) {
   Advance(seconds(30));
   EXPECT_EQ(connector_->hellos, 4);
   PeerSnapshot p = Peer();
-  EXPECT_EQ(p.state, PeerState::kUp);
+  EXPECT_EQ(p.state, PeerSessionState::kUp);
   EXPECT_EQ(p.failures, 0);
   EXPECT_TRUE(LinkStatus().ok());
 }
 
 TEST(PeerSessionBreakerNamesTest, CircuitOpenHasAName) {
-  EXPECT_EQ(PeerStateName(PeerState::kCircuitOpen), "circuit-open");
+  EXPECT_EQ(PeerSessionStateName(PeerSessionState::kCircuitOpen), "circuit-open");
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ class PeerSessionsTest : public ::testing::Test {
     sessions_->RunOnce();
     connector_->links.back()->Beat();
     sessions_->RunOnce();
-    ASSERT_EQ(Peer().state, PeerState::kUp);
+    ASSERT_EQ(Peer().state, PeerSessionState::kUp);
   }
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
@@ -161,7 +161,7 @@ TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
   EXPECT_EQ(Link().target(), "192.0.2.2:7581");
   ASSERT_EQ(Link().sent.size(), 1u);
   EXPECT_EQ(Link().sent[0].instance_id, kLocalId);
-  EXPECT_EQ(Peer().state, PeerState::kConnecting);
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);
 
   now_ += milliseconds(3);
   Link().Answer(Hello(1));
@@ -169,13 +169,13 @@ TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
   ASSERT_EQ(Link().streams.size(), 1u);
   EXPECT_EQ(Link().streams[0]->open.instance_id, kLocalId);
   EXPECT_EQ(Link().streams[0]->open.heartbeat_interval_ms, 1000);
-  EXPECT_EQ(Peer().state, PeerState::kConnecting);  // not before the stream answers
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);  // not before the stream answers
   EXPECT_DOUBLE_EQ(Peer().rtt_ms, 3.0);
 
   Link().Beat();
   sessions_->RunOnce();
   PeerSnapshot p = Peer();
-  EXPECT_EQ(p.state, PeerState::kUp);
+  EXPECT_EQ(p.state, PeerSessionState::kUp);
   EXPECT_EQ(p.name, "b");
   EXPECT_TRUE(p.configured);
   EXPECT_EQ(p.last_error, "");
@@ -191,7 +191,7 @@ TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
   std::vector<std::string> seen;
   sessions_->Observe(
       [&](const PeerSnapshot& p) {
-        seen.push_back(p.name + " " + std::string(PeerStateName(p.state)) + " " +
+        seen.push_back(p.name + " " + std::string(PeerSessionStateName(p.state)) + " " +
                        (p.remote ? p.remote->instance_id : "-"));
       },
       [&](const PeerSnapshot& p, const PeerEvent& e) {
@@ -219,7 +219,7 @@ TEST_F(PeerSessionsTest, FailuresBackOffExponentiallyUpTo10s) {
     connector_->links.back()->Answer(Status::Unavailable("Connection refused"));
     sessions_->RunOnce();
     PeerSnapshot p = Peer();
-    EXPECT_EQ(p.state, PeerState::kDown);
+    EXPECT_EQ(p.state, PeerSessionState::kDown);
     EXPECT_EQ(p.last_error, "Hello: Connection refused");
     EXPECT_EQ(p.failures, attempt + 1);
     // Step 1 ms at a time until the next attempt starts.
@@ -238,7 +238,7 @@ TEST_F(PeerSessionsTest, BackoffStartsOverAfterTheSessionWasUp) {
   BringUp();
   Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
   sessions_->RunOnce();
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_EQ(Peer().last_error, "session stream: keepalive watchdog timeout");
   Advance(milliseconds(99));
   EXPECT_EQ(LinkCount(), 1u);
@@ -252,7 +252,7 @@ TEST_F(PeerSessionsTest, AnotherMajorVersionIsAMismatchAndFinal) {
   Link().Answer(Hello(2));
   sessions_->RunOnce();
   PeerSnapshot p = Peer();
-  EXPECT_EQ(p.state, PeerState::kVersionMismatch);
+  EXPECT_EQ(p.state, PeerSessionState::kVersionMismatch);
   EXPECT_EQ(p.last_error, "peer b speaks rdmad protocol 2.3, this daemon 1.0");
   EXPECT_TRUE(Link().streams.empty());
   Advance(std::chrono::minutes(5));
@@ -269,9 +269,9 @@ TEST_F(PeerSessionsTest, NoHeartbeatFor5sIsDown) {
   Advance(milliseconds(4000));
   Link().Beat();
   Advance(milliseconds(4999));
-  EXPECT_EQ(Peer().state, PeerState::kUp);
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
   Advance(milliseconds(1));
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_EQ(Peer().last_error, "no heartbeat from the peer for 5000 ms");
   EXPECT_TRUE(Link().streams[0]->cancelled);
 }
@@ -290,21 +290,21 @@ TEST_F(PeerSessionsTest, HelloIsRepeatedForTheRtt) {
   sessions_->RunOnce();
   EXPECT_DOUBLE_EQ(Peer().rtt_ms, 7.0);
   EXPECT_EQ(Peer().remote->host_name, "node-b-renamed");
-  EXPECT_EQ(Peer().state, PeerState::kUp);
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
 }
 
 TEST_F(PeerSessionsTest, HelloWithoutAnswerTimesOut) {
   sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions_->RunOnce();
   Advance(milliseconds(3999));
-  EXPECT_EQ(Peer().state, PeerState::kConnecting);
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);
   Advance(milliseconds(1));
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_EQ(Peer().last_error, "Hello: no answer within 3000 ms");
   // The late answer belongs to a finished attempt and changes nothing.
   Link().Answer(Hello(1));
   sessions_->RunOnce();
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_TRUE(Link().streams.empty());
 }
 
@@ -312,7 +312,7 @@ TEST_F(PeerSessionsTest, ConnectorErrorsAreDownWithTheReason) {
   connector_->refuse = "bad TLS material";
   sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions_->RunOnce();
-  EXPECT_EQ(Peer().state, PeerState::kDown);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
   EXPECT_EQ(Peer().last_error, "bad TLS material");
 }
 
@@ -372,7 +372,7 @@ TEST_F(PeerSessionsTest, PeerOpensSessionsOnDemand) {
 TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
   sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
   auto session = *sessions_->Peer("b");
-  std::vector<PeerState> states;
+  std::vector<PeerSessionState> states;
   std::vector<uint64_t> closed;
   uint64_t id = session->Subscribe([&](const PeerSnapshot& s) { states.push_back(s.state); },
                                    [&](const PeerEvent& e) { closed.push_back(e.channel_id); });
@@ -387,7 +387,7 @@ TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
   sessions_->RunOnce();
   Link().streams[0]->End(Status::Ok());
   sessions_->RunOnce();
-  EXPECT_EQ(states, (std::vector<PeerState>{PeerState::kUp, PeerState::kDown}));
+  EXPECT_EQ(states, (std::vector<PeerSessionState>{PeerSessionState::kUp, PeerSessionState::kDown}));
   EXPECT_EQ(closed, (std::vector<uint64_t>{42}));
   EXPECT_EQ(Peer().last_error, "the peer closed the session");
   session->Unsubscribe(id);
@@ -408,11 +408,11 @@ TEST(PeerSessionsThreadTest, TheWorkerBringsSessionsUpOnItsOwn) {
   sessions.SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions.Start();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (sessions.List().at(0).state != PeerState::kUp &&
+  while (sessions.List().at(0).state != PeerSessionState::kUp &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(5));
   }
-  EXPECT_EQ(sessions.List().at(0).state, PeerState::kUp);
+  EXPECT_EQ(sessions.List().at(0).state, PeerSessionState::kUp);
   sessions.Stop();
 }
 

@@ -136,6 +136,17 @@ void EchoService::Reap() {
 StatusOr<std::unique_ptr<BuiltinService>> MakeEchoService(const std::string& socket_path) {
   ClientOptions options;
   options.socket_path = socket_path;
+  // The client library in the daemon's own process logs into the daemon's
+  // log, at the daemon's level.
+  auto daemon_level = spdlog::level::to_string_view(spdlog::get_level());
+  options.log_level = ParseLogLevel(std::string_view(daemon_level.data(), daemon_level.size()))
+                          .value_or(LogLevel::kError);  // "critical": errors at least
+  options.log_sink = [](LogLevel level, std::string_view message) {
+    constexpr spdlog::level::level_enum kLevels[] = {
+        spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+        spdlog::level::warn,  spdlog::level::err,   spdlog::level::off};
+    spdlog::log(kLevels[static_cast<int>(level)], "{}", message);
+  };
   auto client = Client::Connect(options);
   if (!client.ok()) return client.status();
   auto service = EchoService::Start(std::move(client).value(), EchoServiceOptions{});

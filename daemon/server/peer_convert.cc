@@ -11,13 +11,13 @@ namespace {
 
 int Clamp(uint32_t value) { return int(std::min<uint32_t>(value, INT_MAX)); }
 
-v1::PeerState ToProto(PeerState state) {
+v1::PeerState ToProto(PeerSessionState state) {
   switch (state) {
-    case PeerState::kConnecting: return v1::PEER_CONNECTING;
-    case PeerState::kUp: return v1::PEER_UP;
-    case PeerState::kDown: return v1::PEER_DOWN;
-    case PeerState::kVersionMismatch: return v1::PEER_VERSION_MISMATCH;
-    case PeerState::kCircuitOpen: return v1::PEER_CIRCUIT_OPEN;
+    case PeerSessionState::kConnecting: return v1::PEER_CONNECTING;
+    case PeerSessionState::kUp: return v1::PEER_UP;
+    case PeerSessionState::kDown: return v1::PEER_DOWN;
+    case PeerSessionState::kVersionMismatch: return v1::PEER_VERSION_MISMATCH;
+    case PeerSessionState::kCircuitOpen: return v1::PEER_CIRCUIT_OPEN;
   }
   return v1::PEER_STATE_UNSPECIFIED;
 }
@@ -127,7 +127,7 @@ void ToProto(const PeerSnapshot& peer, v1::Peer* out) {
   out->set_configured(peer.configured);
   out->set_state_seconds(peer.state_seconds);
   out->set_failures(uint32_t(std::max(peer.failures, 0)));
-  if (peer.state == PeerState::kCircuitOpen) {
+  if (peer.state == PeerSessionState::kCircuitOpen) {
     out->set_circuit_open_until_unix_ms(
         std::chrono::duration_cast<std::chrono::milliseconds>(
             peer.circuit_open_until.time_since_epoch())

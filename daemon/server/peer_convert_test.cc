@@ -53,7 +53,7 @@ TEST(PeerConvertTest, SnapshotsBecomeTheLocalApisPeer) {
   PeerSnapshot s;
   s.name = "b";
   s.address = "127.0.0.1:7600";
-  s.state = PeerState::kVersionMismatch;
+  s.state = PeerSessionState::kVersionMismatch;
   s.last_error = "peer b speaks rdmad protocol 2.0, this daemon 1.0";
   PeerHello remote;
   remote.protocol = {2, 0};
@@ -71,7 +71,7 @@ TEST(PeerConvertTest, SnapshotsBecomeTheLocalApisPeer) {
 TEST(PeerConvertTest, CircuitOpenCarriesWhenItEnds) {
   PeerSnapshot s;
   s.name = "b";
-  s.state = PeerState::kCircuitOpen;
+  s.state = PeerSessionState::kCircuitOpen;
   s.failures = 5;
   s.circuit_open_until = std::chrono::system_clock::time_point(std::chrono::seconds(1000));
   v1::Peer out;

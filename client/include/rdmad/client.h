@@ -14,12 +14,14 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rdmad/channel.h"
 #include "rdmad/devices.h"
+#include "rdmad/log.h"
 #include "rdmad/peers.h"
 #include "rdmad/status.h"
 
@@ -87,6 +89,10 @@ struct ClientOptions {
   // per (peer, service) established in this process, for Connect to hand
   // out at once. Prewarm() follows the pool whatever this says.
   bool follow_pool = false;
+  // The library's log, process-wide (rdmad/log.h): set when Connect is
+  // called, if given. By default warnings and errors go to stderr.
+  std::optional<LogLevel> log_level;
+  LogSink log_sink;
 };
 
 // One row of rdmad's pool table (rdmactl pools): a following client's

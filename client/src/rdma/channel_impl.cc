@@ -16,7 +16,7 @@
 #include <cstring>
 #include <thread>
 
-#include "spdlog/spdlog.h"
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -262,7 +262,7 @@ Status RdmaChannel::CompletionError(const ibv_wc& wc) const {
 void RdmaChannel::Fail(Status status) {
   if (error_.ok()) {
     error_ = std::move(status);
-    if (!closed_) spdlog::warn("{}", error_.message());
+    if (!closed_) ClientLog().warn("{}", error_.message());
   }
   Wake();
   cv_.notify_all();
@@ -271,7 +271,7 @@ void RdmaChannel::Fail(Status status) {
 void RdmaChannel::Wake() {
   uint64_t one = 1;
   if (wake_fd_ >= 0 && write(wake_fd_, &one, sizeof(one)) < 0 && errno != EAGAIN) {
-    spdlog::warn("RDMA channel: eventfd write: {}", std::strerror(errno));
+    ClientLog().warn("RDMA channel: eventfd write: {}", std::strerror(errno));
   }
 }
 
@@ -306,7 +306,7 @@ Status RdmaChannel::Close() {
     return done() && error_.ok() && !peer_closed_;
   };
   if (!pump([&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
-    spdlog::info("RDMA channel {} QP {}: could not tell the peer about the close", local_.device,
+    ClientLog().info("RDMA channel {} QP {}: could not tell the peer about the close", local_.device,
                  local_.qpn);
     return Status::Ok();
   }
@@ -320,14 +320,14 @@ void RdmaChannel::Abort(const Status& status) {
   if (closed_ || !error_.ok()) return;
   Drain();  // the peer's own CLOSE may be waiting in the CQ
   if (peer_closed_) return;  // Recv delivers what came before it, then says so
-  spdlog::info("RDMA channel on {} QP {:#x} (peer QP {:#x}): {}", local_.device, local_.qpn,
+  ClientLog().info("RDMA channel on {} QP {:#x} (peer QP {:#x}): {}", local_.device, local_.qpn,
                remote_.qpn, status.message());
   error_ = status;
   Fail(status);  // wakes the poller and the waiters
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;  // outstanding work requests flush
   if (int rc = ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE); rc != 0) {
-    spdlog::warn("RDMA channel on {} QP {:#x}: moving the QP to ERR: {}", local_.device,
+    ClientLog().warn("RDMA channel on {} QP {:#x}: moving the QP to ERR: {}", local_.device,
                  local_.qpn, std::strerror(rc));
   }
 }

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "spdlog/spdlog.h"
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -120,12 +120,12 @@ Status RdmaDevice::Start() {
 RdmaDevice::~RdmaDevice() {
   if (events_.joinable()) {
     uint64_t one = 1;
-    if (write(stop_fd_, &one, sizeof(one)) < 0) spdlog::warn("device {}: eventfd write failed", name_);
+    if (write(stop_fd_, &one, sizeof(one)) < 0) ClientLog().warn("device {}: eventfd write failed", name_);
     events_.join();
   }
   if (stop_fd_ >= 0) close(stop_fd_);
   if (int rc = ibv_dealloc_pd(pd_); rc != 0) {
-    spdlog::warn("device {}: ibv_dealloc_pd: {} (memory regions still registered?)", name_,
+    ClientLog().warn("device {}: ibv_dealloc_pd: {} (memory regions still registered?)", name_,
                  std::strerror(rc));
   }
   ibv_close_device(context_);
@@ -148,7 +148,7 @@ void RdmaDevice::EventLoop() {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || (fds[1].revents & POLLIN)) return;
     if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
-      spdlog::warn("device {}: async event fd closed; no more QP events", name_);
+      ClientLog().warn("device {}: async event fd closed; no more QP events", name_);
       return;
     }
     if (fds[0].revents & POLLIN) Dispatch();
@@ -169,9 +169,9 @@ void RdmaDevice::Dispatch() {
       auto it = watchers_.find(qpn);
       if (it != watchers_.end()) it->second(type);
     } else if (type == IBV_EVENT_CQ_ERR) {
-      spdlog::error("device {}: CQ error (CQ overrun?)", name_);
+      ClientLog().error("device {}: CQ error (CQ overrun?)", name_);
     } else {
-      spdlog::info("device {}: async event {}", name_, ibv_event_type_str(event.event_type));
+      ClientLog().info("device {}: async event {}", name_, ibv_event_type_str(event.event_type));
     }
     ibv_ack_async_event(&event);
   }

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "spdlog/spdlog.h"
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -104,7 +104,7 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterDmabuf(
 
 RdmaMemoryRegion::~RdmaMemoryRegion() {
   if (int rc = ibv_dereg_mr(mr_); rc != 0) {
-    spdlog::warn("ibv_dereg_mr on {}: {}", device_->name(), std::strerror(rc));
+    ClientLog().warn("ibv_dereg_mr on {}: {}", device_->name(), std::strerror(rc));
   }
 }
 

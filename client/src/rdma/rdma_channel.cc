@@ -10,7 +10,7 @@
 
 #include "client/src/rdma/channel_impl.h"
 #include "client/src/rdma/resources.h"
-#include "spdlog/spdlog.h"
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -100,7 +100,7 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote) {
   }
   remote_ = remote;
   state_ = State::kReadyToReceive;
-  spdlog::info(
+  ClientLog().info(
       "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP {:#x}; "
       "MTU {} (local active {}, peer active {}, cap {}); depth send {} recv {}, slot {} B, "
       "inline {} B, relaxed ordering {}",

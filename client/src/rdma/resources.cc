@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "client/src/rdma/wire.h"
-#include "spdlog/spdlog.h"
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -144,7 +144,7 @@ Status ChannelResources::CreateQp() {
   init.cap.max_inline_data = plan.qp.max_inline;
   qp = ibv_create_qp(device->pd(), &init);
   if (qp == nullptr && plan.qp.max_inline > 0) {
-    spdlog::info("RDMA {}: QP with max_inline {} refused ({}); retrying without inline data",
+    ClientLog().info("RDMA {}: QP with max_inline {} refused ({}); retrying without inline data",
                  plan.device, plan.qp.max_inline, std::strerror(errno));
     init.cap.max_inline_data = 0;
     qp = ibv_create_qp(device->pd(), &init);
@@ -251,11 +251,11 @@ ChannelResources::~ChannelResources() {
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     ibv_modify_qp(qp, &attr, IBV_QP_STATE);
-    if (int rc = ibv_destroy_qp(qp); rc != 0) spdlog::warn("ibv_destroy_qp: {}", std::strerror(rc));
+    if (int rc = ibv_destroy_qp(qp); rc != 0) ClientLog().warn("ibv_destroy_qp: {}", std::strerror(rc));
   }
   if (cq != nullptr) {
     if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
-    if (int rc = ibv_destroy_cq(cq); rc != 0) spdlog::warn("ibv_destroy_cq: {}", std::strerror(rc));
+    if (int rc = ibv_destroy_cq(cq); rc != 0) ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
   }
   if (comp_channel != nullptr) ibv_destroy_comp_channel(comp_channel);
   ring.reset();

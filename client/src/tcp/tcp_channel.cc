@@ -4,7 +4,7 @@
 
 #include <netinet/in.h>
 #include <poll.h>
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -101,7 +101,7 @@ StatusOr<std::unique_ptr<Channel>> TcpAcceptor::Accept(std::chrono::milliseconds
     StatusOr<UniqueFd> checked =
         CheckToken(std::move(fd), std::min(deadline, Clock::now() + kTokenDeadline));
     if (!checked.ok()) {
-      spdlog::warn("TCP channel acceptor on {}: rejected the connection from {}: {}", where, remote,
+      ClientLog().warn("TCP channel acceptor on {}: rejected the connection from {}: {}", where, remote,
                    checked.status().message());
       continue;
     }

@@ -4,7 +4,7 @@
 // peer, fills the receive queue, serves the peer's WRITE and READ_REQ from
 // the region registry and completes this side's Writes and Reads.
 
-#include <spdlog/spdlog.h>
+#include "client/src/client_log.h"
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -256,11 +256,11 @@ void TcpChannel::Finish(const Status& status) {
   const bool normal = final.code() == StatusCode::kCancelled ||
                       final.message().rfind("closed by peer", 0) == 0;
   if (normal) {
-    spdlog::debug("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
+    ClientLog().debug("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
   } else if (final.code() == StatusCode::kUnavailable) {
-    spdlog::info("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
+    ClientLog().info("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
   } else {
-    spdlog::warn("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
+    ClientLog().warn("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
   }
 }
 
