@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "client/rdmactl/echo_client.h"
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 
 namespace rdmactl {
 namespace {

@@ -2,7 +2,7 @@
 //
 // The measuring loops of `rdmactl bench`, each on one channel that is
 // already open to the peer's echo service in the right mode
-// (client/src/echo_protocol.h):
+// (common/echo_protocol.h):
 //
 //   RunLatency   ECHO ping-pong: Send, then Recv of the reply; each sample
 //                is half the round trip, as ib_send_lat reports.

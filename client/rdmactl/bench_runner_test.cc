@@ -8,7 +8,7 @@
 
 #include <thread>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "client/src/tcp/tcp_test_util.h"
 #include "daemon/echo/echo_session.h"
 #include "gtest/gtest.h"

@@ -17,7 +17,7 @@
 
 #include "client/rdmactl/bench_runner.h"
 #include "client/rdmactl/bench_session.h"
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 
 namespace rdmactl {
 

@@ -1,6 +1,6 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// rdmactl's side of rdmad's echo service (client/src/echo_protocol.h):
+// rdmactl's side of rdmad's echo service (common/echo_protocol.h):
 // opening a channel to a peer's rdmad.echo in a given mode, the messages
 // for its failures, and one verified ECHO round trip. Shared by connect,
 // ping and bench.
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "rdmad/client.h"
 
 namespace rdmactl {

@@ -11,7 +11,7 @@
 #include <random>
 #include <thread>
 
-#include "client/src/endpoint_convert.h"
+#include "common/endpoint_convert.h"
 #include "client/src/held_channel.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"

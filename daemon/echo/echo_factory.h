@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/core/builtin_service.h"
+#include "daemon/broker/builtin_service.h"
 
 namespace rdmad {
 

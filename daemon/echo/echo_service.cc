@@ -2,7 +2,7 @@
 
 #include "daemon/echo/echo_service.h"
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {

@@ -29,7 +29,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/core/builtin_service.h"
+#include "daemon/broker/builtin_service.h"
 #include "daemon/echo/echo_factory.h"
 #include "daemon/echo/echo_session.h"
 #include "rdmad/client.h"

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "client/src/tcp/tcp_test_util.h"
 #include "gtest/gtest.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {

@@ -1,7 +1,7 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // One channel of the echo service: reads the client's header
-// (client/src/echo_protocol.h), answers it with an ack, then serves the
+// (common/echo_protocol.h), answers it with an ack, then serves the
 // mode (ECHO, SINK, REGION) until the channel ends. A malformed header gets
 // an error ack and the channel is closed; nothing a client sends can crash
 // the daemon.

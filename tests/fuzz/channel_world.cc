@@ -4,10 +4,10 @@
 
 #include <arpa/inet.h>
 
-#include "daemon/core/path_policy.h"
-#include "daemon/core/peer_protocol.h"
-#include "daemon/server/channel_convert.h"
-#include "daemon/server/peer_convert.h"
+#include "daemon/policy/path_policy.h"
+#include "daemon/peers/peer_protocol.h"
+#include "daemon/rpc/channel_convert.h"
+#include "daemon/rpc/peer_convert.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace rdmad::fuzz {

@@ -34,10 +34,10 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/core/broker.h"
-#include "daemon/core/config.h"
-#include "daemon/core/inventory.h"
-#include "daemon/core/peer_inbound.h"
+#include "daemon/broker/broker.h"
+#include "daemon/config/config.h"
+#include "daemon/discovery/inventory.h"
+#include "daemon/peers/peer_inbound.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace rdmad::fuzz {

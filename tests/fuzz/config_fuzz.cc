@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "daemon/core/config.h"
+#include "daemon/config/config.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace rdmad;

@@ -11,7 +11,7 @@
 #include <array>
 #include <cstring>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "client/src/rdma/wire.h"
 #include "client/src/tcp/tcp_frame.h"
 #include "rdmad/channel.h"

@@ -7,9 +7,9 @@
 // a listening side's: ValidateChannelEndpoint, ValidateRdmaEndpoint with
 // its QP attributes); what passes must convert back to the same message.
 
-#include "client/src/endpoint.h"
-#include "daemon/core/channel_endpoint.h"
-#include "daemon/server/channel_convert.h"
+#include "common/endpoint.h"
+#include "daemon/peers/channel_endpoint.h"
+#include "daemon/rpc/channel_convert.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using namespace rdmad;

@@ -19,9 +19,9 @@
 
 #include <vector>
 
-#include "daemon/core/path_policy.h"
-#include "daemon/server/grpc_api_server.h"
-#include "daemon/server/peer_server.h"
+#include "daemon/policy/path_policy.h"
+#include "daemon/rpc/grpc_api_server.h"
+#include "daemon/rpc/peer_server.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 #include "tests/fuzz/channel_world.h"

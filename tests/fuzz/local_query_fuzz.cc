@@ -11,10 +11,10 @@
 
 #include <algorithm>
 
-#include "daemon/core/config.h"
-#include "daemon/core/path_policy.h"
-#include "client/src/endpoint_convert.h"
-#include "daemon/server/proto_convert.h"
+#include "daemon/config/config.h"
+#include "daemon/policy/path_policy.h"
+#include "common/endpoint_convert.h"
+#include "daemon/rpc/proto_convert.h"
 #include "tests/fuzz/channel_world.h"
 #include "tests/fuzz/fuzz_support.h"
 

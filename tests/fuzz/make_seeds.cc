@@ -17,7 +17,7 @@
 #include <functional>
 #include <string>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "client/src/rdma/wire.h"
 #include "client/src/tcp/tcp_frame.h"
 #include "rdmad/channel.h"

@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/core/peer_inbound.h"
-#include "daemon/server/peer_convert.h"
+#include "daemon/peers/peer_inbound.h"
+#include "daemon/rpc/peer_convert.h"
 #include "tests/fuzz/channel_world.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "client/src/echo_protocol.h"
+#include "common/echo_protocol.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "rdmad/client.h"

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
-#include "client/src/endpoint.h"
+#include "common/endpoint.h"
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/wire.h"
 #include "rdmad/channel.h"

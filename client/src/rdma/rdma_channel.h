@@ -22,7 +22,7 @@
 
 #include <memory>
 
-#include "client/src/endpoint.h"
+#include "common/endpoint.h"
 #include "rdmad/channel.h"
 #include "rdmad/status.h"
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "client/src/endpoint.h"
+#include "common/endpoint.h"
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/memory_region.h"
 

@@ -24,7 +24,7 @@
 #include <memory>
 #include <string>
 
-#include "client/src/endpoint.h"
+#include "common/endpoint.h"
 #include "client/src/tcp/tcp_socket.h"
 #include "rdmad/channel.h"
 #include "rdmad/status.h"

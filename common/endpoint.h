@@ -1,0 +1,80 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// What the two ends of a channel tell each other through the daemons, and
+// what a daemon plans for its side. Internal to the client library; the
+// daemons carry these as rdmad.v1 messages (proto/rdmad/v1/).
+//
+// Thread safety: values.
+
+#ifndef RDMAD_COMMON_ENDPOINT_H_
+#define RDMAD_COMMON_ENDPOINT_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rdmad/devices.h"
+#include "rdmad/status.h"
+
+namespace rdmad::internal {
+
+// One side of an RDMA channel, as the other side needs it.
+struct RdmaEndpoint {
+  std::string device;            // for logs: "rxe0"
+  uint32_t port = 1;
+  uint32_t qpn = 0;              // 24 bits
+  uint32_t psn = 0;              // random, 24 bits
+  std::array<uint8_t, 16> gid{};
+  uint32_t gid_index = 0;
+  std::string gid_type;          // "RoCE v2", "RoCE v1", "IB"
+  uint32_t lid = 0;              // InfiniBand only
+  uint32_t active_mtu = 0;       // bytes: 256..4096, this side's port
+  QpAttributes qp;               // this side's attributes
+  uint64_t ring_address = 0;     // the receive ring (for logs and checks)
+  uint32_t ring_rkey = 0;
+  uint32_t ring_slots = 0;       // receives posted = initial credits
+  uint32_t slot_size = 0;        // bytes per slot
+  uint32_t credits = 0;          // sends the peer may start with
+};
+
+// OK, or INVALID_ARGUMENT naming the first bad field ("qpn 0x1000000 does
+// not fit 24 bits", "active_mtu 1500 is not an IB MTU", ...).
+Status ValidateRdmaEndpoint(const RdmaEndpoint& endpoint);
+
+// One side of a TCP (fallback) channel: the acceptor listens, the initiator
+// connects and sends the token first.
+struct TcpEndpoint {
+  std::string host;  // numeric IPv4/IPv6
+  uint16_t port = 0;
+  std::array<uint8_t, 32> token{};
+};
+
+// One side's answer in a handshake: exactly one of rdma and tcp is set, with
+// why this side chose its transport. The daemons relay it as
+// rdmad.v1.Endpoint (endpoint_convert.h).
+struct WireEndpoint {
+  std::optional<RdmaEndpoint> rdma;
+  std::optional<TcpEndpoint> tcp;
+  std::string transport_reason;
+};
+
+// What this side's daemon planned: the path policy's answer (see
+// docs/discovery.md) plus the library's own knobs.
+struct RdmaPlan {
+  std::string device;
+  uint32_t port = 1;
+  uint32_t gid_index = 0;
+  uint32_t path_mtu_cap = 4096;  // min(local active, peer active if known, mtu.cap)
+  QpAttributes qp;
+  uint32_t slot_size = 64 * 1024;
+  uint32_t spin_us = 50;         // spin before sleeping on the CQ channel
+  int relaxed_ordering = 2;      // 0 off, 1 on if supported, 2 auto
+};
+
+// The MTU both ends use: the smallest of the cap and the two active MTUs.
+uint32_t NegotiatedMtu(uint32_t cap, uint32_t local_active, uint32_t peer_active);
+
+}  // namespace rdmad::internal
+
+#endif  // RDMAD_COMMON_ENDPOINT_H_

@@ -1,0 +1,371 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Broker: planning, the initiator's Connect and the acceptor's OpenChannel.
+// The lifecycle (holds, closes, peer loss, the table's hygiene) is in
+// broker_lifecycle.cc.
+
+#include "daemon/broker/broker.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <random>
+
+namespace rdmad {
+namespace {
+
+uint64_t RandomChannelId() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  uint64_t id = 0;
+  while (id == 0) id = rng();
+  return id;
+}
+
+bool IsLoopback(const std::string& ip) { return ip == "::1" || ip.rfind("127.", 0) == 0; }
+
+BrokerOptions WithDefaults(BrokerOptions o) {
+  if (!o.clock) o.clock = [] { return BrokerClock::now(); };
+  if (!o.source_address) {
+    o.source_address = [](const std::string& peer_ip) -> std::optional<std::string> {
+      StatusOr<std::string> source = KernelSourceAddress(peer_ip);
+      if (source.ok()) return source.value();
+      spdlog::info("no source address for reaching {}: {}", peer_ip, source.status().message());
+      return std::nullopt;
+    };
+  }
+  return o;
+}
+
+// A peer's reply failure after which the peer may still hold the channel
+// (it accepted, or may accept late): the peer is told that it is closed.
+bool PeerMayHoldIt(StatusCode code) {
+  return code != StatusCode::kNotFound && code != StatusCode::kPermissionDenied &&
+         code != StatusCode::kAborted && code != StatusCode::kFailedPrecondition;
+}
+
+// The local RDMA path of plan, if it is one, into record.
+void SetPath(const ChannelPlan& plan, ChannelRecord* record) {
+  if (!plan.path) return;
+  record->device = plan.path->device;
+  record->port = plan.path->port;
+  record->gid = plan.path->gid;
+}
+
+}  // namespace
+
+std::string_view ChannelStateName(ChannelState state) {
+  switch (state) {
+    case ChannelState::kPlanned: return "planned";
+    case ChannelState::kOpening: return "opening";
+    case ChannelState::kEstablished: return "established";
+    case ChannelState::kFailed: return "failed";
+    case ChannelState::kClosed: return "closed";
+  }
+  return "unknown";
+}
+
+std::string HostOfAddress(const std::string& address) {
+  if (!address.empty() && address[0] == '[') {
+    size_t end = address.find(']');
+    return end == std::string::npos ? address : address.substr(1, end - 1);
+  }
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos || address.find(':') != colon) return address;
+  return address.substr(0, colon);
+}
+
+void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoint> result) {
+  std::lock_guard lock(mu);
+  if (answer) return;
+  answer = std::move(result);
+  cv.notify_all();
+}
+
+StatusOr<ChannelEndpoint> Broker::PendingOpen::Wait() {
+  std::unique_lock lock(mu);
+  cv.wait(lock, [this] { return answer.has_value(); });
+  return *answer;
+}
+
+Broker::Broker(BrokerOptions options)
+    : options_(WithDefaults(std::move(options))),
+      services_(options_.host_name),
+      max_channels_(options_.max_channels),
+      max_channels_per_peer_(options_.max_channels_per_peer) {}
+
+void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_channels_ = max_channels;
+  max_channels_per_peer_ = max_channels_per_peer;
+}
+
+Status Broker::CheckLimitsLocked(const std::string& peer) const {
+  size_t live = 0, with_peer = 0;
+  for (const auto& [id, entry] : channels_) {
+    if (ChannelEnded(entry.record.state)) continue;
+    ++live;
+    if (entry.record.peer == peer) ++with_peer;
+  }
+  if (max_channels_ > 0 && live >= max_channels_) {
+    return Status::ResourceExhausted(fmt::format(
+        "rdmad on {} has {} channels open, its limit (limits.max_channels)", options_.host_name,
+        live));
+  }
+  if (max_channels_per_peer_ > 0 && with_peer >= max_channels_per_peer_) {
+    return Status::ResourceExhausted(
+        fmt::format("rdmad on {} has {} channels open with {}, its limit "
+                    "(limits.max_channels_per_peer)",
+                    options_.host_name, with_peer, peer));
+  }
+  return Status::Ok();
+}
+
+// The TCP acceptor listens where the initiator can reach it: the loopback
+// address for a loopback peer, else the kernel's source address for
+// reaching the peer (the address it routes from), else the wildcard.
+std::string Broker::TcpBindHost(const std::string& peer_ip) const {
+  if (IsLoopback(peer_ip)) return peer_ip;
+  std::optional<std::string> source = options_.source_address(peer_ip);
+  if (source && !source->empty()) {
+    spdlog::debug("TCP for {}: listening on {}, the kernel's source address for it", peer_ip,
+                  *source);
+    return *source;
+  }
+  std::string wildcard = peer_ip.find(':') != std::string::npos ? "::" : "0.0.0.0";
+  spdlog::warn("TCP for {}: no source address for it (no route?); listening on the wildcard {}",
+               peer_ip, wildcard);
+  return wildcard;
+}
+
+ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reason) const {
+  ChannelPlan plan;
+  if (!tcp_reason.empty() || options_.force_tcp) {
+    plan.tcp_reason = tcp_reason.empty() ? "the config forces TCP" : tcp_reason;
+    return plan;
+  }
+  StatusOr<PathDecision> path = options_.resolve(PathRequest{peer_ip, 0});
+  if (!path.ok()) {
+    plan.tcp_reason = "no RDMA path to " + peer_ip + ": " + path.status().message();
+    return plan;
+  }
+  plan.path = std::move(path).value();
+  return plan;
+}
+
+StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std::string& service,
+                                             bool force_tcp) {
+  RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(service));
+  StatusOr<BrokerPeer> found = options_.find_peer(peer);
+  if (!found.ok()) return found.status();
+  PlannedChannel planned;
+  planned.channel_id = RandomChannelId();
+  planned.peer_address = HostOfAddress(found.value().address);
+  planned.plan =
+      Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
+  if (planned.plan.path) {
+    spdlog::info("channel {:#x} to {} service {}: RDMA planned on {} port {} GID index {}",
+                 planned.channel_id, peer, service, planned.plan.path->device,
+                 planned.plan.path->port, planned.plan.path->gid_index);
+  } else {
+    spdlog::info("channel {:#x} to {} service {}: TCP planned: {}", planned.channel_id, peer,
+                 service, planned.plan.tcp_reason);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+  RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name));
+  Entry& entry = channels_[planned.channel_id];
+  entry.peer_key = peer;
+  entry.since = Now();
+  entry.record = ChannelRecord{planned.channel_id, found.value().name, service, true, "", "",
+                               ChannelState::kPlanned, std::chrono::system_clock::now(), ""};
+  SetPath(planned.plan, &entry.record);
+  return planned;
+}
+
+StatusOr<ChannelEndpoint> Broker::Connect(uint64_t channel_id, const ChannelEndpoint& endpoint) {
+  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint, /*listening=*/false));
+  OpenChannelCall call;
+  std::string peer_key;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) {
+      return Status::NotFound("no planned channel " + std::to_string(channel_id));
+    }
+    if (it->second.record.state != ChannelState::kPlanned) {
+      const ChannelRecord& r = it->second.record;
+      return Status::FailedPrecondition(
+          "channel " + std::to_string(channel_id) + " is " +
+          std::string(ChannelStateName(r.state)) + (r.reason.empty() ? "" : ": " + r.reason));
+    }
+    it->second.record.state = ChannelState::kOpening;
+    it->second.since = Now();
+    peer_key = it->second.peer_key;
+    call.service = it->second.record.service;
+  }
+  call.channel_id = channel_id;
+  call.initiator_host = options_.host_name;
+  call.initiator_instance = options_.instance_id;
+  call.initiator = endpoint;
+  StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+  StatusOr<std::shared_ptr<PeerLink>> link =
+      peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
+  if (!link.ok()) {
+    Update(channel_id, ChannelState::kFailed, "", link.status().message());
+    return link.status();
+  }
+  auto open = std::make_shared<PendingOpen>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
+      return Status::Unavailable(it == channels_.end() ? "the channel was dropped"
+                                                       : it->second.record.reason);
+    }
+    it->second.record.peer_instance = peer.value().instance_id;
+    it->second.open = open;
+  }
+  link.value()->OpenChannel(call, options_.open_timeout,
+                            [open](StatusOr<ChannelEndpoint> r) { open->Complete(std::move(r)); });
+  return Conclude(channel_id, peer_key, open->Wait());
+}
+
+StatusOr<ChannelEndpoint> Broker::Conclude(uint64_t channel_id, const std::string& peer_key,
+                                           StatusOr<ChannelEndpoint> reply) {
+  bool garbage = false;
+  if (reply.ok()) {
+    Status valid = ValidateChannelEndpoint(reply.value());
+    if (!valid.ok()) reply = Status::InvalidArgument("the peer's " + valid.message());
+    garbage = !valid.ok();
+  }
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) return Status::Unavailable("the channel was dropped");
+    Entry& e = it->second;
+    e.open.reset();
+    if (ChannelEnded(e.record.state)) {  // the peer was lost, or the app let go
+      if (reply.ok() && !e.peer_told) {
+        e.peer_told = true;
+        endings.push_back(Ending{e.record, e.peer_key, {}, nullptr, true,
+                                 "the initiator gave up: " + e.record.reason, false, true});
+      }
+      reply = Status::Unavailable(e.record.reason);
+    } else if (!reply.ok()) {
+      if (reply.status().code() == StatusCode::kUnavailable) {  // "Socket closed", ...
+        reply = Status::Unavailable("peer daemon " + e.record.peer + ": " +
+                                    reply.status().message());
+      }
+      bool tell = garbage || PeerMayHoldIt(reply.status().code());
+      auto ending = EndLocked(e, ChannelState::kFailed, reply.status().message(), tell,
+                              "the initiator gave up: " + reply.status().message());
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = ChannelState::kEstablished;
+      e.record.transport = EndpointTransport(reply.value());
+      e.record.reason = reply.value().transport_reason;
+      e.since = Now();
+    }
+  }
+  if (!reply.ok()) spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key,
+                                reply.status().ToString());
+  Deliver(std::move(endings));
+  if (!reply.ok()) return reply.status();
+  spdlog::info("channel {:#x} to {} established over {}{}", channel_id, peer_key,
+               EndpointTransport(reply.value()),
+               reply.value().transport_reason.empty() ? "" : ": " + reply.value().transport_reason);
+  return reply;
+}
+
+StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
+                                                const std::string& peer_ip) {
+  RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(call.service));
+  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(call.initiator, /*listening=*/false));
+  if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
+  IncomingChannelRequest request;
+  request.channel_id = call.channel_id;
+  request.peer = call.initiator_host;
+  request.service = call.service;
+  request.initiator = call.initiator;
+  request.plan = Plan(peer_ip, call.initiator.tcp ? "the initiator chose TCP" : "");
+  request.plan.tcp_bind_host = TcpBindHost(peer_ip);  // if the acceptor falls back to TCP
+  request.deadline = options_.accept_deadline;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+    auto it = channels_.find(call.channel_id);
+    // A channel to this daemon itself shares the initiator's entry.
+    bool self = it != channels_.end() && it->second.record.initiator &&
+                call.initiator_instance == options_.instance_id;
+    if (it != channels_.end() && !ChannelEnded(it->second.record.state) && !self) {
+      return Status::AlreadyExists(fmt::format("channel {:#x} already exists on {}",
+                                               call.channel_id, options_.host_name));
+    }
+    if (!self) {
+      RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(call.initiator_host));
+      Entry& entry = channels_[call.channel_id];
+      entry = Entry{};
+      entry.since = Now();
+      entry.record = ChannelRecord{call.channel_id, call.initiator_host, call.service, false, "",
+                                   "", ChannelState::kOpening, std::chrono::system_clock::now(),
+                                   call.initiator_instance};
+      SetPath(request.plan, &entry.record);
+    }
+  }
+  StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request));
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(call.channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
+      // Closed by the initiator meanwhile: the acceptor's hold hears it.
+      return Status::Unavailable("the channel was closed during the handshake");
+    }
+    Entry& e = it->second;
+    if (!answer.ok()) {
+      auto ending = EndLocked(e, ChannelState::kFailed, answer.status().message(), false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = ChannelState::kEstablished;
+      e.record.transport = EndpointTransport(answer.value());
+      e.record.reason = answer.value().transport_reason;
+      e.since = Now();
+    }
+  }
+  Deliver(std::move(endings));
+  return answer;
+}
+
+void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& transport,
+                    const std::string& reason) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || ChannelEnded(it->second.record.state)) return;
+    Entry& e = it->second;
+    if (ChannelEnded(state)) {
+      auto ending = EndLocked(e, state, reason, false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      e.record.state = state;
+      if (!transport.empty()) e.record.transport = transport;
+      e.record.reason = reason;
+      e.since = Now();
+    }
+  }
+  Deliver(std::move(endings));
+}
+
+std::vector<ChannelRecord> Broker::Channels() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ChannelRecord> out;
+  for (const auto& [id, entry] : channels_) out.push_back(entry.record);
+  std::sort(out.begin(), out.end(), [](const ChannelRecord& a, const ChannelRecord& b) {
+    return a.created < b.created;
+  });
+  return out;
+}
+
+}  // namespace rdmad

@@ -1,0 +1,280 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Broker: the daemon's side of channels (docs/channels.md). It plans a
+// channel for the initiating application (PlanChannel: a channel id and the
+// path policy's answer for the peer's address, or TCP and why), relays the
+// initiator's endpoint to the peer daemon (Connect -> PeerLink::OpenChannel)
+// and, on the accepting daemon, hands an OpenChannel to the service's
+// listener (OnOpenChannel -> ServiceRegistry::Offer) with this side's own
+// plan back to the initiator's address. Every endpoint it relays is
+// validated first (INVALID_ARGUMENT naming the field).
+//
+// Lifecycle (broker_lifecycle.cc): an established channel is tied to its
+// application's lifeline (Hold, the local API's HoldChannel stream). When
+// the lifeline ends (Unhold) or the application closes it (Release) the
+// channel is closed and the peer daemon told (PeerLink::CloseChannel, or a
+// ChannelClosed event on the peer's session stream when this daemon has no
+// session to it). A peer's close (OnCloseChannel) or the loss of the peer
+// daemon (OnPeerLost) ends the channel here and is passed to the holders.
+// States only move forward: planned -> opening -> established -> closed
+// or failed. The table keeps ended channels for `rdmactl channels` for
+// keep_ended (at most max_ended of them); planned channels that never
+// Connect fail after open_timeout, established ones never held are closed
+// after hold_grace (Sweep, from a sweeper thread or the tests).
+//
+// Thread safety: every method may be called from any thread. Connect and
+// OnOpenChannel block until the peer or the listener answers (bounded by
+// BrokerOptions' timeouts); call them off the RPC runtime's event threads.
+// The lifecycle methods never block: holders and peers are told after the
+// broker's lock is released, and ChannelHolder callbacks must not block.
+
+#ifndef RDMAD_DAEMON_BROKER_BROKER_H_
+#define RDMAD_DAEMON_BROKER_BROKER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/peers/channel_endpoint.h"
+#include "daemon/discovery/inventory_diff.h"
+#include "daemon/policy/path_policy.h"
+#include "daemon/peers/peer_link.h"
+#include "daemon/discovery/route_lookup.h"
+#include "daemon/broker/service_registry.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+// A peer as the broker needs it: its name, the address dialled, the
+// instance id of its last Hello ("" before one), and the link (or
+// UNAVAILABLE with the session's last error).
+struct BrokerPeer {
+  std::string name;
+  std::string address;  // HOST:PORT
+  std::string instance_id;
+  StatusOr<std::shared_ptr<PeerLink>> link = Status::Unavailable("no link");
+};
+
+using BrokerClock = std::chrono::steady_clock;
+
+struct BrokerOptions {
+  std::string host_name;
+  std::string instance_id;
+  bool force_tcp = false;  // the config forces TCP for every channel
+  std::chrono::milliseconds accept_deadline{10000};  // the listener's answer
+  std::chrono::milliseconds open_timeout{12000};     // the peer's answer
+  // A plan's life: PlanChannel to Connect (the application creates its QP
+  // and registers its ring meanwhile: slow on a loaded or emulated host).
+  std::chrono::milliseconds plan_lifetime{60000};
+  std::chrono::milliseconds hold_grace{30000};       // established, never held
+  std::chrono::milliseconds keep_ended{60000};       // closed/failed entries listed
+  size_t max_ended = 256;
+  // Live (not ended) channels at most, in total and per peer (0: no
+  // limit; limits.max_channels, limits.max_channels_per_peer).
+  size_t max_channels = 0;
+  size_t max_channels_per_peer = 0;
+  // Plans a path (DaemonCore::ResolvePath).
+  std::function<StatusOr<PathDecision>(const PathRequest&)> resolve;
+  // The peer for a [[peers]] name or address; NOT_FOUND for neither.
+  std::function<StatusOr<BrokerPeer>(const std::string&)> find_peer;
+  // The source address for reaching a peer IP (where a TCP acceptor
+  // listens); default KernelSourceAddress.
+  SourceAddressLookup source_address;
+  // A link to the peer daemon with this instance id, through an up session
+  // of this daemon's (null or an error: none).
+  std::function<StatusOr<std::shared_ptr<PeerLink>>(const std::string& instance_id)>
+      find_instance;
+  // Sends an event on the session stream the daemon instance_id keeps open
+  // to this one (PeerInbound::Send); null: none.
+  std::function<Status(const std::string& instance_id, const PeerEvent& event)> send_event;
+  std::function<BrokerClock::time_point()> clock;  // default steady_clock
+};
+
+struct PlannedChannel {
+  uint64_t channel_id = 0;
+  ChannelPlan plan;
+  std::string peer_address;  // the peer's IP the plan was made for
+};
+
+enum class ChannelState { kPlanned, kOpening, kEstablished, kFailed, kClosed };
+std::string_view ChannelStateName(ChannelState state);
+inline bool ChannelEnded(ChannelState s) {
+  return s == ChannelState::kFailed || s == ChannelState::kClosed;
+}
+
+struct ChannelRecord {
+  uint64_t channel_id = 0;
+  std::string peer;
+  std::string service;
+  bool initiator = true;    // this daemon's application connected
+  std::string transport;    // "RDMA", "TCP", "" before the endpoints are known
+  std::string reason;       // transport reason, or why it failed/closed
+  ChannelState state = ChannelState::kPlanned;
+  std::chrono::system_clock::time_point created;
+  std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
+  // This side's RDMA path as planned ("" and 0 for a TCP plan).
+  std::string device;
+  int port = 0;
+  std::string gid;
+};
+
+// Where an ended channel is reported: the application's HoldChannel stream.
+class ChannelHolder {
+ public:
+  virtual ~ChannelHolder() = default;
+  // The channel ended (kClosed or kFailed) with reason, as its application
+  // should see it. At most once per hold; must not block.
+  virtual void OnChannelEnded(ChannelState state, const std::string& reason) = 0;
+};
+
+class Broker;
+
+// The inventory changes that take a local RDMA path away, passed to
+// broker.OnPathLost: a device removed, a port no longer ACTIVE (its state in
+// inventory, the snapshot after the changes), a GID removed. Returns how
+// many channels failed.
+size_t FailLostPaths(Broker& broker, const Inventory& inventory,
+                     const std::vector<InventoryChange>& changes);
+
+// The host part of "HOST:PORT" / "[V6]:PORT".
+std::string HostOfAddress(const std::string& address);
+
+class Broker {
+ public:
+  explicit Broker(BrokerOptions options);
+  ~Broker();  // stops the sweeper
+
+  ServiceRegistry& services() { return services_; }
+
+  // The initiator's first call. NOT_FOUND unknown peer; INVALID_ARGUMENT
+  // for a malformed service name; RESOURCE_EXHAUSTED at a channel limit
+  // (OnOpenChannel too, for the peer's side).
+  StatusOr<PlannedChannel> PlanChannel(const std::string& peer, const std::string& service,
+                                       bool force_tcp);
+  // The initiator's second call: relays endpoint to the peer and returns
+  // the acceptor's. NOT_FOUND for an unknown channel id; UNAVAILABLE when
+  // the peer daemon is lost meanwhile.
+  StatusOr<ChannelEndpoint> Connect(uint64_t channel_id, const ChannelEndpoint& endpoint);
+  // A peer's OpenChannel; peer_ip is the address the call came from.
+  StatusOr<ChannelEndpoint> OnOpenChannel(const OpenChannelCall& call, const std::string& peer_ip);
+
+  // --- Lifecycle (broker_lifecycle.cc) ---
+  struct HoldResult {
+    uint64_t token = 0;  // for Unhold; 0 when the channel had already ended
+    ChannelState state = ChannelState::kEstablished;
+    std::string reason;  // why it ended (token 0)
+  };
+  // Ties channel_id to holder. NOT_FOUND for an unknown id. An ended
+  // channel is not held: the result says how it ended.
+  StatusOr<HoldResult> Hold(uint64_t channel_id, std::shared_ptr<ChannelHolder> holder);
+  // The hold ended (the application went away or closed the channel):
+  // closes the channel with reason and tells the peer.
+  void Unhold(uint64_t channel_id, uint64_t token, const std::string& reason);
+  // The application closes the channel (reason as the peer will see it).
+  // OK for an ended channel; NOT_FOUND for an unknown id.
+  Status Release(uint64_t channel_id, const std::string& reason);
+  // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
+  // malformed instance id; NOT_FOUND unless the channel is shared with
+  // call.initiator_instance; OK for an ended channel.
+  Status OnCloseChannel(const CloseChannelCall& call);
+  // The peer daemon instance_id (named name in the log) was lost: every
+  // channel with it fails with "peer daemon PEER lost: WHY", PEER as the
+  // channel's record names it.
+  void OnPeerLost(const std::string& instance_id, const std::string& name,
+                  const std::string& why);
+  // The local RDMA path under some channels is gone (the port left ACTIVE,
+  // the device or the GID was removed): every channel planned on device
+  // (port 0: any port; gid "": any GID) that is not TCP fails with why, and
+  // the peer is told. Returns how many failed.
+  size_t OnPathLost(const std::string& device, int port, const std::string& gid,
+                    const std::string& why);
+  // The daemon is stopping: every open channel closes with "rdmad on HOST
+  // stopped" (holders and peers told); later opens are UNAVAILABLE.
+  void Shutdown();
+  // New limits (a config reload); channels already open stay.
+  void SetLimits(size_t max_channels, size_t max_channels_per_peer);
+  // Expires plans and unheld channels, drops old ended entries.
+  void Sweep();
+  // Sweeps every period on a thread of its own until destruction.
+  void StartSweeper(std::chrono::milliseconds period = std::chrono::milliseconds(1000));
+
+  std::vector<ChannelRecord> Channels() const;
+
+ private:
+  // An initiator's OpenChannel in flight: the peer's answer, or the
+  // channel's end (peer lost) if that comes first.
+  struct PendingOpen {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<StatusOr<ChannelEndpoint>> answer;  // guarded by mu
+    void Complete(StatusOr<ChannelEndpoint> result);  // the first one wins
+    StatusOr<ChannelEndpoint> Wait();
+  };
+  struct Entry {
+    ChannelRecord record;
+    std::string peer_key;  // what find_peer was given
+    BrokerClock::time_point since;  // the last state change
+    bool held = false;       // a hold was registered once
+    bool peer_told = false;  // the peer knows the channel ended
+    std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
+    std::shared_ptr<PendingOpen> open;
+  };
+  // What to do, without the lock, once a channel ended.
+  struct Ending {
+    ChannelRecord record;
+    std::string peer_key;
+    std::vector<std::shared_ptr<ChannelHolder>> holders;
+    std::shared_ptr<PendingOpen> open;
+    bool tell_peer = false;
+    std::string peer_reason;  // what the peer is told
+    bool was_established = false;
+    bool late = false;  // ended before: only the peer is still to be told
+  };
+
+  // RDMA if a path resolves and no TCP reason is given (nor forced by the
+  // config); TCP with the reason otherwise.
+  ChannelPlan Plan(const std::string& peer_ip, const std::string& tcp_reason) const;
+  // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
+  std::string TcpBindHost(const std::string& peer_ip) const;
+  void Update(uint64_t channel_id, ChannelState state, const std::string& transport,
+              const std::string& reason);
+  // Connect's tail: the answer checked against what happened meanwhile.
+  StatusOr<ChannelEndpoint> Conclude(uint64_t channel_id, const std::string& peer_key,
+                                     StatusOr<ChannelEndpoint> reply);
+
+  // mu_ held. Ends entry (nothing when it already ended) and returns what
+  // to tell; tell_peer: the peer gets peer_reason.
+  std::optional<Ending> EndLocked(Entry& entry, ChannelState state, const std::string& reason,
+                                  bool tell_peer, const std::string& peer_reason);
+  std::optional<Ending> LetGoLocked(Entry& entry, const std::string& why);  // mu_ held
+  void Deliver(std::vector<Ending> endings);
+  void TellPeer(const ChannelRecord& record, const std::string& peer_key,
+                const std::string& reason);
+  std::vector<Ending> SweepLocked(BrokerClock::time_point now);
+  BrokerClock::time_point Now() const { return options_.clock(); }
+  // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
+  Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
+
+  const BrokerOptions options_;
+  ServiceRegistry services_;
+  mutable std::mutex mu_;
+  std::map<uint64_t, Entry> channels_;  // guarded by mu_
+  uint64_t next_token_ = 1;             // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  size_t max_channels_;                 // guarded by mu_
+  size_t max_channels_per_peer_;        // guarded by mu_
+  std::condition_variable sweep_cv_;
+  std::thread sweeper_;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_BROKER_BROKER_H_

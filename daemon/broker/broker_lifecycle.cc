@@ -1,0 +1,342 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Broker: the channel lifecycle. Holds (the applications' lifelines),
+// closes from either side, the loss of a peer daemon, and the table's
+// hygiene. Every change is made under mu_; what follows from it (holders,
+// a waiting Connect, the listener, the peer daemon) is told afterwards,
+// without the lock, by Deliver.
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "daemon/broker/broker.h"
+
+namespace rdmad {
+namespace {
+
+constexpr size_t kMaxReason = 1024;
+
+bool IsInstanceId(const std::string& id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+           return std::isdigit(c) || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+std::string Describe(const ChannelRecord& r) {
+  return fmt::format("channel {:#x} ({} {} service {})", r.channel_id,
+                     r.initiator ? "to" : "from", r.peer, r.service);
+}
+
+}  // namespace
+
+Broker::~Broker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  sweep_cv_.notify_all();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+std::optional<Broker::Ending> Broker::EndLocked(Entry& e, ChannelState state,
+                                                const std::string& reason, bool tell_peer,
+                                                const std::string& peer_reason) {
+  if (ChannelEnded(e.record.state)) return std::nullopt;
+  Ending ending;
+  ending.was_established = e.record.state == ChannelState::kEstablished;
+  bool peer_knows_it = e.record.state != ChannelState::kPlanned;  // OpenChannel was sent
+  e.record.state = state;
+  e.record.reason = reason;
+  e.since = Now();
+  for (auto& [token, holder] : e.holders) ending.holders.push_back(std::move(holder));
+  e.holders.clear();
+  ending.open = std::exchange(e.open, nullptr);
+  ending.tell_peer = tell_peer && peer_knows_it && !e.peer_told;
+  if (ending.tell_peer) e.peer_told = true;
+  ending.peer_reason = peer_reason;
+  ending.record = e.record;
+  ending.peer_key = e.peer_key;
+  return ending;
+}
+
+void Broker::Deliver(std::vector<Ending> endings) {
+  for (Ending& e : endings) {
+    const ChannelRecord& r = e.record;
+    if (!e.late) {
+      spdlog::info("{} {}: {}", Describe(r), ChannelStateName(r.state), r.reason);
+      for (auto& holder : e.holders) holder->OnChannelEnded(r.state, r.reason);
+      if (e.open) e.open->Complete(Status::Unavailable(r.reason));
+      if (!r.initiator && e.was_established) {
+        services_.NotifyClosed(r.service, r.channel_id, r.reason);
+      }
+    }
+    if (e.tell_peer) TellPeer(r, e.peer_key, e.peer_reason);
+  }
+}
+
+// Through a link to the peer's instance (either role), else the initiator's
+// session to the peer, else an event on the peer's session to this daemon.
+void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
+                      const std::string& reason) {
+  CloseChannelCall call{r.channel_id, reason.substr(0, kMaxReason), options_.instance_id};
+  std::shared_ptr<PeerLink> link;
+  if (options_.find_instance && !r.peer_instance.empty()) {
+    auto found = options_.find_instance(r.peer_instance);
+    if (found.ok()) link = found.value();
+  }
+  if (!link && r.initiator && options_.find_peer) {
+    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+    if (peer.ok() && peer->link.ok() && peer->instance_id == r.peer_instance) {
+      link = peer->link.value();
+    }
+  }
+  auto fallback = [send = options_.send_event, call, instance = r.peer_instance,
+                   what = Describe(r)](const std::string& why) {
+    if (send && !instance.empty()) {
+      PeerEvent event;
+      event.kind = PeerEvent::Kind::kChannelClosed;
+      event.channel_id = call.channel_id;
+      event.reason = call.reason;
+      Status sent = send(instance, event);
+      if (sent.ok()) {
+        spdlog::debug("{}: peer told on its session stream ({})", what, why);
+        return;
+      }
+      spdlog::info("{}: the peer daemon was not told that it ended: {}; {}", what, why,
+                   sent.message());
+      return;
+    }
+    spdlog::info("{}: the peer daemon was not told that it ended: {}", what, why);
+  };
+  if (!link) {
+    fallback("no session to the peer daemon");
+    return;
+  }
+  link->CloseChannel(call, [fallback, what = Describe(r)](const Status& status) {
+    if (status.ok()) {
+      spdlog::debug("{}: peer daemon told", what);
+    } else if (status.code() == StatusCode::kNotFound) {
+      spdlog::info("{}: the peer daemon no longer knows it: {}", what, status.message());
+    } else if (status.code() != StatusCode::kCancelled) {
+      fallback("CloseChannel: " + status.ToString());
+    }
+  });
+}
+
+StatusOr<Broker::HoldResult> Broker::Hold(uint64_t channel_id,
+                                          std::shared_ptr<ChannelHolder> holder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = channels_.find(channel_id);
+  if (it == channels_.end()) {
+    return Status::NotFound(fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+  }
+  Entry& e = it->second;
+  if (ChannelEnded(e.record.state)) return HoldResult{0, e.record.state, e.record.reason};
+  uint64_t token = next_token_++;
+  e.holders[token] = std::move(holder);
+  e.held = true;
+  spdlog::debug("{}: held by its application", Describe(e.record));
+  return HoldResult{token, e.record.state, ""};
+}
+
+void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reason) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || it->second.holders.erase(token) == 0) return;
+    auto ending = LetGoLocked(it->second, reason.substr(0, kMaxReason));
+    if (ending) endings.push_back(std::move(*ending));
+  }
+  Deliver(std::move(endings));
+}
+
+// The application let go of the channel: it closes, and the peer is told.
+// A channel that already failed here (say the session to the peer flapped)
+// is told to the peer now, which may still hold its side.
+std::optional<Broker::Ending> Broker::LetGoLocked(Entry& e, const std::string& why) {
+  if (!ChannelEnded(e.record.state)) return EndLocked(e, ChannelState::kClosed, why, true, why);
+  if (e.peer_told || e.record.state != ChannelState::kFailed || !e.held) return std::nullopt;
+  e.peer_told = true;
+  return Ending{e.record, e.peer_key, {}, nullptr, true, why, false, true};
+}
+
+Status Broker::Release(uint64_t channel_id, const std::string& reason) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) {
+      return Status::NotFound(
+          fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+    }
+    auto ending = LetGoLocked(it->second, reason.substr(0, kMaxReason));
+    if (ending) endings.push_back(std::move(*ending));
+  }
+  Deliver(std::move(endings));
+  return Status::Ok();
+}
+
+Status Broker::OnCloseChannel(const CloseChannelCall& call) {
+  if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
+  if (!IsInstanceId(call.initiator_instance)) {
+    return Status::InvalidArgument("initiator_instance: 32 lower-case hex digits required");
+  }
+  std::string reason = call.reason.substr(0, kMaxReason);
+  if (reason.empty()) reason = "no reason given";
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(call.channel_id);
+    if (it == channels_.end() || it->second.record.peer_instance != call.initiator_instance) {
+      return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
+                                          call.channel_id, call.initiator_instance,
+                                          options_.host_name));
+    }
+    Entry& e = it->second;
+    e.peer_told = true;
+    auto ending = EndLocked(e, ChannelState::kClosed,
+                            "closed by peer " + e.record.peer + ": " + reason, false, "");
+    if (ending) endings.push_back(std::move(*ending));
+  }
+  Deliver(std::move(endings));
+  return Status::Ok();
+}
+
+void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
+                        const std::string& why) {
+  if (instance_id.empty()) return;
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, e] : channels_) {
+      if (e.record.peer_instance != instance_id) continue;
+      // Named as the table names the peer, whichever way the loss was seen.
+      auto ending = EndLocked(e, ChannelState::kFailed,
+                              "peer daemon " + e.record.peer + " lost: " + why, false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    }
+  }
+  if (!endings.empty()) {
+    spdlog::warn("peer daemon {} lost ({}): {} channel(s) failed", name, why, endings.size());
+  }
+  Deliver(std::move(endings));
+}
+
+size_t Broker::OnPathLost(const std::string& device, int port, const std::string& gid,
+                          const std::string& why) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, e] : channels_) {
+      const ChannelRecord& r = e.record;
+      if (r.device.empty() || r.device != device || r.transport == "TCP") continue;
+      if ((port != 0 && r.port != port) || (!gid.empty() && r.gid != gid)) continue;
+      auto ending = EndLocked(e, ChannelState::kFailed, why, true, why);
+      if (ending) endings.push_back(std::move(*ending));
+    }
+  }
+  size_t failed = endings.size();
+  if (failed > 0) spdlog::warn("{}: {} RDMA channel(s) on it failed", why, failed);
+  Deliver(std::move(endings));
+  return failed;
+}
+
+size_t FailLostPaths(Broker& broker, const Inventory& inventory,
+                     const std::vector<InventoryChange>& changes) {
+  size_t failed = 0;
+  for (const InventoryChange& c : changes) {
+    switch (c.kind) {
+      case InventoryChange::Kind::kDeviceRemoved:
+        failed += broker.OnPathLost(c.device, 0, "", c.message);
+        break;
+      case InventoryChange::Kind::kPortStateChanged: {
+        const DeviceInfo* device = inventory.Find(c.device);
+        bool active = false;
+        for (const PortInfo& p : device != nullptr ? device->ports : std::vector<PortInfo>{}) {
+          active = active || (p.port == c.port && p.state == 4);  // IBV_PORT_ACTIVE
+        }
+        if (!active) failed += broker.OnPathLost(c.device, c.port, "", c.message);
+        break;
+      }
+      case InventoryChange::Kind::kGidRemoved:
+        failed += broker.OnPathLost(c.device, c.port, c.gid, c.message);
+        break;
+      default:
+        break;
+    }
+  }
+  return failed;
+}
+
+void Broker::Shutdown() {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    std::string why = "rdmad on " + options_.host_name + " stopped";
+    for (auto& [id, e] : channels_) {
+      auto ending = EndLocked(e, ChannelState::kClosed, why, true, why);
+      if (ending) endings.push_back(std::move(*ending));
+    }
+  }
+  if (!endings.empty()) spdlog::info("closing {} channel(s): rdmad is stopping", endings.size());
+  Deliver(std::move(endings));
+  sweep_cv_.notify_all();
+}
+
+std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
+  std::vector<Ending> endings;
+  std::vector<std::pair<BrokerClock::time_point, uint64_t>> ended;
+  for (auto& [id, e] : channels_) {
+    std::optional<Ending> ending;
+    auto age = now - e.since;
+    if (e.record.state == ChannelState::kPlanned && age >= options_.plan_lifetime) {
+      ending = EndLocked(e, ChannelState::kFailed,
+                         "expired: the application did not Connect within " +
+                             Ms(options_.plan_lifetime), false, "");
+    } else if (e.record.state == ChannelState::kEstablished && !e.held &&
+               age >= options_.hold_grace) {
+      std::string why = "the application did not hold the channel within " +
+                        Ms(options_.hold_grace) + " (HoldChannel)";
+      ending = EndLocked(e, ChannelState::kClosed, why, true, why);
+    }
+    if (ending) endings.push_back(std::move(*ending));
+    if (ChannelEnded(e.record.state)) ended.emplace_back(e.since, id);
+  }
+  std::sort(ended.begin(), ended.end());  // oldest end first
+  size_t excess = ended.size() > options_.max_ended ? ended.size() - options_.max_ended : 0;
+  for (size_t i = 0; i < ended.size(); ++i) {
+    if (i < excess || now - ended[i].first >= options_.keep_ended) channels_.erase(ended[i].second);
+  }
+  return endings;
+}
+
+void Broker::Sweep() {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    endings = SweepLocked(Now());
+  }
+  Deliver(std::move(endings));
+}
+
+void Broker::StartSweeper(std::chrono::milliseconds period) {
+  sweeper_ = std::thread([this, period] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopping_) {
+      sweep_cv_.wait_for(lock, period, [this] { return stopping_; });
+      if (stopping_) break;
+      std::vector<Ending> endings = SweepLocked(Now());
+      lock.unlock();
+      Deliver(std::move(endings));
+      lock.lock();
+    }
+  });
+}
+
+}  // namespace rdmad

@@ -1,0 +1,118 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/broker/service_registry.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+
+namespace rdmad {
+
+ServiceRegistration::~ServiceRegistration() { registry_->Unregister(service_, token_); }
+
+Status ServiceRegistry::ValidateServiceName(const std::string& service) {
+  if (service.empty() || service.size() > 64) {
+    return Status::InvalidArgument("service name must be 1..64 characters");
+  }
+  for (unsigned char c : service) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') continue;
+    return Status::InvalidArgument("service name \"" + service +
+                                   "\" may only hold letters, digits, '.', '_' and '-'");
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
+    const std::string& service, std::shared_ptr<ServiceSink> sink) {
+  RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (services_.count(service) != 0) {
+    return Status::AlreadyExists("service " + service + " already has a listener on " +
+                                 host_name_);
+  }
+  uint64_t token = next_token_++;
+  services_[service] = Entry{token, std::move(sink)};
+  spdlog::info("service {}: listener registered", service);
+  return std::unique_ptr<ServiceRegistration>(new ServiceRegistration(this, service, token));
+}
+
+void ServiceRegistry::Unregister(const std::string& service, uint64_t token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = services_.find(service);
+  if (it == services_.end() || it->second.token != token) return;
+  services_.erase(it);
+  for (auto& [id, pending] : pending_) {
+    if (pending.service == service && !pending.answer) {
+      pending.answer = Status::Aborted("the listener of service " + service + " went away");
+    }
+  }
+  answered_.notify_all();
+  spdlog::info("service {}: listener gone; registration removed", service);
+}
+
+StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request) {
+  std::shared_ptr<ServiceSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = services_.find(request.service);
+    if (it == services_.end()) {
+      return Status::NotFound("no service " + request.service + " on " + host_name_);
+    }
+    sink = it->second.sink;
+    request.request_id = next_request_++;
+    pending_[request.request_id] = Pending{request.service, std::nullopt};
+  }
+  spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
+               request.channel_id, request.peer, request.request_id);
+  sink->OnIncoming(request);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto until = std::chrono::steady_clock::now() + request.deadline;
+  Pending& pending = pending_[request.request_id];
+  answered_.wait_until(lock, until, [&] { return pending.answer.has_value(); });
+  StatusOr<ChannelEndpoint> answer =
+      pending.answer ? std::move(*pending.answer)
+                     : StatusOr<ChannelEndpoint>(Status::DeadlineExceeded(
+                           "the listener of service " + request.service + " did not answer in " +
+                           std::to_string(request.deadline.count()) + " ms"));
+  pending_.erase(request.request_id);
+  return answer;
+}
+
+Status ServiceRegistry::Answer(uint64_t request_id, StatusOr<ChannelEndpoint> answer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(request_id);
+  if (it == pending_.end() || it->second.answer) {
+    return Status::NotFound("no pending channel request " + std::to_string(request_id));
+  }
+  it->second.answer = std::move(answer);
+  answered_.notify_all();
+  return Status::Ok();
+}
+
+Status ServiceRegistry::Accept(uint64_t request_id, ChannelEndpoint endpoint) {
+  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint));
+  return Answer(request_id, std::move(endpoint));
+}
+
+Status ServiceRegistry::Reject(uint64_t request_id, const std::string& reason) {
+  return Answer(request_id, Status::PermissionDenied("rejected: " + reason));
+}
+
+void ServiceRegistry::NotifyClosed(const std::string& service, uint64_t channel_id,
+                                   const std::string& reason) {
+  std::shared_ptr<ServiceSink> sink;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = services_.find(service);
+    if (it == services_.end()) return;
+    sink = it->second.sink;
+  }
+  sink->OnChannelClosed(channel_id, reason);
+}
+
+size_t ServiceRegistry::service_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return services_.size();
+}
+
+}  // namespace rdmad

@@ -1,0 +1,124 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// ServiceRegistry holds the services applications listen on (the local
+// API's Listen streams) and hands them incoming channel requests. One
+// listener per name: a second Register is ALREADY_EXISTS. The registration
+// lives as long as the returned ServiceRegistration; destroying it removes
+// the name and fails the requests still waiting with ABORTED.
+//
+// Offer() queues a request to the service's listener (through its sink,
+// with a fresh request id) and blocks until the listener answers with
+// Answer() (Accept: its endpoint, validated; Reject: PERMISSION_DENIED
+// "rejected: REASON") or the deadline passes (DEADLINE_EXCEEDED). A name
+// nobody listens on is NOT_FOUND "no service S on HOST".
+//
+// Thread safety: every method may be called from any thread. Sink callbacks
+// run on the thread calling Offer()/CloseChannel(), outside the registry's
+// lock; they must not block.
+
+#ifndef RDMAD_DAEMON_BROKER_SERVICE_REGISTRY_H_
+#define RDMAD_DAEMON_BROKER_SERVICE_REGISTRY_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "daemon/peers/channel_endpoint.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+// A channel request as the listener sees it.
+struct IncomingChannelRequest {
+  uint64_t request_id = 0;
+  uint64_t channel_id = 0;
+  std::string peer;     // the initiator's host name
+  std::string service;
+  ChannelEndpoint initiator;
+  ChannelPlan plan;     // this side's plan
+  std::chrono::milliseconds deadline{0};
+};
+
+// Where a listener's events go (a gRPC server stream in the daemon).
+class ServiceSink {
+ public:
+  virtual ~ServiceSink() = default;
+  virtual void OnIncoming(const IncomingChannelRequest& request) = 0;
+  virtual void OnChannelClosed(uint64_t channel_id, const std::string& reason) = 0;
+};
+
+class ServiceRegistry;
+
+// One registered service; the destructor unregisters it.
+class ServiceRegistration {
+ public:
+  ~ServiceRegistration();
+  const std::string& service() const { return service_; }
+
+ private:
+  friend class ServiceRegistry;
+  ServiceRegistration(ServiceRegistry* registry, std::string service, uint64_t token)
+      : registry_(registry), service_(std::move(service)), token_(token) {}
+  ServiceRegistry* registry_;
+  std::string service_;
+  uint64_t token_;
+};
+
+class ServiceRegistry {
+ public:
+  explicit ServiceRegistry(std::string host_name) : host_name_(std::move(host_name)) {}
+
+  // INVALID_ARGUMENT for a malformed name (1..64 of [A-Za-z0-9._-]),
+  // ALREADY_EXISTS when another listener has it.
+  StatusOr<std::unique_ptr<ServiceRegistration>> Register(const std::string& service,
+                                                          std::shared_ptr<ServiceSink> sink);
+
+  // Hands request (request_id is filled in) to the listener and waits for
+  // its answer up to request.deadline.
+  StatusOr<ChannelEndpoint> Offer(IncomingChannelRequest request);
+
+  // The listener's answer: an endpoint (Accept) or a reason (Reject).
+  // NOT_FOUND for an unknown or expired request id; INVALID_ARGUMENT for a
+  // malformed endpoint (the request stays open for a corrected answer).
+  Status Accept(uint64_t request_id, ChannelEndpoint endpoint);
+  Status Reject(uint64_t request_id, const std::string& reason);
+
+  // Tells the listener of service that a channel was closed.
+  void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
+
+  size_t service_count() const;
+
+  // Checks a service name (also used by the initiator's side).
+  static Status ValidateServiceName(const std::string& service);
+
+ private:
+  friend class ServiceRegistration;
+  struct Pending {
+    std::string service;
+    std::optional<StatusOr<ChannelEndpoint>> answer;
+  };
+  struct Entry {
+    uint64_t token = 0;
+    std::shared_ptr<ServiceSink> sink;
+  };
+  void Unregister(const std::string& service, uint64_t token);
+  Status Answer(uint64_t request_id, StatusOr<ChannelEndpoint> answer);
+
+  const std::string host_name_;
+  mutable std::mutex mu_;
+  std::condition_variable answered_;
+  std::map<std::string, Entry> services_;   // guarded by mu_
+  std::map<uint64_t, Pending> pending_;     // guarded by mu_
+  uint64_t next_token_ = 1;                 // guarded by mu_
+  uint64_t next_request_ = 1;               // guarded by mu_
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_BROKER_SERVICE_REGISTRY_H_

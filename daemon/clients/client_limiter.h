@@ -1,0 +1,89 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// ClientLimiter counts what each local client (one process, named e.g.
+// "pid 1234") holds of one resource of the local API - Connect handshakes
+// in flight, open streams - and refuses one more beyond a per-client or a
+// total bound with RESOURCE_EXHAUSTED naming the limit key and the numbers.
+// It never queues: the caller answers the refusal at once. A grant is a
+// Lease; destroying it gives the unit back. The bounds come with each
+// Acquire (0: none), so a config reload applies to the next call and units
+// already held stay. Refusals are logged as a warning, with the count so
+// far, on the 1st, 2nd, 4th, 8th ... of them, so a flood cannot flood the
+// log.
+//
+// Thread safety: every method may be called from any thread. A Lease may
+// be destroyed on any thread; it must not outlive its limiter.
+
+#ifndef RDMAD_DAEMON_CLIENTS_CLIENT_LIMITER_H_
+#define RDMAD_DAEMON_CLIENTS_CLIENT_LIMITER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+// The local API's per-client bounds (limits.*); 0: no bound.
+struct ClientLimits {
+  size_t max_connects_per_client = 0;  // Connect handshakes in flight, one client
+  size_t max_connects = 0;             // ... all clients together
+  size_t max_streams_per_client = 0;   // open server streams, one client
+};
+
+class ClientLimiter {
+ public:
+  // How refusals name the resource and its limits.
+  struct Names {
+    std::string what;            // "Connect handshakes in flight"
+    std::string per_client_key;  // "limits.max_connects_per_client"
+    std::string total_key;       // "limits.max_connects"
+  };
+
+  // One unit held by a client; given back on destruction. Movable.
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Lease&& other) noexcept { *this = std::move(other); }
+    Lease& operator=(Lease&& other) noexcept;
+    ~Lease() { Reset(); }
+    void Reset();  // gives the unit back now
+    bool held() const { return limiter_ != nullptr; }
+
+   private:
+    friend class ClientLimiter;
+    Lease(ClientLimiter* limiter, std::string client)
+        : limiter_(limiter), client_(std::move(client)) {}
+    ClientLimiter* limiter_ = nullptr;
+    std::string client_;
+  };
+
+  explicit ClientLimiter(Names names) : names_(std::move(names)) {}
+  ClientLimiter(const ClientLimiter&) = delete;
+  ClientLimiter& operator=(const ClientLimiter&) = delete;
+
+  // One more unit for client, or RESOURCE_EXHAUSTED when client already
+  // holds per_client_max or all clients together total_max (0: no bound).
+  StatusOr<Lease> Acquire(const std::string& client, size_t per_client_max, size_t total_max);
+
+  size_t held(const std::string& client) const;
+  size_t total() const;
+  uint64_t refused() const;
+
+ private:
+  void Release(const std::string& client);
+  Status Refuse(std::string message);  // mu_ held
+
+  const Names names_;
+  mutable std::mutex mu_;
+  std::map<std::string, size_t> held_;  // guarded by mu_; no zero entries
+  size_t total_ = 0;                    // guarded by mu_
+  uint64_t refused_ = 0;                // guarded by mu_
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_CLIENTS_CLIENT_LIMITER_H_

@@ -1,0 +1,91 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// DeviceMonitor keeps the inventory current. It listens, on one thread, to
+// kernel uevents (RDMA devices appearing and going: `rdma link add/delete`,
+// driver load), rtnetlink (links up/down, addresses added/removed, which
+// move GIDs) and each open device's async events (PORT_ACTIVE, PORT_ERR,
+// GID_CHANGE, DEVICE_FATAL; every one acknowledged). Any of them schedules a
+// rescan; the rescan's result is diffed against the previous snapshot and
+// handed to the listener with the changes. The sockets are opened before the
+// first scan, so nothing is lost between the two. It works without udevd
+// (kernel uevents, not udev's), which matters in minimal VMs and containers.
+//
+// Thread safety: Start/Stop from one thread; the listener runs on the
+// monitor thread; current() from any thread.
+
+#ifndef RDMAD_DAEMON_DISCOVERY_DEVICE_MONITOR_H_
+#define RDMAD_DAEMON_DISCOVERY_DEVICE_MONITOR_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/discovery/inventory.h"
+#include "daemon/discovery/inventory_diff.h"
+#include "daemon/discovery/sysfs_reader.h"
+#include "rdmad/status.h"
+
+struct ibv_context;
+
+namespace rdmad {
+
+class DeviceMonitor {
+ public:
+  // Reads the sysfs facts of every device (ReadSysfsInventory), taking GID
+  // tables from gids where it answers.
+  using Scanner = std::function<StatusOr<Inventory>(const GidTableSource& gids)>;
+  using Listener = std::function<void(std::shared_ptr<const Inventory> inventory,
+                                      const std::vector<InventoryChange>& changes)>;
+
+  // With use_verbs, each rescan takes GID tables from ibv_query_gid_table
+  // and completes the devices with verbs facts (ProbeVerbsWith), through the
+  // contexts the monitor holds open for async events: a rescan opens
+  // nothing it already has and reads no GID files (rxe has 1024 per port).
+  DeviceMonitor(Scanner scanner, Listener listener, bool use_verbs = false);
+  ~DeviceMonitor();
+
+  // Opens the notification sockets, scans once (synchronously, so the
+  // daemon starts with a full inventory) and starts the thread.
+  Status Start();
+  void Stop();
+
+  std::shared_ptr<const Inventory> current() const;
+
+ private:
+  void Loop();
+  void Rescan();
+  // Opens a context (for async events, GID tables and probes) on every
+  // device verbs lists that has none yet.
+  void OpenListedContexts();
+  // Closes the contexts of devices no longer in inventory.
+  void CloseGoneContexts(const Inventory& inventory);
+  void Probe(Inventory* inventory);
+  // Waits up to timeout; returns whether something calls for a rescan.
+  bool PollOnce(std::chrono::milliseconds timeout, bool* stop);
+  bool DrainUevents();
+  // Closes our context on the device whose uverbs node (uverbsN) went away.
+  void CloseVerbsDevice(const std::string& uverbs_name);
+  bool DrainRtnetlink();
+  // Acks every queued event; false after DEVICE_FATAL.
+  bool DrainAsyncEvents(const std::string& device, ibv_context* ctx);
+
+  Scanner scanner_;
+  Listener listener_;
+  bool use_verbs_;
+  int uevent_fd_ = -1;
+  int rtnl_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::map<std::string, ibv_context*> contexts_;  // monitor thread only
+  mutable std::mutex mu_;
+  std::shared_ptr<const Inventory> inventory_;  // guarded by mu_
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_DISCOVERY_DEVICE_MONITOR_H_

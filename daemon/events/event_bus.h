@@ -1,0 +1,91 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// EventBus fans daemon events out to subscribers (WatchEvents streams, tests).
+// A subscriber is an EventSink: it must not block in OnEvent; the RPC edge
+// queues and writes asynchronously. Close() tells every sink the daemon is
+// stopping, after which no event is delivered.
+//
+// Thread safety: all methods may be called from any thread. OnEvent is called
+// with the bus's lock held, so a sink must not call back into the bus from it;
+// OnClose is called without the lock, after the sink was removed.
+
+#ifndef RDMAD_DAEMON_EVENTS_EVENT_BUS_H_
+#define RDMAD_DAEMON_EVENTS_EVENT_BUS_H_
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace rdmad {
+
+enum class DaemonEventKind {
+  kConfigReloaded = 1,
+  kConfigReloadFailed = 2,
+  kDaemonStopping = 3,
+  kDeviceAdded = 4,
+  kDeviceRemoved = 5,
+  kPortStateChanged = 6,
+  kGidAdded = 7,
+  kGidRemoved = 8,
+};
+
+struct DaemonEvent {
+  uint64_t sequence = 0;
+  int64_t unix_time_ms = 0;
+  DaemonEventKind kind = DaemonEventKind::kConfigReloaded;
+  std::string message;
+  std::string device;  // device events only
+  int port = 0;        // port and GID events only
+};
+
+// Receives events. Implementations must be cheap and non-blocking.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // An event that matched the sink's filter.
+  virtual void OnEvent(const DaemonEvent& event) = 0;
+  // The bus is closing: deliver what is queued, then end.
+  virtual void OnClose() = 0;
+};
+
+class EventBus {
+ public:
+  using Clock = std::function<int64_t()>;  // unix time in ms
+  EventBus();
+  explicit EventBus(Clock clock);
+
+  // Registers sink for the given kinds (empty: all). Returns an id for
+  // Unsubscribe, or 0 if the bus is already closed (the sink's OnClose has
+  // then been called).
+  uint64_t Subscribe(EventSink* sink, std::set<DaemonEventKind> kinds);
+  void Unsubscribe(uint64_t id);
+
+  // Stamps and delivers an event; returns its sequence number.
+  uint64_t Publish(DaemonEventKind kind, std::string message, std::string device = "",
+                   int port = 0);
+
+  // Removes every sink, calls its OnClose, and refuses further subscriptions.
+  void Close();
+
+  size_t subscriber_count() const;
+
+ private:
+  struct Entry {
+    uint64_t id;
+    EventSink* sink;
+    std::set<DaemonEventKind> kinds;
+  };
+  Clock clock_;
+  mutable std::mutex mu_;
+  std::vector<Entry> entries_;
+  uint64_t next_id_ = 1;
+  uint64_t next_sequence_ = 1;
+  bool closed_ = false;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_EVENTS_EVENT_BUS_H_

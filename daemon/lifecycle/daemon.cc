@@ -1,0 +1,314 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/lifecycle/daemon.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/lifecycle/instance_lock.h"
+#include "daemon/lifecycle/logging.h"
+#include "daemon/discovery/sysfs_reader.h"
+#include "daemon/lifecycle/unix_listener.h"
+#include "daemon/discovery/verbs_probe.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+constexpr std::chrono::milliseconds kShutdownDeadline{3000};
+
+sigset_t DaemonSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+std::string SocketPath(const DaemonOptions& options, const Config& config) {
+  return options.socket_override.value_or(config.daemon.socket);
+}
+
+DaemonEventKind EventKindFor(InventoryChange::Kind kind) {
+  switch (kind) {
+    case InventoryChange::Kind::kDeviceAdded: return DaemonEventKind::kDeviceAdded;
+    case InventoryChange::Kind::kDeviceRemoved: return DaemonEventKind::kDeviceRemoved;
+    case InventoryChange::Kind::kPortStateChanged: return DaemonEventKind::kPortStateChanged;
+    case InventoryChange::Kind::kGidAdded: return DaemonEventKind::kGidAdded;
+    case InventoryChange::Kind::kGidRemoved: return DaemonEventKind::kGidRemoved;
+  }
+  return DaemonEventKind::kDeviceAdded;
+}
+
+void LogInventory(const Inventory& inventory) {
+  if (inventory.devices.empty()) {
+    spdlog::info("no RDMA devices; channels will use TCP");
+    return;
+  }
+  for (const DeviceInfo& d : inventory.devices) {
+    for (const PortInfo& p : d.ports) {
+      spdlog::info("device {} port {}: {} {}, {}, active MTU {} (max {}), netdev {} (MTU {}), {} GIDs",
+                   d.name, p.port, d.vendor, TransportName(p.transport), p.state_name,
+                   p.active_mtu, p.max_mtu, p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu,
+                   p.gids.size());
+    }
+  }
+}
+
+}  // namespace
+
+void BlockDaemonSignals() {
+  sigset_t set = DaemonSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+Daemon::Daemon(DaemonOptions options, Config config)
+    : options_(std::move(options)),
+      socket_path_(SocketPath(options_, config)),
+      started_(std::chrono::steady_clock::now()),
+      config_(std::make_shared<const Config>(std::move(config))),
+      monitor_([root = options_.sysfs_root](const GidTableSource& gids) {
+                 return ReadSysfsInventory(root, gids);
+               },
+               [this](std::shared_ptr<const Inventory> inventory,
+                      const std::vector<InventoryChange>& changes) {
+                 OnInventory(*inventory, changes);
+               },
+               // A test's fixture tree has no verbs devices behind it.
+               /*use_verbs=*/options_.sysfs_root == "/sys"),
+      peers_([this] { return inventory(); }) {}
+
+Daemon::~Daemon() = default;
+
+std::shared_ptr<const Config> Daemon::config() const {
+  std::lock_guard lock(mu_);
+  return config_;
+}
+
+DaemonStatusSnapshot Daemon::GetStatus() const {
+  DaemonStatusSnapshot s;
+  s.version = RDMAD_VERSION;
+  s.pid = getpid();
+  s.uptime_seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - started_).count();
+  {
+    std::lock_guard lock(mu_);
+    s.config_file = config_->source;
+    s.config_generation = config_generation_;
+  }
+  s.peer_count = uint32_t(peers_.session_count());
+  s.socket_path = socket_path_;
+  if (broker_) {
+    s.service_count = uint32_t(broker_->services().service_count());
+    s.channel_count = uint32_t(broker_->Channels().size());
+  }
+  for (const DeviceInfo& d : inventory()->devices) {
+    ++s.device_count;
+    for (const PortInfo& p : d.ports) {
+      ++s.port_count;
+      s.active_port_count += p.state == 4 ? 1 : 0;  // IBV_PORT_ACTIVE
+    }
+  }
+  s.connections_accepted = listener_ ? listener_->accepted() : 0;
+  s.event_subscribers = uint32_t(events_.subscriber_count());
+  return s;
+}
+
+Status Daemon::StartServing(const ApiServerFactory& make_server) {
+  auto owns_directory = EnsureRuntimeDir(socket_path_);
+  if (!owns_directory.ok()) return owns_directory.status();
+  auto lock = InstanceLock::Acquire(socket_path_);
+  if (!lock.ok()) return lock.status();
+  lock_ = std::move(lock).value();
+
+  const Config& cfg = *config();
+  auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode,
+                                      cfg.daemon.socket_group,
+                                      cfg.daemon.allowed_uids, *owns_directory});
+  if (!listener.ok()) return listener.status();
+  listener_ = std::move(listener).value();
+
+  RDMAD_RETURN_IF_ERROR(monitor_.Start());
+  LogInventory(*inventory());
+
+  auto server = make_server.local(this);
+  if (!server.ok()) return server.status();
+  server_ = std::move(server).value();
+  listener_->Start([this](int fd, const PeerCredentials&) { server_->AddConnection(fd); });
+  spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
+               cfg.daemon.socket_mode,
+               cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
+  StartBroker();
+  return peers_.Start(cfg, make_server.peer);
+}
+
+int Daemon::Run(const ApiServerFactory& make_server) {
+  sigset_t set = DaemonSignals();
+  int signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
+  if (signal_fd < 0) {
+    spdlog::critical("signalfd: {}", std::strerror(errno));
+    return 1;
+  }
+  Status started = StartServing(make_server);
+  if (!started.ok()) {
+    spdlog::critical("cannot start: {}", started.message());
+    notifier_.Status("failed: " + started.message());
+    if (listener_) listener_->Stop();
+    close(signal_fd);
+    return 1;
+  }
+  make_echo_ = make_server.echo;
+  UpdateEcho(*config(), /*at_start=*/true);
+  notifier_.Ready();
+  notifier_.Status("serving on " + socket_path_);
+  MainLoop(signal_fd);
+  close(signal_fd);
+  return 0;
+}
+
+void Daemon::MainLoop(int signal_fd) {
+  auto period = notifier_.watchdog_period();
+  if (period) spdlog::info("systemd watchdog: pinging every {} ms", period->count() / 1000);
+  int timeout_ms = period ? int(std::max<int64_t>(1, period->count() / 1000)) : -1;
+  auto next_ping = std::chrono::steady_clock::now();
+  for (;;) {
+    if (period && std::chrono::steady_clock::now() >= next_ping) {
+      notifier_.Watchdog();
+      next_ping = std::chrono::steady_clock::now() + *period;
+    }
+    pollfd pfd{signal_fd, POLLIN, 0};
+    int n = poll(&pfd, 1, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+      spdlog::error("main loop: poll: {}", std::strerror(errno));
+    }
+    if (n <= 0) continue;
+    signalfd_siginfo info{};
+    if (read(signal_fd, &info, sizeof(info)) != sizeof(info)) continue;
+    if (info.ssi_signo == SIGHUP) {
+      Reload();
+    } else {
+      Stop(int(info.ssi_signo));
+      return;
+    }
+  }
+}
+
+void Daemon::OnInventory(const Inventory& inventory,
+                         const std::vector<InventoryChange>& changes) {
+  for (const InventoryChange& c : changes) {
+    events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
+  }
+  if (Broker* broker = path_broker_.load(); broker != nullptr) {
+    FailLostPaths(*broker, inventory, changes);
+  }
+  if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
+}
+
+// Starts or stops the echo service to match echo.enabled. A service that
+// cannot start (say another application holds rdmad.echo) is logged; the
+// daemon serves on without it.
+void Daemon::UpdateEcho(const Config& config, bool at_start) {
+  if (!make_echo_) return;
+  if (!config.echo.enabled) {
+    if (echo_ || at_start) spdlog::info("echo service off: echo.enabled = false");
+    if (echo_) echo_->Stop();
+    echo_.reset();
+    return;
+  }
+  if (echo_) return;
+  auto echo = make_echo_(socket_path_);
+  if (!echo.ok()) {
+    spdlog::warn("echo service not started: {}", echo.status().message());
+    return;
+  }
+  echo_ = std::move(echo).value();
+}
+
+StatusOr<std::map<std::string, uint64_t>> Daemon::PortCounters(const std::string& device,
+                                                               int port) const {
+  auto inv = inventory();
+  const DeviceInfo* d = inv->Find(device);
+  if (d == nullptr) return Status::NotFound("no RDMA device named \"" + device + "\"");
+  bool has_port = std::any_of(d->ports.begin(), d->ports.end(),
+                              [port](const PortInfo& p) { return p.port == port; });
+  if (!has_port) {
+    return Status::NotFound(device + " has no port " + std::to_string(port));
+  }
+  return ReadPortCounters(options_.sysfs_root, device, port);
+}
+
+StatusOr<PathDecision> Daemon::ResolvePath(const PathRequest& request) const {
+  auto path = rdmad::ResolvePath(*inventory(), *config(), request, KernelSourceAddressLookup());
+  if (!path.ok()) {
+    spdlog::info("path to {}: {}", request.peer_ip, path.status().message());
+    return path;
+  }
+  for (const std::string& reason : path->reasons) {
+    spdlog::info("path to {}: {}", request.peer_ip, reason);
+  }
+  return path;
+}
+
+void Daemon::Reload() {
+  notifier_.Reloading();
+  spdlog::info("SIGHUP: reloading {}", options_.config_path);
+  auto loaded = LoadConfig(options_.config_path, options_.env);
+  Status valid = loaded.ok() ? ValidateConfig(*loaded) : loaded.status();
+  if (!valid.ok()) {
+    spdlog::error("reload failed, keeping the running configuration:\n{}", valid.message());
+    events_.Publish(DaemonEventKind::kConfigReloadFailed, valid.message());
+    notifier_.Status("reload failed; running with the previous configuration");
+    notifier_.Ready();
+    return;
+  }
+  const Config& next = *loaded;
+  if (SocketPath(options_, next) != socket_path_) {
+    spdlog::warn("daemon.socket changed to {}; it takes effect on restart",
+                 next.daemon.socket);
+  }
+  Status level = SetLogLevel(next.daemon.log_level);
+  if (!level.ok()) spdlog::warn("{}", level.message());
+  uint64_t generation;
+  std::shared_ptr<const Config> previous;
+  {
+    std::lock_guard lock(mu_);
+    previous = std::exchange(config_, std::make_shared<const Config>(std::move(loaded).value()));
+    generation = ++config_generation_;
+  }
+  peers_.Reload(*previous, *config());
+  ApplyChannelSettings(*config());
+  UpdateEcho(*config(), /*at_start=*/false);
+  spdlog::info("configuration reloaded (generation {})", generation);
+  events_.Publish(DaemonEventKind::kConfigReloaded,
+                  "configuration reloaded from " + options_.config_path +
+                      " (generation " + std::to_string(generation) + ")");
+  notifier_.Status("serving on " + socket_path_);
+  notifier_.Ready();
+}
+
+void Daemon::Stop(int signo) {
+  spdlog::info("{}: stopping", strsignal(signo));
+  notifier_.Stopping();
+  notifier_.Status("stopping");
+  events_.Publish(DaemonEventKind::kDaemonStopping,
+                  std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
+  events_.Close();
+  if (echo_) echo_->Stop();  // first: it is a client of the server below
+  echo_.reset();
+  listener_->Stop();
+  if (broker_) broker_->Shutdown();  // holders and peers told while sessions are up
+  peers_.Stop();
+  server_->Shutdown(kShutdownDeadline);
+  monitor_.Stop();
+  spdlog::info("stopped");
+}
+
+}  // namespace rdmad

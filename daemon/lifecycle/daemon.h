@@ -1,0 +1,176 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Daemon runs rdmad's lifecycle: it takes the instance lock, binds the local
+// socket, starts the API server and then the peer listener and sessions
+// (PeerHub) and the echo service (echo.enabled), tells systemd it is ready,
+// and then waits in its main loop for signals (SIGHUP reloads, SIGTERM/SIGINT
+// stop) while petting the watchdog. The RPC edge sees it only through
+// DaemonCore.
+//
+// Thread safety: Run() is called once from the main thread, with SIGTERM,
+// SIGINT and SIGHUP blocked in every thread (BlockDaemonSignals before any
+// thread starts). The DaemonCore methods may be called from any thread.
+
+#ifndef RDMAD_DAEMON_LIFECYCLE_DAEMON_H_
+#define RDMAD_DAEMON_LIFECYCLE_DAEMON_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "daemon/broker/broker.h"
+#include "daemon/broker/builtin_service.h"
+#include "daemon/clients/client_limiter.h"
+#include "daemon/config/config.h"
+#include "daemon/discovery/device_monitor.h"
+#include "daemon/events/event_bus.h"
+#include "daemon/discovery/inventory.h"
+#include "daemon/policy/path_policy.h"
+#include "daemon/peers/peer_hub.h"
+#include "daemon/pool/pool_registry.h"
+#include "daemon/lifecycle/systemd_notify.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+class UnixListener;
+
+struct DaemonStatusSnapshot {
+  std::string version;
+  int pid = 0;
+  double uptime_seconds = 0;
+  std::string config_file;
+  uint64_t config_generation = 0;
+  std::string socket_path;
+  uint32_t device_count = 0;
+  uint32_t port_count = 0;
+  uint32_t active_port_count = 0;
+  uint32_t peer_count = 0;
+  uint32_t service_count = 0;
+  uint32_t channel_count = 0;
+  uint64_t connections_accepted = 0;
+  uint32_t event_subscribers = 0;
+};
+
+// The daemon as the RPC edge sees it.
+class DaemonCore {
+ public:
+  virtual ~DaemonCore() = default;
+  virtual DaemonStatusSnapshot GetStatus() const = 0;
+  virtual EventBus& events() = 0;
+  // The current device inventory (never null).
+  virtual std::shared_ptr<const Inventory> inventory() const = 0;
+  virtual StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,
+                                                                 int port) const = 0;
+  // Plans the path to a peer with the running config and inventory.
+  virtual StatusOr<PathDecision> ResolvePath(const PathRequest& request) const = 0;
+  // The peer sessions: configured ones in config order, then on-demand ones.
+  virtual std::vector<PeerSnapshot> ListPeers() const = 0;
+  // The session to a [[peers]] name or an address (opened on demand): the
+  // broker's way to a peer. INVALID_ARGUMENT for neither.
+  virtual StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) = 0;
+  // The channel broker; null where there is none (test fakes).
+  virtual Broker* broker() { return nullptr; }
+  // The pool targets the client libraries follow; null where there are none.
+  virtual PoolRegistry* pool() { return nullptr; }
+  // The local API's per-client limits (limits.*); none where unset (fakes).
+  virtual ClientLimits client_limits() const { return {}; }
+};
+
+// The local API server as the daemon sees it (implemented with gRPC).
+class ApiServer {
+ public:
+  virtual ~ApiServer() = default;
+  // Serves one accepted, non-blocking connection; takes ownership of fd.
+  virtual void AddConnection(int fd) = 0;
+  // Waits for open calls to finish up to deadline, then cancels the rest.
+  virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
+};
+
+// The RPC edge the binary builds (with gRPC) and passes in, so the core
+// stays gRPC-free: the local API server, and the peer transport (the peer
+// listener and the connector for sessions; null: no peer sessions). echo
+// starts the built-in echo service (null: none) when echo.enabled.
+struct ApiServerFactory {
+  std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)> local;
+  PeerTransportFactory peer;
+  BuiltinServiceFactory echo;
+};
+
+struct DaemonOptions {
+  std::string config_path;
+  std::optional<std::string> socket_override;  // --socket
+  EnvLookup env;
+  std::string sysfs_root = "/sys";
+};
+
+class Daemon : public DaemonCore {
+ public:
+  Daemon(DaemonOptions options, Config config);
+  ~Daemon() override;
+
+  // Serves until SIGTERM/SIGINT; returns the process exit code.
+  int Run(const ApiServerFactory& make_server);
+
+  DaemonStatusSnapshot GetStatus() const override;
+  EventBus& events() override { return events_; }
+  std::shared_ptr<const Inventory> inventory() const override { return monitor_.current(); }
+  StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,
+                                                         int port) const override;
+  StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override;
+  std::vector<PeerSnapshot> ListPeers() const override { return peers_.List(); }
+  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address) override {
+    return peers_.Peer(name_or_address);
+  }
+  Broker* broker() override { return broker_.get(); }
+  PoolRegistry* pool() override { return &pool_; }
+  ClientLimits client_limits() const override;  // daemon_broker.cc
+
+ private:
+  Status StartServing(const ApiServerFactory& make_server);
+  void MainLoop(int signal_fd);
+  void Reload();
+  void Stop(int signo);
+  void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
+  std::shared_ptr<const Config> config() const;
+  void UpdateEcho(const Config& config, bool at_start);
+  void ApplyChannelSettings(const Config& config);  // limits and pool targets
+  BrokerOptions MakeBrokerOptions();  // daemon_broker.cc
+  void StartBroker();
+  StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);
+
+  DaemonOptions options_;
+  std::string socket_path_;
+  SystemdNotifier notifier_;
+  EventBus events_;
+  const std::chrono::steady_clock::time_point started_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const Config> config_;  // guarded by mu_
+  uint64_t config_generation_ = 1;        // guarded by mu_
+  std::unique_ptr<class InstanceLock> lock_;
+  std::unique_ptr<UnixListener> listener_;
+  DeviceMonitor monitor_;
+  std::unique_ptr<ApiServer> server_;
+  PeerHub peers_;
+  std::unique_ptr<Broker> broker_;  // made in StartServing
+  // broker_ once it is made, for the device monitor's thread.
+  std::atomic<Broker*> path_broker_{nullptr};
+  PoolRegistry pool_;
+  BuiltinServiceFactory make_echo_;
+  std::unique_ptr<BuiltinService> echo_;  // main thread only
+};
+
+// Blocks the signals the daemon handles in the calling thread (and so in
+// every thread it later starts).
+void BlockDaemonSignals();
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_LIFECYCLE_DAEMON_H_

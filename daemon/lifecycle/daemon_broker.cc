@@ -1,0 +1,141 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The daemon's channel broker wiring: paths from the running config and
+// inventory, peers from the peer hub, and the hub's hooks into the broker;
+// the channel and local-client limits from the config.
+
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include "daemon/lifecycle/daemon.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+bool IsIpLiteral(const std::string& host) {
+  unsigned char buf[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+}  // namespace
+
+BrokerOptions Daemon::MakeBrokerOptions() {
+  BrokerOptions o;
+  o.host_name = HostName();
+  o.instance_id = peers_.instance_id();
+  o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
+  o.find_peer = [this](const std::string& name) { return FindBrokerPeer(name); };
+  o.find_instance = [this](const std::string& instance_id) { return LinkToInstance(instance_id); };
+  o.send_event = [this](const std::string& instance_id, const PeerEvent& event) {
+    return peers_.inbound().Send(instance_id, event);
+  };
+  return o;
+}
+
+// The broker and its hooks: OpenChannel and CloseChannel from peers, and
+// the loss of a peer daemon, seen from either direction: this daemon's
+// session to it going down, or its session to this daemon ending.
+void Daemon::StartBroker() {
+  broker_ = std::make_unique<Broker>(MakeBrokerOptions());
+  Broker* broker = broker_.get();
+  PeerInbound& inbound = peers_.inbound();
+  inbound.SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
+    return broker->OnOpenChannel(call, peer_ip);
+  });
+  inbound.SetCloseHandler([broker](const CloseChannelCall& call) {
+    return broker->OnCloseChannel(call);
+  });
+  inbound.SetStreamLostHandler([broker](const std::string& instance_id, const std::string& host) {
+    broker->OnPeerLost(instance_id, host, "its session to this daemon ended");
+  });
+  peers_.ObserveSessions(
+      [broker](const PeerSnapshot& peer) {
+        if (!peer.remote) return;
+        if (peer.state == PeerSessionState::kDown || peer.state == PeerSessionState::kVersionMismatch ||
+            peer.state == PeerSessionState::kCircuitOpen) {
+          broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
+        }
+      },
+      [broker](const PeerSnapshot& peer, const PeerEvent& event) {
+        if (event.kind != PeerEvent::Kind::kChannelClosed || !peer.remote) return;
+        Status closed = broker->OnCloseChannel(
+            CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
+        if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
+      });
+  broker_->StartSweeper();
+  path_broker_.store(broker);
+  ApplyChannelSettings(*config());
+}
+
+void Daemon::ApplyChannelSettings(const Config& config) {
+  broker_->SetLimits(size_t(config.limits.max_channels), size_t(config.limits.max_channels_per_peer));
+  pool_.SetConfig(config.pool, config.limits.idle_timeout_s);
+  spdlog::info("channels: at most {} in total and {} per peer; {} [[pool]] target(s); channels "
+               "beyond a pool's target close after {} s idle",
+               config.limits.max_channels, config.limits.max_channels_per_peer,
+               config.pool.size(), config.limits.idle_timeout_s);
+  spdlog::info("local API: at most {} Connect handshakes in flight per process and {} in "
+               "total, {} open streams per process",
+               config.limits.max_connects_per_client, config.limits.max_connects,
+               config.limits.max_streams_per_client);
+}
+
+ClientLimits Daemon::client_limits() const {
+  const Config::Limits& limits = config()->limits;
+  return {size_t(limits.max_connects_per_client), size_t(limits.max_connects),
+          size_t(limits.max_streams_per_client)};
+}
+
+// A link through this daemon's up session to the daemon instance_id.
+StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& instance_id) {
+  for (const PeerSnapshot& p : peers_.List()) {
+    if (p.state != PeerSessionState::kUp || !p.remote || p.remote->instance_id != instance_id) continue;
+    StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(p.name);
+    if (session.ok()) return session.value()->link();
+  }
+  return Status::NotFound("no session up to rdmad instance " + instance_id);
+}
+
+// A name that is neither a [[peers]] name nor an IP literal (with or
+// without a port) is NOT_FOUND, checked before a session is opened on
+// demand; a peer whose session is not up gives UNAVAILABLE with the
+// session's last error (at once, from find_peer, while its circuit is open).
+StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) {
+  bool known = IsIpLiteral(HostOfAddress(name_or_address));
+  for (const PeerSnapshot& p : peers_.List()) {
+    known = known || p.name == name_or_address || p.address == name_or_address;
+  }
+  if (!known) {
+    return Status::NotFound("unknown peer " + name_or_address +
+                            ": not a [[peers]] name nor an IP address");
+  }
+  StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
+  if (!session.ok()) {
+    if (session.status().code() != StatusCode::kInvalidArgument) return session.status();
+    return Status::NotFound("unknown peer " + name_or_address + ": " +
+                            session.status().message());
+  }
+  BrokerPeer peer;
+  peer.name = session.value()->name();
+  peer.address = session.value()->address();
+  PeerSnapshot snapshot = session.value()->snapshot();
+  if (snapshot.remote) peer.instance_id = snapshot.remote->instance_id;
+  StatusOr<std::shared_ptr<PeerLink>> link = session.value()->link();
+  // An open circuit fails PlanChannel and Connect fast (UNAVAILABLE).
+  if (link.status().code() == StatusCode::kUnavailable) return link.status();
+  if (link.ok()) {
+    peer.link = std::move(link).value();
+  } else {
+    peer.link = Status::Unavailable(link.status().message());
+  }
+  return peer;
+}
+
+}  // namespace rdmad

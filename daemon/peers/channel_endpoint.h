@@ -1,0 +1,61 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The endpoints and plans the channel broker relays, as the core sees them
+// (the RPC edge converts rdmad.v1.Endpoint / ChannelPlan to and from these).
+// The broker validates every endpoint it relays with the client library's
+// own checks (common/endpoint.h), so a peer's or an application's
+// garbage is refused with INVALID_ARGUMENT naming the field, never relayed.
+//
+// Thread safety: values; the functions are pure.
+
+#ifndef RDMAD_DAEMON_PEERS_CHANNEL_ENDPOINT_H_
+#define RDMAD_DAEMON_PEERS_CHANNEL_ENDPOINT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/endpoint.h"
+#include "daemon/policy/path_policy.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+// One side of a channel: exactly one of rdma and tcp is set.
+using ChannelEndpoint = internal::WireEndpoint;
+
+// This side's plan: an RDMA path, or TCP and why.
+struct ChannelPlan {
+  std::optional<PathDecision> path;  // set: RDMA
+  std::string tcp_reason;            // set when path is not
+  std::string tcp_bind_host;         // TCP acceptor: the address to listen on
+};
+
+// OpenChannel, daemon to daemon (peer.proto OpenChannelRequest).
+struct OpenChannelCall {
+  uint64_t channel_id = 0;
+  std::string service;
+  std::string initiator_host;
+  std::string initiator_instance;
+  ChannelEndpoint initiator;
+};
+
+struct CloseChannelCall {
+  uint64_t channel_id = 0;
+  std::string reason;
+  std::string initiator_instance;
+};
+
+// OK, or INVALID_ARGUMENT naming the field: neither or both transports, a
+// bad RDMA field (ValidateRdmaEndpoint), a TCP host that is not a numeric
+// IPv4/IPv6 address, port 0, an all-zero token. An initiator's TCP
+// endpoint (listening false) only says "TCP": its port and token are not
+// used (the acceptor listens) and may be 0.
+Status ValidateChannelEndpoint(const ChannelEndpoint& endpoint, bool listening = true);
+
+// "RDMA" or "TCP" (for logs and the channel table).
+std::string EndpointTransport(const ChannelEndpoint& endpoint);
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_PEERS_CHANNEL_ENDPOINT_H_

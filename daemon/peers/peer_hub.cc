@@ -1,0 +1,118 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/peers/peer_hub.h"
+
+#include "daemon/config/config_checks.h"
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+constexpr std::chrono::milliseconds kListenerShutdown{1000};
+
+bool HasTls(const Config::Daemon& d) { return !d.tls_cert.empty(); }
+
+void LogSecurity(const Config::Daemon& d, const std::string& target) {
+  if (HasTls(d)) {
+    spdlog::info("peers: listening on {} with mutual TLS (cert {}, CA {})", target, d.tls_cert,
+                 d.tls_ca);
+  } else if (!IsLoopbackHost(d.peer_address)) {
+    // ValidateConfig let this through only with peer_insecure.
+    spdlog::warn("peers: listening on {} WITHOUT TLS (daemon.peer_insecure = true): any host "
+                 "that reaches this port can talk to rdmad; use this on a trusted network only",
+                 target);
+  } else {
+    spdlog::info("peers: listening on {} (loopback, plaintext)", target);
+    if (d.peer_insecure) spdlog::info("daemon.peer_insecure has no effect on loopback");
+  }
+}
+
+}  // namespace
+
+PeerHub::PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory)
+    : inventory_(std::move(inventory)),
+      instance_id_(NewInstanceId()),
+      inbound_([this] { return LocalHello(); }) {}
+
+PeerHub::~PeerHub() { Stop(); }
+
+PeerHello PeerHub::LocalHello() const { return BuildLocalHello(*inventory_(), instance_id_); }
+
+void PeerHub::ObserveSessions(PeerSessions::StateObserver on_state,
+                              PeerSessions::EventObserver on_event) {
+  on_state_ = std::move(on_state);
+  on_event_ = std::move(on_event);
+}
+
+Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
+  if (!factory) {
+    spdlog::info("peers: no transport in this build; peer sessions are off");
+    return Status::Ok();
+  }
+  const Config::Daemon& d = config.daemon;
+  PeerTransportOptions options{d.peer_address, d.peer_port, d.tls_cert, d.tls_key, d.tls_ca};
+  auto transport = factory(options, &inbound_);
+  if (!transport.ok()) return transport.status();
+  server_ = std::move(transport->server);
+  LogSecurity(d, ListenTarget(d.peer_address, server_->port()));
+  inbound_.Start();
+  PeerSessionOptions session_options;
+  session_options.breaker.failures = d.peer_breaker_failures;
+  session_options.breaker.open_for = std::chrono::seconds(d.peer_breaker_open_s);
+  // A peer that is still starting is dialled every few hundred ms at first:
+  // its failures must span a while before the circuit opens.
+  session_options.breaker.min_span = std::chrono::seconds(10);
+  sessions_ = std::make_unique<PeerSessions>(std::move(transport->connector),
+                                             [this] { return LocalHello(); }, session_options);
+  sessions_->Observe(on_state_, on_event_);
+  sessions_->SetConfiguredPeers(config.peers);
+  sessions_->Start();
+  running_ = sessions_.get();
+  spdlog::info("peers: protocol {}, instance {}, {} configured",
+               FormatProtocol(LocalProtocolVersion()),
+               instance_id_, config.peers.size());
+  return Status::Ok();
+}
+
+void PeerHub::Reload(const Config& previous, const Config& next) {
+  const Config::Daemon& a = previous.daemon;
+  const Config::Daemon& b = next.daemon;
+  if (a.peer_address != b.peer_address || a.peer_port != b.peer_port ||
+      a.peer_insecure != b.peer_insecure || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
+      a.tls_ca != b.tls_ca) {
+    spdlog::warn("daemon.peer_address, peer_port, peer_insecure and tls_* changed; the peer "
+                 "listener and TLS keep their old settings until rdmad restarts");
+  }
+  if (a.peer_breaker_failures != b.peer_breaker_failures ||
+      a.peer_breaker_open_s != b.peer_breaker_open_s) {
+    spdlog::warn("daemon.peer_breaker_failures and peer_breaker_open_s changed; peer sessions "
+                 "keep their old circuit breaker settings until rdmad restarts");
+  }
+  if (sessions_) sessions_->SetConfiguredPeers(next.peers);
+}
+
+void PeerHub::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (sessions_) sessions_->Stop();  // ours: cancel streams and calls
+  inbound_.Close();                  // theirs: finish every stream
+  if (server_) server_->Shutdown(kListenerShutdown);
+}
+
+std::vector<PeerSnapshot> PeerHub::List() const {
+  PeerSessions* sessions = running_;
+  return sessions ? sessions->List() : std::vector<PeerSnapshot>{};
+}
+
+StatusOr<std::shared_ptr<PeerSession>> PeerHub::Peer(const std::string& name_or_address) {
+  PeerSessions* sessions = running_;
+  if (!sessions) return Status::FailedPrecondition("peer sessions are not running");
+  return sessions->Peer(name_or_address);
+}
+
+size_t PeerHub::session_count() const {
+  PeerSessions* sessions = running_;
+  return sessions ? sessions->size() : 0;
+}
+
+}  // namespace rdmad

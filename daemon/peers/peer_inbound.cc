@@ -1,0 +1,349 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/peers/peer_inbound.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+constexpr size_t kMaxGreeted = 4096;
+constexpr std::chrono::seconds kMaxTickerSleep{1};
+
+int64_t UnixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+InboundStream::InboundStream(PeerInbound* inbound, PeerStreamWriter* writer)
+    : inbound_(inbound), writer_(writer) {}
+
+InboundStream::~InboundStream() { Detach(); }
+
+void InboundStream::Start(const SessionOpen& open, const std::string& from) {
+  auto self = shared_from_this();  // the reactor may finish while this runs
+  open_ = open;
+  from_ = from;
+  Status status = ValidateSessionOpen(open);
+  if (status.ok()) {
+    status = CheckProtocol(inbound_->LocalHello().protocol, open.protocol,
+                           open.host_name + " (" + from + ")");
+  }
+  uint64_t id = 0;
+  if (status.ok()) {
+    id = inbound_->Register(shared_from_this());
+    if (id == 0) status = Status::Unavailable("rdmad is stopping");
+  }
+  if (!status.ok()) {
+    spdlog::warn("refusing a peer session from {}: {}", from, status.message());
+    {
+      std::lock_guard lock(mu_);
+      finished_ = true;
+    }
+    writer_->Finish(status);
+    return;
+  }
+  spdlog::info("peer {} ({}) opened a session (heartbeat every {} ms)", open.host_name, from,
+               open.heartbeat_interval_ms);
+  {
+    std::lock_guard lock(mu_);
+    id_ = id;
+    next_heartbeat_ = inbound_->Now();
+  }
+  Heartbeat(inbound_->Now());
+}
+
+void InboundStream::Detach() {
+  uint64_t id;
+  {
+    std::lock_guard lock(mu_);
+    id = std::exchange(id_, 0);
+  }
+  if (id != 0) inbound_->Unregister(id, open_);
+}
+
+InboundStream::Action InboundStream::NextLocked(PeerEvent* next, Status* final) {
+  if (finished_ || writing_) return Action::kNone;
+  if (!queue_.empty() && final_.ok()) {
+    *next = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    return Action::kWrite;
+  }
+  if (closing_) {
+    finished_ = true;
+    *final = final_;
+    return Action::kFinish;
+  }
+  return Action::kNone;
+}
+
+void InboundStream::Perform(Action action, const PeerEvent& next, const Status& final) {
+  // Nothing may touch members after Finish: the reactor may be gone.
+  if (action == Action::kWrite) writer_->Write(next);
+  if (action == Action::kFinish) writer_->Finish(final);
+}
+
+bool InboundStream::Enqueue(PeerEvent event) {
+  PeerEvent next;
+  Status final;
+  Action action;
+  {
+    std::lock_guard lock(mu_);
+    if (finished_ || closing_) return false;
+    if (queue_.size() >= PeerInbound::kMaxQueued) {
+      CloseLocked(Status::ResourceExhausted("peer session closed: the peer does not read it"));
+      return false;
+    }
+    event.sequence = ++sequence_;
+    queue_.push_back(std::move(event));
+    action = NextLocked(&next, &final);
+  }
+  Perform(action, next, final);
+  return true;
+}
+
+SteadyTime InboundStream::Heartbeat(SteadyTime now) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_ || closing_) return SteadyTime::max();
+    if (now < next_heartbeat_) return next_heartbeat_;
+    next_heartbeat_ = now + std::chrono::milliseconds(open_.heartbeat_interval_ms);
+    // A write still pending: the peer is slow or gone; keepalive decides.
+    if (writing_ || !queue_.empty()) return next_heartbeat_;
+  }
+  PeerEvent beat;
+  beat.kind = PeerEvent::Kind::kHeartbeat;
+  beat.unix_time_ms = UnixMillis();
+  Enqueue(std::move(beat));
+  std::lock_guard lock(mu_);
+  return next_heartbeat_;
+}
+
+void InboundStream::CloseLocked(const Status& status) {
+  if (closing_) return;
+  closing_ = true;
+  queue_.clear();
+  final_ = status;
+}
+
+void InboundStream::Close(const Status& status) {
+  PeerEvent next;
+  Status final;
+  Action action;
+  {
+    std::lock_guard lock(mu_);
+    CloseLocked(status);
+    action = NextLocked(&next, &final);
+  }
+  Perform(action, next, final);
+}
+
+void InboundStream::OnWriteDone(bool ok) {
+  PeerEvent next;
+  Status final;
+  Action action;
+  {
+    std::lock_guard lock(mu_);
+    writing_ = false;
+    if (!ok) CloseLocked(Status::Unavailable("peer session write failed; the peer is gone"));
+    action = NextLocked(&next, &final);
+  }
+  Perform(action, next, final);
+}
+
+void InboundStream::Cancel() {
+  Detach();
+  spdlog::debug("peer session from {} ({}) cancelled", open_.host_name, from_);
+  Close(Status::Cancelled("cancelled by the peer"));
+}
+
+PeerInbound::PeerInbound(std::function<PeerHello()> local_hello,
+                         std::function<SteadyTime()> clock)
+    : local_hello_(std::move(local_hello)), clock_(std::move(clock)) {
+  if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
+}
+
+PeerInbound::~PeerInbound() { Close(); }
+
+void PeerInbound::Start() {
+  ticker_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!closed_) {
+      uint64_t seen = registrations_;
+      lock.unlock();
+      SteadyTime next = std::min(Tick(), std::chrono::steady_clock::now() + kMaxTickerSleep);
+      lock.lock();
+      cv_.wait_until(lock, next, [&] { return closed_ || registrations_ != seen; });
+    }
+  });
+}
+
+void PeerInbound::Close() {
+  std::vector<std::shared_ptr<InboundStream>> streams;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+    for (auto& [id, weak] : streams_) {
+      if (auto s = weak.lock()) streams.push_back(s);
+    }
+    streams_.clear();
+  }
+  cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  for (auto& s : streams) s->Close(Status::Unavailable("rdmad is stopping"));
+  if (!streams.empty()) spdlog::info("peer sessions served: {} closed", streams.size());
+}
+
+StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::string& from) {
+  RDMAD_RETURN_IF_ERROR(ValidateHello(remote, "self"));
+  PeerHello local = LocalHello();
+  bool first;
+  {
+    std::lock_guard lock(mu_);
+    if (greeted_.size() >= kMaxGreeted) greeted_.clear();
+    first = greeted_.insert(remote.instance_id).second;
+  }
+  Status version =
+      CheckProtocol(local.protocol, remote.protocol, remote.host_name + " (" + from + ")");
+  if (!first) {
+    spdlog::trace("Hello from {} ({})", remote.host_name, from);
+  } else if (!version.ok()) {
+    spdlog::warn("{}; answering its Hello so it knows, refusing its session",
+                 version.message());
+  } else {
+    spdlog::info("Hello from peer {} ({}): rdmad {}, protocol {}, instance {}", remote.host_name,
+                 from, remote.daemon_version, FormatProtocol(remote.protocol),
+                 remote.instance_id);
+  }
+  return local;
+}
+
+std::shared_ptr<InboundStream> PeerInbound::NewStream(PeerStreamWriter* writer) {
+  return std::make_shared<InboundStream>(this, writer);
+}
+
+uint64_t PeerInbound::Register(const std::shared_ptr<InboundStream>& stream) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return 0;
+    uint64_t id = next_id_++;
+    streams_[id] = stream;
+    ++registrations_;
+    cv_.notify_all();
+    return id;
+  }
+}
+
+void PeerInbound::Unregister(uint64_t id, const SessionOpen& open) {
+  StreamLostHandler lost;
+  {
+    std::lock_guard lock(mu_);
+    if (streams_.erase(id) == 0) return;  // Close() took it: stopping
+    for (auto& [other, weak] : streams_) {
+      auto s = weak.lock();
+      if (s && s->instance_id() == open.instance_id) return;  // still in session
+    }
+    lost = stream_lost_;
+  }
+  spdlog::info("peer {} (instance {}): its session to this daemon ended", open.host_name,
+               open.instance_id);
+  if (lost) lost(open.instance_id, open.host_name);
+}
+
+size_t PeerInbound::stream_count() const {
+  std::lock_guard lock(mu_);
+  return streams_.size();
+}
+
+Status PeerInbound::Send(const std::string& instance_id, const PeerEvent& event) {
+  std::vector<std::shared_ptr<InboundStream>> targets;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, weak] : streams_) {
+      auto s = weak.lock();
+      if (s && s->instance_id() == instance_id) targets.push_back(s);
+    }
+  }
+  bool sent = false;
+  for (auto& s : targets) sent = s->Enqueue(event) || sent;
+  if (!sent) return Status::NotFound("no open session from rdmad instance " + instance_id);
+  return Status::Ok();
+}
+
+SteadyTime PeerInbound::Tick() {
+  std::vector<std::shared_ptr<InboundStream>> streams;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, weak] : streams_) {
+      if (auto s = weak.lock()) streams.push_back(s);
+    }
+  }
+  SteadyTime now = Now();
+  SteadyTime next = SteadyTime::max();
+  for (auto& s : streams) next = std::min(next, s->Heartbeat(now));
+  return next;
+}
+
+void PeerInbound::SetChannelHandler(ChannelHandler handler) {
+  std::lock_guard lock(mu_);
+  channel_handler_ = std::move(handler);
+}
+
+StatusOr<ChannelEndpoint> PeerInbound::OpenChannel(const OpenChannelCall& call,
+                                                   const std::string& from) {
+  ChannelHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Status::Unavailable("the daemon is stopping");
+    handler = channel_handler_;
+  }
+  if (!handler) return Status::Unavailable("this daemon has no channel broker");
+  return handler(call, PeerIpOf(from));
+}
+
+void PeerInbound::SetCloseHandler(CloseHandler handler) {
+  std::lock_guard lock(mu_);
+  close_handler_ = std::move(handler);
+}
+
+Status PeerInbound::CloseChannel(const CloseChannelCall& call) {
+  CloseHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Status::Unavailable("the daemon is stopping");
+    handler = close_handler_;
+  }
+  if (!handler) return Status::Unavailable("this daemon has no channel broker");
+  return handler(call);
+}
+
+void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {
+  std::lock_guard lock(mu_);
+  stream_lost_ = std::move(handler);
+}
+
+std::string PeerIpOf(const std::string& from) {
+  std::string s = from;
+  for (const char* prefix : {"ipv4:", "ipv6:"}) {
+    if (s.rfind(prefix, 0) == 0) s = s.substr(5);
+  }
+  for (auto [enc, dec] : {std::pair{"%5B", "["}, std::pair{"%5D", "]"}}) {
+    for (size_t at; (at = s.find(enc)) != std::string::npos;) s.replace(at, 3, dec);
+  }
+  if (!s.empty() && s[0] == '[') {
+    size_t end = s.find(']');
+    return end == std::string::npos ? s : s.substr(1, end - 1);
+  }
+  size_t colon = s.rfind(':');
+  return colon == std::string::npos ? s : s.substr(0, colon);
+}
+
+}  // namespace rdmad

@@ -1,0 +1,172 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerInbound is the serving side of peer sessions, as the peer server
+// (daemon/rpc/peer_service.cc) sees it: it answers Hello with this
+// daemon's own, and runs every Session stream other daemons keep open to
+// this one: a heartbeat at once and then every heartbeat_interval_ms, and
+// (for the broker, later) events sent to one peer with Send(). A stream is
+// written one event at a time; a peer that stops reading while
+// kMaxQueued events wait is ended with RESOURCE_EXHAUSTED, and heartbeats
+// are skipped, not queued, while a write is pending. Close() (daemon
+// stopping) ends every stream with UNAVAILABLE and refuses new ones.
+//
+// Thread safety: every method may be called from any thread. An
+// InboundStream's OnWriteDone/Cancel come from the RPC runtime; after the
+// writer's Finish has been called the stream makes no further writer calls.
+
+#ifndef RDMAD_DAEMON_PEERS_PEER_INBOUND_H_
+#define RDMAD_DAEMON_PEERS_PEER_INBOUND_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "daemon/peers/channel_endpoint.h"
+#include "daemon/peers/peer_protocol.h"
+#include "daemon/peers/peer_session.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+class PeerInbound;
+
+// Where an inbound stream's events go (a gRPC write reactor in the daemon).
+class PeerStreamWriter {
+ public:
+  virtual ~PeerStreamWriter() = default;
+  // Starts writing event; the writer then calls InboundStream::OnWriteDone.
+  virtual void Write(const PeerEvent& event) = 0;
+  // Ends the stream. Called exactly once.
+  virtual void Finish(const Status& status) = 0;
+};
+
+class InboundStream : public std::enable_shared_from_this<InboundStream> {
+ public:
+  InboundStream(PeerInbound* inbound, PeerStreamWriter* writer);
+  ~InboundStream();
+
+  // Checks the request (INVALID_ARGUMENT; FAILED_PRECONDITION for another
+  // major version; UNAVAILABLE when stopping, each ending the stream), then
+  // registers the stream and writes the first heartbeat.
+  void Start(const SessionOpen& open, const std::string& from);
+  // The writer finished one write (ok=false: the peer is gone).
+  void OnWriteDone(bool ok);
+  // The peer cancelled the call (or the server is shutting down).
+  void Cancel();
+  // Unregisters; the reactor calls it when gRPC is done with the call.
+  void Detach();
+
+  // For PeerInbound.
+  bool Enqueue(PeerEvent event);
+  SteadyTime Heartbeat(SteadyTime now);
+  void Close(const Status& status);
+  const std::string& instance_id() const { return open_.instance_id; }
+
+ private:
+  enum class Action { kNone, kWrite, kFinish };
+  Action NextLocked(PeerEvent* next, Status* final);
+  void Perform(Action action, const PeerEvent& next, const Status& final);
+  void CloseLocked(const Status& status);
+
+  PeerInbound* inbound_;
+  PeerStreamWriter* writer_;
+  SessionOpen open_;
+  std::string from_;
+  std::mutex mu_;
+  uint64_t id_ = 0;  // registration, 0 when not registered
+  std::deque<PeerEvent> queue_;
+  uint64_t sequence_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;   // drain, then finish with final_
+  bool finished_ = false;  // Finish was called
+  Status final_;
+  SteadyTime next_heartbeat_;
+};
+
+class PeerInbound {
+ public:
+  static constexpr size_t kMaxQueued = 256;
+
+  // local_hello: what this daemon answers; clock: for heartbeats (tests).
+  explicit PeerInbound(std::function<PeerHello()> local_hello,
+                       std::function<SteadyTime()> clock = nullptr);
+  ~PeerInbound();  // Close()
+
+  // Starts the heartbeat thread.
+  void Start();
+  // Ends every stream with UNAVAILABLE and stops the heartbeat thread.
+  void Close();
+
+  // A peer's Hello: INVALID_ARGUMENT when malformed, else this daemon's.
+  StatusOr<PeerHello> Hello(const PeerHello& remote, const std::string& from);
+
+  // A stream object for a Session call; the reactor keeps it and calls
+  // Start on it.
+  std::shared_ptr<InboundStream> NewStream(PeerStreamWriter* writer);
+
+  // Sends event on the Session stream(s) of the daemon instance_id (the
+  // broker's ChannelClosed); NOT_FOUND when it has none open.
+  Status Send(const std::string& instance_id, const PeerEvent& event);
+
+  // The broker's side of a peer's OpenChannel (set once at start, before
+  // serving): the call and the caller's IP. Without a handler, UNAVAILABLE.
+  using ChannelHandler = std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall& call,
+                                                                 const std::string& peer_ip)>;
+  void SetChannelHandler(ChannelHandler handler);
+  // A peer's OpenChannel; from is the transport's peer ("ipv4:1.2.3.4:5").
+  // Blocks until the listener answers.
+  StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from);
+
+  // The broker's side of a peer's CloseChannel (set once at start, like
+  // the channel handler); without one, UNAVAILABLE. Must not block.
+  using CloseHandler = std::function<Status(const CloseChannelCall& call)>;
+  void SetCloseHandler(CloseHandler handler);
+  Status CloseChannel(const CloseChannelCall& call);
+
+  // Told when the last Session stream of a peer daemon instance ends (not
+  // when this daemon is stopping): that peer's session to this daemon is
+  // gone. Called on the RPC runtime's threads; must not block.
+  using StreamLostHandler =
+      std::function<void(const std::string& instance_id, const std::string& host_name)>;
+  void SetStreamLostHandler(StreamLostHandler handler);
+
+  size_t stream_count() const;
+  // Writes the heartbeats due at the clock's now; returns the next due time.
+  SteadyTime Tick();
+
+ private:
+  friend class InboundStream;
+  uint64_t Register(const std::shared_ptr<InboundStream>& stream);  // 0 when closed
+  void Unregister(uint64_t id, const SessionOpen& open);
+  SteadyTime Now() const { return clock_(); }
+  PeerHello LocalHello() const { return local_hello_(); }
+
+  std::function<PeerHello()> local_hello_;
+  std::function<SteadyTime()> clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;                                           // guarded by mu_
+  uint64_t next_id_ = 1;                                          // guarded by mu_
+  uint64_t registrations_ = 0;  // wakes the ticker for a new stream; guarded by mu_
+  std::map<uint64_t, std::weak_ptr<InboundStream>> streams_;  // guarded by mu_
+  std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_
+  std::thread ticker_;
+  ChannelHandler channel_handler_;  // guarded by mu_
+  CloseHandler close_handler_;      // guarded by mu_
+  StreamLostHandler stream_lost_;   // guarded by mu_
+};
+
+// The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",
+// "ipv6:[::1]:5000" or "ipv6:%5B::1%5D:5000" -> "::1".
+std::string PeerIpOf(const std::string& from);
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_PEERS_PEER_INBOUND_H_

@@ -1,0 +1,174 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerInbound with a fake stream writer and a fake clock.
+
+#include "daemon/peers/peer_inbound.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr char kPeerId[] = "0123456789abcdef0123456789abcdef";
+
+class FakeWriter : public PeerStreamWriter {
+ public:
+  void Write(const PeerEvent& event) override { written.push_back(event); }
+  void Finish(const Status& status) override {
+    ++finishes;
+    final = status;
+  }
+  std::vector<PeerEvent> written;
+  int finishes = 0;
+  Status final;
+};
+
+PeerHello LocalHello() {
+  PeerHello h;
+  h.protocol = {1, 0};
+  h.host_name = "node-a";
+  h.daemon_version = "0.1.0";
+  h.instance_id = "fedcba9876543210fedcba9876543210";
+  return h;
+}
+
+SessionOpen Open(uint32_t major = 1) {
+  return SessionOpen{{major, 0}, "node-b", kPeerId, 1000};
+}
+
+class PeerInboundTest : public ::testing::Test {
+ protected:
+  PeerInbound inbound_{LocalHello, [this] { return now_; }};
+  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
+};
+
+TEST_F(PeerInboundTest, HelloAnswersWithThisDaemonsOwn) {
+  PeerHello remote = LocalHello();
+  remote.host_name = "node-b";
+  remote.instance_id = kPeerId;
+  auto reply = inbound_.Hello(remote, "ipv4:127.0.0.1:5000");
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(*reply, LocalHello());
+  remote.protocol.major = 2;  // answered as well: the caller decides
+  EXPECT_TRUE(inbound_.Hello(remote, "ipv4:127.0.0.1:5000").ok());
+}
+
+TEST_F(PeerInboundTest, MalformedHelloIsInvalidArgument) {
+  PeerHello remote = LocalHello();
+  remote.host_name = "";
+  auto reply = inbound_.Hello(remote, "ipv4:127.0.0.1:5000");
+  EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(reply.status().message(), "self.host_name: 1..255 bytes required");
+}
+
+TEST_F(PeerInboundTest, HeartbeatAtOnceThenEveryInterval) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(), "ipv4:127.0.0.1:5000");
+  ASSERT_EQ(writer.written.size(), 1u);
+  EXPECT_EQ(writer.written[0].kind, PeerEvent::Kind::kHeartbeat);
+  EXPECT_EQ(writer.written[0].sequence, 1u);
+  EXPECT_EQ(inbound_.stream_count(), 1u);
+  stream->OnWriteDone(true);
+  now_ += milliseconds(999);
+  inbound_.Tick();
+  EXPECT_EQ(writer.written.size(), 1u);
+  now_ += milliseconds(1);
+  EXPECT_EQ(inbound_.Tick(), now_ + milliseconds(1000));
+  ASSERT_EQ(writer.written.size(), 2u);
+  EXPECT_EQ(writer.written[1].sequence, 2u);
+  // Write still pending: the next heartbeat is skipped, not queued.
+  now_ += milliseconds(1000);
+  inbound_.Tick();
+  EXPECT_EQ(writer.written.size(), 2u);
+  stream->OnWriteDone(true);
+  EXPECT_EQ(writer.written.size(), 2u);
+  stream->Detach();
+  EXPECT_EQ(inbound_.stream_count(), 0u);
+}
+
+TEST_F(PeerInboundTest, AnotherMajorVersionIsRefused) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(2), "ipv4:127.0.0.1:5000");
+  EXPECT_TRUE(writer.written.empty());
+  EXPECT_EQ(writer.finishes, 1);
+  EXPECT_EQ(writer.final.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(writer.final.message(),
+            "peer node-b (ipv4:127.0.0.1:5000) speaks rdmad protocol 2.0, this daemon 1.0");
+  EXPECT_EQ(inbound_.stream_count(), 0u);
+}
+
+TEST_F(PeerInboundTest, MalformedSessionRequestIsInvalidArgument) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  SessionOpen open = Open();
+  open.heartbeat_interval_ms = 5;
+  stream->Start(open, "ipv4:127.0.0.1:5000");
+  EXPECT_EQ(writer.final.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(writer.final.message(), HasSubstr("heartbeat_interval_ms"));
+}
+
+TEST_F(PeerInboundTest, SendReachesThePeersStream) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(), "ipv4:127.0.0.1:5000");
+  PeerEvent closed;
+  closed.kind = PeerEvent::Kind::kChannelClosed;
+  closed.channel_id = 7;
+  closed.reason = "the application exited";
+  ASSERT_TRUE(inbound_.Send(kPeerId, closed).ok());
+  EXPECT_EQ(writer.written.size(), 1u);  // queued behind the heartbeat
+  stream->OnWriteDone(true);
+  ASSERT_EQ(writer.written.size(), 2u);
+  EXPECT_EQ(writer.written[1].channel_id, 7u);
+  EXPECT_EQ(writer.written[1].sequence, 2u);
+  EXPECT_EQ(inbound_.Send("00000000000000000000000000000000", closed).code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(PeerInboundTest, APeerThatDoesNotReadIsEnded) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(), "ipv4:127.0.0.1:5000");
+  PeerEvent closed;
+  closed.kind = PeerEvent::Kind::kChannelClosed;
+  for (size_t i = 0; i <= PeerInbound::kMaxQueued; ++i) inbound_.Send(kPeerId, closed);
+  EXPECT_EQ(writer.finishes, 0);  // a write is in flight
+  stream->OnWriteDone(true);
+  EXPECT_EQ(writer.finishes, 1);
+  EXPECT_EQ(writer.final.code(), StatusCode::kResourceExhausted);
+}
+
+TEST_F(PeerInboundTest, CloseEndsStreamsAndRefusesNewOnes) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(), "ipv4:127.0.0.1:5000");
+  inbound_.Close();
+  EXPECT_EQ(writer.finishes, 0);  // after the write in flight
+  stream->OnWriteDone(true);
+  EXPECT_EQ(writer.finishes, 1);
+  EXPECT_EQ(writer.final.code(), StatusCode::kUnavailable);
+  FakeWriter late;
+  auto refused = inbound_.NewStream(&late);
+  refused->Start(Open(), "ipv4:127.0.0.1:5001");
+  EXPECT_EQ(late.final.code(), StatusCode::kUnavailable);
+}
+
+TEST_F(PeerInboundTest, CancelFinishesOnceTheWriteIsDone) {
+  FakeWriter writer;
+  auto stream = inbound_.NewStream(&writer);
+  stream->Start(Open(), "ipv4:127.0.0.1:5000");
+  stream->Cancel();
+  EXPECT_EQ(inbound_.stream_count(), 0u);
+  stream->OnWriteDone(false);
+  EXPECT_EQ(writer.finishes, 1);
+  EXPECT_EQ(writer.final.code(), StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace rdmad

@@ -1,0 +1,173 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerSession: this daemon's session with one peer daemon, and the state
+// machine that keeps it up:
+//
+//   connecting --Hello ok, stream's first event--> up
+//   connecting/up --error, stream end, no heartbeat--> down (retry later)
+//   down --backoff (100 ms doubling to 10 s, +-20%)--> next attempt
+//   any --Hello says another major version--> version-mismatch (final)
+//   down --N failures in a row (CircuitBreaker)--> circuit-open
+//   circuit-open --open time up: one probe--> up, or circuit-open again
+//
+// An attempt makes a fresh PeerLink, sends Hello (its round trip is the
+// RTT), checks the version and opens the Session stream; while up, Hello is
+// re-sent every rtt_interval and the stream must deliver a heartbeat within
+// stale_after. While the circuit is open nothing is dialled and link() fails
+// fast with UNAVAILABLE. The broker uses link() to call the peer and
+// Subscribe() to hear its channel events and the session's state changes.
+//
+// Thread safety: snapshot(), link(), Subscribe() and Unsubscribe() may be
+// called from any thread. The state machine (Poll, On*, Shutdown) runs only
+// on PeerSessions' worker; observers are called there, without locks held,
+// and must not block.
+
+#ifndef RDMAD_DAEMON_PEERS_PEER_SESSION_H_
+#define RDMAD_DAEMON_PEERS_PEER_SESSION_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "daemon/peers/backoff.h"
+#include "daemon/peers/circuit_breaker.h"
+#include "daemon/peers/peer_link.h"
+#include "daemon/peers/peer_protocol.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+// A session's state as the daemon keeps it (the local API's rdmad::PeerState,
+// in the client library, is its public twin with an "unspecified" value;
+// daemon/rpc/peer_convert.cc maps one to the wire).
+enum class PeerSessionState {
+  kConnecting = 1,
+  kUp = 2,
+  kDown = 3,
+  kVersionMismatch = 4,
+  kCircuitOpen = 5,  // failing too often: not dialled until circuit_open_until
+};
+
+// "connecting", "up", "down", "version-mismatch", "circuit-open".
+std::string_view PeerSessionStateName(PeerSessionState state);
+
+struct PeerSnapshot {
+  std::string name;     // the [[peers]] name; the address when on demand
+  std::string address;  // HOST:PORT as dialled
+  bool configured = true;
+  PeerSessionState state = PeerSessionState::kConnecting;
+  double rtt_ms = 0;         // last Hello round trip; 0 before the first
+  std::string last_error;    // "" while up
+  std::optional<PeerHello> remote;  // the peer's last Hello
+  double state_seconds = 0;  // time in this state
+  int failures = 0;          // failed attempts since the last up
+  // While circuit-open: when the half-open probe is due (wall clock).
+  std::chrono::system_clock::time_point circuit_open_until{};
+};
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct PeerSessionOptions {
+  Backoff::Options backoff;                     // 100 ms .. 10 s, +-20%
+  std::chrono::milliseconds hello_timeout{3000};
+  std::chrono::milliseconds rtt_interval{5000};  // Hello again while up
+  std::chrono::milliseconds heartbeat_interval{1000};
+  std::chrono::milliseconds stale_after{5000};   // no event this long: down
+  std::function<SteadyTime()> clock;             // default steady_clock
+  std::function<double()> random;                // for jitter; default random
+  CircuitBreaker::Options breaker;               // 5 failures, open 30 s
+  std::function<std::chrono::system_clock::time_point()> wall_clock;  // default now
+};
+
+// What the sessions share; the transport's callbacks keep it alive, so it
+// may outlive PeerSessions (post then drops the work).
+struct PeerSessionEnv {
+  PeerConnector* connector = nullptr;
+  std::function<PeerHello()> local_hello;
+  PeerSessionOptions options;
+  // Queues work for the worker thread (completions from the transport).
+  std::function<void(std::function<void()>)> post;
+};
+
+class PeerSession : public std::enable_shared_from_this<PeerSession> {
+ public:
+  using StateObserver = std::function<void(const PeerSnapshot&)>;
+  using EventObserver = std::function<void(const PeerEvent&)>;
+
+  PeerSession(std::string name, std::string address, bool configured,
+              std::shared_ptr<const PeerSessionEnv> env);
+  ~PeerSession();
+
+  const std::string& name() const { return name_; }
+  const std::string& address() const { return address_; }
+  bool configured() const { return configured_; }
+  PeerSnapshot snapshot() const;
+
+  // The link while up; UNAVAILABLE "peer X: circuit open until T after N
+  // failures: ..." while the circuit is open; FAILED_PRECONDITION "peer X is
+  // down: ..." otherwise.
+  StatusOr<std::shared_ptr<PeerLink>> link() const;
+
+  // Observers for the broker: state changes and the peer's stream events.
+  uint64_t Subscribe(StateObserver on_state, EventObserver on_event);
+  void Unsubscribe(uint64_t id);
+
+  // Worker only. Does what is due at now; returns when to be polled next.
+  SteadyTime Poll(SteadyTime now);
+  // Worker only. Ends the session for good (removed, daemon stopping).
+  void Shutdown();
+
+ private:
+  enum class Phase { kIdle, kHello, kOpening, kUp, kStopped };
+
+  void StartAttempt(SteadyTime now);
+  void SendHello(SteadyTime now);
+  void OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTime at);
+  void OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime at);
+  void OnEnd(uint64_t attempt, const Status& status, SteadyTime at);
+  void Fail(const std::string& error, SteadyTime now);
+  void Teardown();
+  void SetState(PeerSessionState state, const std::string& error, SteadyTime now);
+  void NotifyState();
+
+  const std::string name_;
+  const std::string address_;
+  const bool configured_;
+  const std::shared_ptr<const PeerSessionEnv> env_;  // callbacks hold it too
+
+  mutable std::mutex mu_;  // guards the snapshot fields and link_
+  PeerSessionState state_ = PeerSessionState::kConnecting;
+  std::string last_error_;
+  double rtt_ms_ = 0;
+  std::optional<PeerHello> remote_;
+  SteadyTime state_since_;
+  int failures_ = 0;
+  std::chrono::system_clock::time_point open_until_wall_;
+  bool probing_ = false;  // the half-open probe is under way
+  std::shared_ptr<PeerLink> link_;
+
+  // Worker only.
+  Phase phase_ = Phase::kIdle;
+  uint64_t attempt_ = 0;  // completions of older attempts are ignored
+  SteadyTime next_attempt_;
+  bool hello_in_flight_ = false;
+  SteadyTime hello_sent_;
+  SteadyTime next_probe_;
+  SteadyTime last_event_;
+  std::unique_ptr<PeerStream> stream_;
+  Backoff backoff_;
+  CircuitBreaker breaker_;
+
+  std::mutex observers_mu_;
+  uint64_t next_observer_ = 1;
+  std::map<uint64_t, std::pair<StateObserver, EventObserver>> observers_;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_PEERS_PEER_SESSION_H_

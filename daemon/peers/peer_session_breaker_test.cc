@@ -1,0 +1,154 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerSession's circuit breaker with a fake transport and fake clocks: a
+// peer that keeps failing is not dialled while the circuit is open, fails
+// fast, and is probed once when the open time is up.
+
+#include <memory>
+#include <string>
+
+#include "daemon/peers/peer_sessions.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+class NoStream : public PeerStream {};
+
+// Answers every Hello at once: refused while *refuse, else a good Hello;
+// a session stream delivers its first heartbeat at once.
+class InstantLink : public PeerLink {
+ public:
+  InstantLink(std::string target, const bool* refuse, int* hellos)
+      : target_(std::move(target)), refuse_(refuse), hellos_(hellos) {}
+  const std::string& target() const override { return target_; }
+  void Hello(const PeerHello&, milliseconds, HelloDone done) override {
+    ++*hellos_;
+    if (*refuse_) return done(Status::Unavailable("Connection refused"));
+    PeerHello h;
+    h.protocol = {1, 0};
+    h.host_name = "node-b";
+    h.instance_id = "0123456789abcdef0123456789abcdef";
+    done(h);
+  }
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback on_event,
+                                          EndCallback) override {
+    on_event(PeerEvent{});  // a heartbeat
+    return std::make_unique<NoStream>();
+  }
+
+ private:
+  std::string target_;
+  const bool* refuse_;
+  int* hellos_;
+};
+
+class InstantConnector : public PeerConnector {
+ public:
+  StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
+    return std::shared_ptr<PeerLink>(std::make_shared<InstantLink>(target, &refuse, &hellos));
+  }
+  bool refuse = true;
+  int hellos = 0;
+};
+
+class PeerSessionBreakerTest : public ::testing::Test {
+ protected:
+  PeerSessionBreakerTest() {
+    connector_ = std::make_shared<InstantConnector>();
+    PeerSessionOptions options;
+    options.clock = [this] { return now_; };
+    options.wall_clock = [this] { return wall_; };
+    options.random = [] { return 0.5; };  // no jitter: exact delays
+    options.breaker = {.failures = 3, .open_for = seconds(30)};
+    sessions_ = std::make_unique<PeerSessions>(connector_, [] {
+      PeerHello h;
+      h.protocol = {1, 0};
+      h.instance_id = "fedcba9876543210fedcba9876543210";
+      return h;
+    }, options);
+    sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+    sessions_->RunOnce();  // attempt 1
+  }
+
+  void Advance(milliseconds d) {
+    now_ += d;
+    wall_ += d;
+    sessions_->RunOnce();
+  }
+  PeerSnapshot Peer() { return sessions_->List().at(0); }
+  Status LinkStatus() { return (*sessions_->Peer("b"))->link().status(); }
+
+  // Attempts 2 and 3 (100 and 200 ms of backoff later) open the circuit.
+  void Trip() {
+    Advance(milliseconds(100));
+    ASSERT_EQ(Peer().state, PeerSessionState::kDown);
+    Advance(milliseconds(200));
+    ASSERT_EQ(connector_->hellos, 3);
+    ASSERT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
+  }
+
+  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
+  std::chrono::system_clock::time_point wall_{seconds(1800000000)};  // 2027-01-15T08:00:00Z
+  std::shared_ptr<InstantConnector> connector_;
+  std::unique_ptr<PeerSessions> sessions_;
+};
+
+TEST_F(PeerSessionBreakerTest, TripsAfterNFailuresInARow) {
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(LinkStatus().code(), StatusCode::kFailedPrecondition);  // down: not fail-fast
+  Trip();
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.failures, 3);
+  EXPECT_EQ(p.last_error, "Hello: Connection refused");
+  EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
+}
+
+TEST_F(PeerSessionBreakerTest, FailsFastAndDoesNotDialWhileOpen) {
+  Trip();
+  Status status = LinkStatus();
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(status.message(),
+            "peer b: circuit open until 2027-01-15T08:00:30Z after 3 failures: "
+            "Hello: Connection refused");
+  for (int i = 0; i < 29; ++i) Advance(seconds(1));
+  Advance(milliseconds(999));
+  EXPECT_EQ(connector_->hellos, 3);
+  EXPECT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
+}
+
+TEST_F(PeerSessionBreakerTest, HalfOpenProbeFailureReopens) {
+  Trip();
+  Advance(seconds(30));  // the probe, refused
+  EXPECT_EQ(connector_->hellos, 4);
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kCircuitOpen);
+  EXPECT_EQ(p.failures, 4);
+  EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
+  EXPECT_THAT(LinkStatus().message(), HasSubstr("circuit open until 2027-01-15T08:01:00Z"));
+  Advance(seconds(29));
+  EXPECT_EQ(connector_->hellos, 4);  // open again: no backoff retries
+}
+
+TEST_F(PeerSessionBreakerTest, HalfOpenProbeSuccessCloses) {
+  Trip();
+  connector_->refuse = false;
+  Advance(seconds(30));
+  EXPECT_EQ(connector_->hellos, 4);
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kUp);
+  EXPECT_EQ(p.failures, 0);
+  EXPECT_TRUE(LinkStatus().ok());
+}
+
+TEST(PeerSessionBreakerNamesTest, CircuitOpenHasAName) {
+  EXPECT_EQ(PeerSessionStateName(PeerSessionState::kCircuitOpen), "circuit-open");
+}
+
+}  // namespace
+}  // namespace rdmad

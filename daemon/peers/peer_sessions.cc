@@ -1,0 +1,220 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/peers/peer_sessions.h"
+
+#include <algorithm>
+
+#include "spdlog/spdlog.h"
+
+namespace rdmad {
+namespace {
+
+constexpr int kMaxRunOnceRounds = 100;
+constexpr std::chrono::seconds kMaxSleep{1};
+
+}  // namespace
+
+struct PeerSessions::Inbox {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::function<void()>> queue;  // guarded by mu
+  bool closed = false;                      // guarded by mu
+
+  void Post(std::function<void()> work) {
+    {
+      std::lock_guard lock(mu);
+      if (closed) return;  // stopping: completions no longer matter
+      queue.push_back(std::move(work));
+    }
+    cv.notify_one();
+  }
+
+  std::deque<std::function<void()>> Take() {
+    std::lock_guard lock(mu);
+    return std::exchange(queue, {});
+  }
+};
+
+PeerSessions::PeerSessions(std::shared_ptr<PeerConnector> connector,
+                           std::function<PeerHello()> local_hello, PeerSessionOptions options)
+    : inbox_(std::make_shared<Inbox>()), connector_(std::move(connector)) {
+  if (!options.clock) options.clock = [] { return std::chrono::steady_clock::now(); };
+  if (!options.wall_clock) options.wall_clock = [] { return std::chrono::system_clock::now(); };
+  auto env = std::make_shared<PeerSessionEnv>();
+  env->connector = connector_.get();
+  env->local_hello = std::move(local_hello);
+  env->options = std::move(options);
+  env->post = [inbox = inbox_](std::function<void()> work) { inbox->Post(std::move(work)); };
+  env_ = std::move(env);
+}
+
+PeerSessions::~PeerSessions() { Stop(); }
+
+void PeerSessions::Start() {
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void PeerSessions::Stop() {
+  std::vector<std::shared_ptr<PeerSession>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    sessions = sessions_;
+  }
+  {
+    std::lock_guard lock(inbox_->mu);
+    inbox_->closed = true;
+  }
+  inbox_->cv.notify_all();
+  if (worker_.joinable()) worker_.join();
+  inbox_->Take();  // dropped: removed sessions end in their destructors
+  // The worker is gone: this thread is now the only one driving sessions.
+  for (auto& s : sessions) s->Shutdown();
+  if (!sessions.empty()) spdlog::info("peer sessions closed ({})", sessions.size());
+}
+
+void PeerSessions::Post(std::function<void()> work) { inbox_->Post(std::move(work)); }
+
+void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
+  std::lock_guard lock(mu_);
+  on_state_ = std::move(on_state);
+  on_event_ = std::move(on_event);
+}
+
+// mu_ held.
+std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
+                                                      const std::string& address,
+                                                      bool configured) {
+  auto session = std::make_shared<PeerSession>(name, address, configured, env_);
+  if (on_state_ || on_event_) {
+    std::weak_ptr<PeerSession> weak = session;
+    PeerSession::EventObserver on_event;
+    if (on_event_) {
+      on_event = [weak, observe = on_event_](const PeerEvent& event) {
+        if (auto s = weak.lock()) observe(s->snapshot(), event);
+      };
+    }
+    session->Subscribe(on_state_, std::move(on_event));
+  }
+  return session;
+}
+
+void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {
+  std::vector<std::shared_ptr<PeerSession>> removed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    std::vector<std::shared_ptr<PeerSession>> next;
+    for (const PeerConfig& p : peers) {
+      auto target = NormalizePeerAddress(p.address);
+      if (!target.ok()) {  // ValidateConfig keeps these out; never fatal here
+        spdlog::error("peer {}: {}; no session", p.name, target.status().message());
+        continue;
+      }
+      auto same = std::find_if(sessions_.begin(), sessions_.end(), [&](const auto& s) {
+        return s->configured() && s->name() == p.name && s->address() == *target;
+      });
+      if (same != sessions_.end()) {
+        next.push_back(*same);
+        continue;
+      }
+      spdlog::info("peer {}: opening a session to {} ([[peers]])", p.name, *target);
+      next.push_back(NewSession(p.name, *target, true));
+    }
+    for (auto& s : sessions_) {
+      bool kept = std::find(next.begin(), next.end(), s) != next.end();
+      if (s->configured() && !kept) {
+        spdlog::info("peer {} ({}) is no longer configured; closing its session", s->name(),
+                     s->address());
+        removed.push_back(s);
+      } else if (!s->configured()) {
+        next.push_back(s);
+      }
+    }
+    sessions_ = std::move(next);
+  }
+  for (auto& s : removed) Post([s] { s->Shutdown(); });
+  Post([] {});  // wake the worker to poll the new sessions
+}
+
+StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& name_or_address) {
+  std::shared_ptr<PeerSession> created;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return Status::FailedPrecondition("rdmad is stopping");
+    for (auto& s : sessions_) {
+      if (s->name() == name_or_address) return s;
+    }
+    auto target = NormalizePeerAddress(name_or_address);
+    if (!target.ok()) {
+      return Status::InvalidArgument("no peer named \"" + name_or_address +
+                                     "\", and it is not an address (HOST, HOST:PORT or "
+                                     "[IPV6]:PORT)");
+    }
+    for (auto& s : sessions_) {
+      if (s->address() == *target) return s;
+    }
+    created = NewSession(*target, *target, false);
+    sessions_.push_back(created);
+  }
+  spdlog::info("peer {}: opening a session on demand", created->name());
+  Post([] {});
+  return created;
+}
+
+std::vector<PeerSnapshot> PeerSessions::List() const {
+  std::vector<std::shared_ptr<PeerSession>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    sessions = sessions_;
+  }
+  std::vector<PeerSnapshot> out;
+  for (const auto& s : sessions) out.push_back(s->snapshot());
+  return out;
+}
+
+size_t PeerSessions::size() const {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
+}
+
+SteadyTime PeerSessions::PollAll(SteadyTime now) {
+  std::vector<std::shared_ptr<PeerSession>> sessions;
+  {
+    std::lock_guard lock(mu_);
+    sessions = sessions_;
+  }
+  SteadyTime next = SteadyTime::max();
+  for (auto& s : sessions) next = std::min(next, s->Poll(now));
+  return next;
+}
+
+SteadyTime PeerSessions::RunOnce() {
+  SteadyTime next = SteadyTime::max();
+  for (int round = 0; round < kMaxRunOnceRounds; ++round) {
+    for (auto& work : inbox_->Take()) work();
+    next = PollAll(env_->options.clock());
+    std::lock_guard lock(inbox_->mu);
+    if (inbox_->queue.empty()) break;
+  }
+  return next;
+}
+
+void PeerSessions::WorkerLoop() {
+  SteadyTime next = std::chrono::steady_clock::now();
+  for (;;) {
+    std::deque<std::function<void()>> batch;
+    {
+      std::unique_lock lock(inbox_->mu);
+      next = std::min(next, std::chrono::steady_clock::now() + kMaxSleep);
+      inbox_->cv.wait_until(lock, next, [&] { return inbox_->closed || !inbox_->queue.empty(); });
+      if (inbox_->closed) return;
+      batch.swap(inbox_->queue);
+    }
+    for (auto& work : batch) work();
+    next = PollAll(env_->options.clock());
+  }
+}
+
+}  // namespace rdmad

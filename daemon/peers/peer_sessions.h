@@ -1,0 +1,97 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerSessions keeps one PeerSession per peer daemon: one per [[peers]]
+// entry (followed on reload: added, removed, re-dialled when the address
+// changes) and one per address the broker asks for on demand (Peer()).
+// Every session's state machine runs on one worker thread; the transport's
+// completions are queued to it, so a session's state changes in one place
+// and in order.
+//
+// Tests construct it without Start() and drive it with RunOnce() and a fake
+// clock: nothing then runs on its own.
+//
+// Thread safety: every public method may be called from any thread, except
+// that Start/Stop are called once each, and RunOnce only without Start.
+
+#ifndef RDMAD_DAEMON_PEERS_PEER_SESSIONS_H_
+#define RDMAD_DAEMON_PEERS_PEER_SESSIONS_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/config/config.h"
+#include "daemon/peers/peer_link.h"
+#include "daemon/peers/peer_session.h"
+#include "rdmad/status.h"
+
+namespace rdmad {
+
+class PeerSessions {
+ public:
+  // local_hello: what this daemon says in Hello (called on the worker).
+  PeerSessions(std::shared_ptr<PeerConnector> connector, std::function<PeerHello()> local_hello,
+               PeerSessionOptions options = {});
+  ~PeerSessions();  // Stop()
+
+  // Observes every session, present and future (the broker's hook): its
+  // state changes and the channel events on its stream, each with the
+  // session's snapshot. Called on the worker, without locks held; must not
+  // block. Set before the first session is made.
+  using StateObserver = std::function<void(const PeerSnapshot&)>;
+  using EventObserver = std::function<void(const PeerSnapshot&, const PeerEvent&)>;
+  void Observe(StateObserver on_state, EventObserver on_event);
+
+  // Starts the worker thread.
+  void Start();
+  // Ends every session (their streams are cancelled and their links
+  // dropped) and stops the worker. Later calls do nothing.
+  void Stop();
+
+  // Makes the configured sessions those of peers: new names get a session,
+  // missing names lose theirs, a changed address starts over.
+  void SetConfiguredPeers(const std::vector<PeerConfig>& peers);
+
+  // The session for a configured name, or for an address (a session of that
+  // address, else a new on-demand session named by the address).
+  // INVALID_ARGUMENT when it is neither a known name nor an address;
+  // FAILED_PRECONDITION after Stop.
+  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
+
+  // Every session: configured ones in config order, then on-demand ones.
+  std::vector<PeerSnapshot> List() const;
+  size_t size() const;
+
+  // Without Start (tests): runs the queued completions and what is due at
+  // the clock's now; returns when something is due next.
+  SteadyTime RunOnce();
+
+ private:
+  struct Inbox;  // the worker's queue, shared with the transport callbacks
+
+  void Post(std::function<void()> work);
+  void WorkerLoop();
+  SteadyTime PollAll(SteadyTime now);
+  std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,
+                                          bool configured);
+
+  std::shared_ptr<Inbox> inbox_;
+  std::shared_ptr<PeerConnector> connector_;
+  std::shared_ptr<const PeerSessionEnv> env_;
+
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<PeerSession>> sessions_;  // guarded by mu_
+  bool stopped_ = false;                                // guarded by mu_
+  StateObserver on_state_;                              // guarded by mu_
+  EventObserver on_event_;                              // guarded by mu_
+  std::thread worker_;
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_PEERS_PEER_SESSIONS_H_

@@ -1,0 +1,420 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// PeerSessions and PeerSession with a fake transport and a fake clock: the
+// test answers every call by hand and moves time itself.
+
+#include "daemon/peers/peer_sessions.h"
+
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+constexpr char kRemoteId[] = "0123456789abcdef0123456789abcdef";
+constexpr char kLocalId[] = "fedcba9876543210fedcba9876543210";
+
+PeerHello Hello(uint32_t major, const std::string& host = "node-b") {
+  PeerHello h;
+  h.protocol = {major, 3};
+  h.host_name = host;
+  h.daemon_version = "9.9.9";
+  h.instance_id = kRemoteId;
+  h.transports = {"RoCE v2"};
+  h.ports = {{"mlx5_0", 1, 4096, "RoCE v2"}};
+  return h;
+}
+
+struct FakeStreamState {
+  SessionOpen open;
+  PeerLink::EventCallback on_event;
+  PeerLink::EndCallback on_end;
+  bool ended = false;
+  bool cancelled = false;
+  void End(const Status& status) {
+    if (ended) return;
+    ended = true;
+    on_end(status);
+  }
+};
+
+class FakeStream : public PeerStream {
+ public:
+  explicit FakeStream(std::shared_ptr<FakeStreamState> state) : state_(std::move(state)) {}
+  ~FakeStream() override {
+    if (!state_->ended) state_->cancelled = true;
+    state_->End(Status::Cancelled("cancelled"));
+  }
+
+ private:
+  std::shared_ptr<FakeStreamState> state_;
+};
+
+class FakeLink : public PeerLink {
+ public:
+  explicit FakeLink(std::string target) : target_(std::move(target)) {}
+  const std::string& target() const override { return target_; }
+  void Hello(const PeerHello& self, milliseconds, HelloDone done) override {
+    sent.push_back(self);
+    pending.push_back(std::move(done));
+    if (auto_answer) Answer(*auto_answer);
+  }
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
+                                          EndCallback on_end) override {
+    auto state = std::make_shared<FakeStreamState>();
+    state->open = open;
+    state->on_event = std::move(on_event);
+    state->on_end = std::move(on_end);
+    streams.push_back(state);
+    if (auto_answer) Beat();
+    return std::make_unique<FakeStream>(state);
+  }
+  // Answers the oldest pending Hello.
+  void Answer(StatusOr<PeerHello> result) {
+    ASSERT_FALSE(pending.empty());
+    auto done = std::move(pending.front());
+    pending.erase(pending.begin());
+    done(std::move(result));
+  }
+  void Beat() {
+    PeerEvent beat;
+    streams.back()->on_event(beat);
+  }
+
+  std::vector<PeerHello> sent;
+  std::vector<HelloDone> pending;
+  std::vector<std::shared_ptr<FakeStreamState>> streams;
+  std::optional<PeerHello> auto_answer;
+
+ private:
+  std::string target_;
+};
+
+class FakeConnector : public PeerConnector {
+ public:
+  StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
+    std::lock_guard lock(mu);
+    if (!refuse.empty()) return Status::InvalidArgument(refuse);
+    auto link = std::make_shared<FakeLink>(target);
+    link->auto_answer = auto_answer;
+    links.push_back(link);
+    return std::shared_ptr<PeerLink>(link);
+  }
+  std::mutex mu;
+  std::vector<std::shared_ptr<FakeLink>> links;
+  std::string refuse;
+  std::optional<PeerHello> auto_answer;
+};
+
+class PeerSessionsTest : public ::testing::Test {
+ protected:
+  PeerSessionsTest() {
+    connector_ = std::make_shared<FakeConnector>();
+    PeerSessionOptions options;
+    options.clock = [this] { return now_; };
+    options.random = [] { return 0.5; };  // no jitter: exact delays
+    options.breaker.failures = 0;  // no circuit breaker: peer_session_breaker_test.cc
+    sessions_ = std::make_unique<PeerSessions>(connector_, [] { return LocalHello(); }, options);
+  }
+
+  static PeerHello LocalHello() {
+    PeerHello h = Hello(1, "node-a");
+    h.protocol = {1, 0};
+    h.instance_id = kLocalId;
+    return h;
+  }
+
+  void Advance(milliseconds d) {
+    now_ += d;
+    sessions_->RunOnce();
+  }
+  FakeLink& Link(size_t i = 0) { return *connector_->links.at(i); }
+  size_t LinkCount() { return connector_->links.size(); }
+  PeerSnapshot Peer(size_t i = 0) { return sessions_->List().at(i); }
+
+  // Configures peer b and brings its session up.
+  void BringUp() {
+    sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+    sessions_->RunOnce();
+    now_ += milliseconds(2);
+    connector_->links.back()->Answer(Hello(1));
+    sessions_->RunOnce();
+    connector_->links.back()->Beat();
+    sessions_->RunOnce();
+    ASSERT_EQ(Peer().state, PeerSessionState::kUp);
+  }
+
+  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
+  std::shared_ptr<FakeConnector> connector_;
+  std::unique_ptr<PeerSessions> sessions_;
+};
+
+TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), 1u);
+  EXPECT_EQ(Link().target(), "192.0.2.2:7581");
+  ASSERT_EQ(Link().sent.size(), 1u);
+  EXPECT_EQ(Link().sent[0].instance_id, kLocalId);
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);
+
+  now_ += milliseconds(3);
+  Link().Answer(Hello(1));
+  sessions_->RunOnce();
+  ASSERT_EQ(Link().streams.size(), 1u);
+  EXPECT_EQ(Link().streams[0]->open.instance_id, kLocalId);
+  EXPECT_EQ(Link().streams[0]->open.heartbeat_interval_ms, 1000);
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);  // not before the stream answers
+  EXPECT_DOUBLE_EQ(Peer().rtt_ms, 3.0);
+
+  Link().Beat();
+  sessions_->RunOnce();
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kUp);
+  EXPECT_EQ(p.name, "b");
+  EXPECT_TRUE(p.configured);
+  EXPECT_EQ(p.last_error, "");
+  ASSERT_TRUE(p.remote.has_value());
+  EXPECT_EQ(p.remote->host_name, "node-b");
+  EXPECT_EQ(p.remote->protocol, (ProtocolVersion{1, 3}));  // minor differences are fine
+  auto session = sessions_->Peer("b");
+  ASSERT_TRUE(session.ok());
+  EXPECT_TRUE((*session)->link().ok());
+}
+
+TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
+  std::vector<std::string> seen;
+  sessions_->Observe(
+      [&](const PeerSnapshot& p) {
+        seen.push_back(p.name + " " + std::string(PeerSessionStateName(p.state)) + " " +
+                       (p.remote ? p.remote->instance_id : "-"));
+      },
+      [&](const PeerSnapshot& p, const PeerEvent& e) {
+        seen.push_back(p.name + " closed " + std::to_string(e.channel_id) + " " + e.reason);
+      });
+  BringUp();
+  PeerEvent closed;
+  closed.kind = PeerEvent::Kind::kChannelClosed;
+  closed.channel_id = 7;
+  closed.reason = "bye";
+  Link().streams[0]->on_event(closed);
+  sessions_->RunOnce();
+  Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
+  sessions_->RunOnce();
+  EXPECT_EQ(seen, (std::vector<std::string>{"b up " + std::string(kRemoteId),
+                                            "b closed 7 bye",
+                                            "b down " + std::string(kRemoteId)}));
+}
+
+TEST_F(PeerSessionsTest, FailuresBackOffExponentiallyUpTo10s) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2:7600"}});
+  sessions_->RunOnce();
+  std::vector<int64_t> waits;
+  for (int attempt = 0; attempt < 9; ++attempt) {
+    connector_->links.back()->Answer(Status::Unavailable("Connection refused"));
+    sessions_->RunOnce();
+    PeerSnapshot p = Peer();
+    EXPECT_EQ(p.state, PeerSessionState::kDown);
+    EXPECT_EQ(p.last_error, "Hello: Connection refused");
+    EXPECT_EQ(p.failures, attempt + 1);
+    // Step 1 ms at a time until the next attempt starts.
+    size_t links = LinkCount();
+    int64_t waited = 0;
+    while (LinkCount() == links && waited < 20000) {
+      Advance(milliseconds(1));
+      ++waited;
+    }
+    waits.push_back(waited);
+  }
+  EXPECT_EQ(waits, (std::vector<int64_t>{100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000}));
+}
+
+TEST_F(PeerSessionsTest, BackoffStartsOverAfterTheSessionWasUp) {
+  BringUp();
+  Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(Peer().last_error, "session stream: keepalive watchdog timeout");
+  Advance(milliseconds(99));
+  EXPECT_EQ(LinkCount(), 1u);
+  Advance(milliseconds(1));
+  EXPECT_EQ(LinkCount(), 2u);  // a fresh link for every attempt
+}
+
+TEST_F(PeerSessionsTest, AnotherMajorVersionIsAMismatchAndFinal) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  Link().Answer(Hello(2));
+  sessions_->RunOnce();
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kVersionMismatch);
+  EXPECT_EQ(p.last_error, "peer b speaks rdmad protocol 2.3, this daemon 1.0");
+  EXPECT_TRUE(Link().streams.empty());
+  Advance(std::chrono::minutes(5));
+  EXPECT_EQ(LinkCount(), 1u);
+  EXPECT_EQ(Link().sent.size(), 1u);
+  auto session = sessions_->Peer("b");
+  ASSERT_TRUE(session.ok());
+  EXPECT_THAT((*session)->link().status().message(),
+              HasSubstr("is version-mismatch: peer b speaks rdmad protocol 2.3"));
+}
+
+TEST_F(PeerSessionsTest, NoHeartbeatFor5sIsDown) {
+  BringUp();
+  Advance(milliseconds(4000));
+  Link().Beat();
+  Advance(milliseconds(4999));
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+  Advance(milliseconds(1));
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(Peer().last_error, "no heartbeat from the peer for 5000 ms");
+  EXPECT_TRUE(Link().streams[0]->cancelled);
+}
+
+TEST_F(PeerSessionsTest, HelloIsRepeatedForTheRtt) {
+  BringUp();
+  for (int i = 0; i < 4; ++i) {
+    Advance(milliseconds(1000));
+    Link().Beat();
+  }
+  EXPECT_EQ(Link().sent.size(), 1u);
+  Advance(milliseconds(1000));  // 5 s after up: the probe
+  ASSERT_EQ(Link().sent.size(), 2u);
+  now_ += milliseconds(7);
+  Link().Answer(Hello(1, "node-b-renamed"));
+  sessions_->RunOnce();
+  EXPECT_DOUBLE_EQ(Peer().rtt_ms, 7.0);
+  EXPECT_EQ(Peer().remote->host_name, "node-b-renamed");
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+}
+
+TEST_F(PeerSessionsTest, HelloWithoutAnswerTimesOut) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  Advance(milliseconds(3999));
+  EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);
+  Advance(milliseconds(1));
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(Peer().last_error, "Hello: no answer within 3000 ms");
+  // The late answer belongs to a finished attempt and changes nothing.
+  Link().Answer(Hello(1));
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_TRUE(Link().streams.empty());
+}
+
+TEST_F(PeerSessionsTest, ConnectorErrorsAreDownWithTheReason) {
+  connector_->refuse = "bad TLS material";
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(Peer().last_error, "bad TLS material");
+}
+
+TEST_F(PeerSessionsTest, ReloadAddsRemovesAndRedials) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}, {"c", "192.0.2.3"}});
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), 2u);
+  auto c = sessions_->Peer("c");
+  sessions_->SetConfiguredPeers({{"c", "192.0.2.3"}, {"d", "192.0.2.4:9000"}});
+  sessions_->RunOnce();
+  auto list = sessions_->List();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].name, "c");
+  EXPECT_EQ(list[1].name, "d");
+  EXPECT_EQ(list[1].address, "192.0.2.4:9000");
+  EXPECT_EQ(sessions_->Peer("c")->get(), c->get());  // unchanged: the same session
+  EXPECT_EQ(LinkCount(), 3u);                        // only d dialled
+  sessions_->SetConfiguredPeers({{"c", "192.0.2.33"}});
+  sessions_->RunOnce();
+  EXPECT_NE(sessions_->Peer("c")->get(), c->get());
+  EXPECT_EQ(sessions_->List().at(0).address, "192.0.2.33:7581");
+  EXPECT_EQ(sessions_->size(), 1u);
+}
+
+TEST_F(PeerSessionsTest, RemovedPeersLoseTheirStream) {
+  BringUp();
+  sessions_->SetConfiguredPeers({});
+  sessions_->RunOnce();
+  EXPECT_TRUE(Link().streams[0]->cancelled);
+  EXPECT_EQ(sessions_->size(), 0u);
+}
+
+TEST_F(PeerSessionsTest, PeerOpensSessionsOnDemand) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  auto by_address = sessions_->Peer("192.0.2.2:7581");
+  ASSERT_TRUE(by_address.ok());
+  EXPECT_EQ((*by_address)->name(), "b");
+  auto created = sessions_->Peer("192.0.2.9");
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ((*created)->name(), "192.0.2.9:7581");
+  EXPECT_FALSE((*created)->configured());
+  EXPECT_EQ(sessions_->Peer("192.0.2.9:7581")->get(), created->get());
+  auto v6 = sessions_->Peer("2001:db8::5");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ((*v6)->address(), "[2001:db8::5]:7581");
+  sessions_->RunOnce();
+  EXPECT_EQ(LinkCount(), 3u);
+  EXPECT_FALSE(sessions_->List().at(1).configured);
+  auto bad = sessions_->Peer("no such peer!");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("no peer named \"no such peer!\""));
+  // A reload keeps on-demand sessions.
+  sessions_->SetConfiguredPeers({});
+  EXPECT_EQ(sessions_->size(), 2u);
+}
+
+TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  auto session = *sessions_->Peer("b");
+  std::vector<PeerSessionState> states;
+  std::vector<uint64_t> closed;
+  uint64_t id = session->Subscribe([&](const PeerSnapshot& s) { states.push_back(s.state); },
+                                   [&](const PeerEvent& e) { closed.push_back(e.channel_id); });
+  sessions_->RunOnce();
+  Link().Answer(Hello(1));
+  sessions_->RunOnce();
+  Link().Beat();
+  PeerEvent event;
+  event.kind = PeerEvent::Kind::kChannelClosed;
+  event.channel_id = 42;
+  Link().streams[0]->on_event(event);
+  sessions_->RunOnce();
+  Link().streams[0]->End(Status::Ok());
+  sessions_->RunOnce();
+  EXPECT_EQ(states, (std::vector<PeerSessionState>{PeerSessionState::kUp, PeerSessionState::kDown}));
+  EXPECT_EQ(closed, (std::vector<uint64_t>{42}));
+  EXPECT_EQ(Peer().last_error, "the peer closed the session");
+  session->Unsubscribe(id);
+}
+
+TEST_F(PeerSessionsTest, StopEndsEverySession) {
+  BringUp();
+  sessions_->Stop();
+  EXPECT_TRUE(Link().streams[0]->cancelled);
+  EXPECT_EQ(sessions_->Peer("b").status().code(), StatusCode::kFailedPrecondition);
+  sessions_->Stop();  // twice is fine
+}
+
+TEST(PeerSessionsThreadTest, TheWorkerBringsSessionsUpOnItsOwn) {
+  auto connector = std::make_shared<FakeConnector>();
+  connector->auto_answer = Hello(1);
+  PeerSessions sessions(connector, [] { return Hello(1, "node-a"); });
+  sessions.SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions.Start();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (sessions.List().at(0).state != PeerSessionState::kUp &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(sessions.List().at(0).state, PeerSessionState::kUp);
+  sessions.Stop();
+}
+
+}  // namespace
+}  // namespace rdmad

@@ -1,0 +1,107 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/pool/pool_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace rdmad {
+namespace {
+
+class RecordingSink : public PoolSink {
+ public:
+  void OnTargets(const PoolTargets& targets) override { seen.push_back(targets); }
+  std::vector<PoolTargets> seen;
+};
+
+std::vector<PoolTarget> OneConfigTarget() { return {PoolTarget{"node2", "kv", 4}}; }
+
+TEST(PoolRegistryTest, ASubscriberIsToldTheConfigTargetsAtOnce) {
+  PoolRegistry registry;
+  registry.SetConfig(OneConfigTarget(), 300);
+  auto sink = std::make_shared<RecordingSink>();
+  uint64_t id = registry.Subscribe(sink, 42);
+  ASSERT_EQ(sink->seen.size(), 1u);
+  EXPECT_EQ(sink->seen[0].client_id, id);
+  EXPECT_EQ(sink->seen[0].idle_timeout_s, 300);
+  ASSERT_EQ(sink->seen[0].targets.size(), 1u);
+  EXPECT_EQ(sink->seen[0].targets[0], (PoolTargetSpec{"node2", "kv", 4, "config"}));
+}
+
+TEST(PoolRegistryTest, PrewarmOverridesTheConfigForThatClientOnly) {
+  PoolRegistry registry;
+  registry.SetConfig(OneConfigTarget(), 300);
+  auto a = std::make_shared<RecordingSink>();
+  auto b = std::make_shared<RecordingSink>();
+  uint64_t ida = registry.Subscribe(a, 1);
+  registry.Subscribe(b, 2);
+  ASSERT_TRUE(registry.Prewarm(ida, "node2", "kv", 8).ok());
+  ASSERT_TRUE(registry.Prewarm(ida, "192.0.2.3", "echo", 2).ok());
+  ASSERT_EQ(a->seen.size(), 3u);
+  ASSERT_EQ(a->seen.back().targets.size(), 2u);
+  EXPECT_EQ(a->seen.back().targets[0], (PoolTargetSpec{"192.0.2.3", "echo", 2, "api"}));
+  EXPECT_EQ(a->seen.back().targets[1], (PoolTargetSpec{"node2", "kv", 8, "api"}));
+  EXPECT_EQ(b->seen.size(), 1u);  // b was not told anything new
+  // 0 removes the target, also one the config gave.
+  ASSERT_TRUE(registry.Prewarm(ida, "node2", "kv", 0).ok());
+  ASSERT_EQ(a->seen.back().targets.size(), 1u);
+  EXPECT_EQ(a->seen.back().targets[0].peer, "192.0.2.3");
+}
+
+TEST(PoolRegistryTest, AReloadTellsEveryClient) {
+  PoolRegistry registry;
+  registry.SetConfig(OneConfigTarget(), 300);
+  auto a = std::make_shared<RecordingSink>();
+  registry.Subscribe(a, 1);
+  registry.SetConfig(OneConfigTarget(), 300);  // unchanged: nobody told
+  EXPECT_EQ(a->seen.size(), 1u);
+  registry.SetConfig({}, 60);
+  ASSERT_EQ(a->seen.size(), 2u);
+  EXPECT_TRUE(a->seen.back().targets.empty());
+  EXPECT_EQ(a->seen.back().idle_timeout_s, 60);
+}
+
+TEST(PoolRegistryTest, BadPrewarmsAreRefusedWithTheReason) {
+  PoolRegistry registry;
+  auto a = std::make_shared<RecordingSink>();
+  uint64_t id = registry.Subscribe(a, 1);
+  EXPECT_EQ(registry.Prewarm(id + 1, "node2", "kv", 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry.Prewarm(id, "", "kv", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Prewarm(id, "no de", "kv", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Prewarm(id, "node2", "k v", 1).code(), StatusCode::kInvalidArgument);
+  Status too_many = registry.Prewarm(id, "node2", "kv", PoolRegistry::kMaxChannelsPerTarget + 1);
+  EXPECT_EQ(too_many.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.message().find("channels"), std::string::npos);
+  EXPECT_EQ(registry.Prewarm(id, "node2", "kv", -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a->seen.size(), 1u);
+}
+
+TEST(PoolRegistryTest, ReportsShowInTheListAndGoWithTheClient) {
+  PoolRegistry registry;
+  registry.SetConfig(OneConfigTarget(), 300);
+  auto a = std::make_shared<RecordingSink>();
+  uint64_t id = registry.Subscribe(a, 77);
+  ASSERT_TRUE(registry.Report(id, "node2", "kv", 3, 1, "").ok());
+  ASSERT_TRUE(registry.Report(id, "node9", "old", 1, 0, "UNAVAILABLE: x").ok());
+  EXPECT_EQ(registry.Report(id + 5, "node2", "kv", 1, 0, "").code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry.Report(id, "node2", "kv", -1, 0, "").code(), StatusCode::kInvalidArgument);
+  std::vector<PoolRow> rows = registry.List();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].peer, "node2");
+  EXPECT_EQ(rows[0].pid, 77);
+  EXPECT_EQ(rows[0].target, 4);
+  EXPECT_EQ(rows[0].source, "config");
+  EXPECT_EQ(rows[0].warm, 3);
+  EXPECT_EQ(rows[0].in_use, 1);
+  EXPECT_EQ(rows[1].peer, "node9");
+  EXPECT_EQ(rows[1].target, 0);
+  EXPECT_EQ(rows[1].last_error, "UNAVAILABLE: x");
+  registry.Unsubscribe(id);
+  EXPECT_TRUE(registry.List().empty());
+  EXPECT_EQ(registry.clients(), 0u);
+}
+
+}  // namespace
+}  // namespace rdmad

@@ -1,0 +1,33 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Channel plans to rdmad.v1.ChannelPlan and the peer API's
+// OpenChannelRequest to and from the core's OpenChannelCall. Endpoints
+// convert with the client library's own functions (endpoint_convert.h),
+// brought in here: one conversion for both. FromProto checks what the core
+// types cannot hold and answers INVALID_ARGUMENT naming the field; the rest
+// is ValidateChannelEndpoint's job.
+//
+// Thread safety: stateless functions.
+
+#ifndef RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
+#define RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
+
+#include "common/endpoint_convert.h"
+#include "daemon/peers/channel_endpoint.h"
+#include "rdmad/status.h"
+#include "rdmad/v1/peer.pb.h"
+#include "rdmad/v1/rdmad.pb.h"
+
+namespace rdmad {
+
+using internal::FromProto;  // v1::Endpoint -> ChannelEndpoint
+using internal::ToProto;    // ChannelEndpoint -> v1::Endpoint
+
+void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
+
+void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out);
+StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_

@@ -1,0 +1,136 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The local API's channel calls (LocalService, declared in local_service.h):
+// the handshake (Listen, Accept, Reject, PlanChannel, Connect), the
+// lifeline (HoldChannel, ReleaseChannel) and the table (ListChannels).
+
+#include <memory>
+
+#include "daemon/rpc/channel_convert.h"
+#include "daemon/rpc/grpc_status.h"
+#include "daemon/rpc/hold_reactor.h"
+#include "daemon/rpc/listen_reactor.h"
+#include "daemon/rpc/local_service.h"
+
+namespace rdmad {
+namespace {
+
+Status NoBroker() { return Status::Unavailable("this daemon has no channel broker"); }
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
+    grpc::CallbackServerContext* context, const v1::ListenRequest* request) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return new FailedStream<v1::ListenEvent>(NoBroker());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::ListenEvent>(lease.status());
+  return new ListenReactor(&broker->services(), request->service(), std::move(lease).value());
+}
+
+grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* context,
+                                               const v1::AcceptRequest* request,
+                                               v1::AcceptResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
+  if (!endpoint.ok()) return Reply(context, endpoint.status());
+  return Reply(context,
+              broker->services().Accept(request->request_id(), std::move(endpoint).value()));
+}
+
+grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* context,
+                                               const v1::RejectRequest* request,
+                                               v1::RejectResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  std::string reason = request->reason().empty() ? "no reason given" : request->reason();
+  return Reply(context, broker->services().Reject(request->request_id(), reason));
+}
+
+grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext* context,
+                                                    const v1::PlanChannelRequest* request,
+                                                    v1::PlanChannelResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  if (request->peer().empty()) return Reply(context, Status::InvalidArgument("peer: required"));
+  auto planned = broker->PlanChannel(request->peer(), request->service(), request->force_tcp());
+  if (planned.ok()) {
+    response->set_channel_id(planned.value().channel_id);
+    ToProto(planned.value().plan, response->mutable_plan());
+    response->set_peer_address(planned.value().peer_address);
+  }
+  return Reply(context, planned.status());
+}
+
+grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* context,
+                                                const v1::ConnectRequest* request,
+                                                v1::ConnectResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
+  if (!endpoint.ok()) return Reply(context, endpoint.status());
+  StatusOr<ClientLimiter::Lease> admitted = AdmitConnect(context);
+  if (!admitted.ok()) return Reply(context, admitted.status());
+  auto lease = std::make_shared<ClientLimiter::Lease>(std::move(admitted).value());
+  auto* reactor = context->DefaultReactor();
+  // The server's Shutdown waits for this Finish, and the daemon stops the
+  // broker first (pending opens fail at once), so the broker outlives it.
+  Status queued = handshakes_.Submit([broker, context, reactor, response, lease,
+                                      id = request->channel_id(),
+                                      endpoint = std::move(endpoint).value()] {
+    StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
+    if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
+      broker->Release(id, "the application went away during the handshake");
+    }
+    if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
+    lease->Reset();  // before the answer: the client may Connect again at once
+    reactor->Finish(ToGrpcStatus(peer.status()));
+  });
+  if (!queued.ok()) reactor->Finish(ToGrpcStatus(queued));
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
+    grpc::CallbackServerContext* context, const v1::HoldChannelRequest* request) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
+  StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
+  if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
+  return new HoldReactor(broker, request->channel_id(), std::move(lease).value());
+}
+
+grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,
+                                                       const v1::ReleaseChannelRequest* request,
+                                                       v1::ReleaseChannelResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  if (request->channel_id() == 0) {
+    return Reply(context, Status::InvalidArgument("channel_id: required"));
+  }
+  std::string reason = "closed by the application";
+  if (!request->reason().empty()) reason += ": " + request->reason();
+  return Reply(context, broker->Release(request->channel_id(), reason));
+}
+
+grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,
+                                                     const v1::ListChannelsRequest*,
+                                                     v1::ListChannelsResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, Status::Ok());
+  auto now = std::chrono::system_clock::now();
+  for (const ChannelRecord& r : broker->Channels()) {
+    v1::ChannelEntry* e = response->add_channels();
+    e->set_channel_id(r.channel_id);
+    e->set_peer(r.peer);
+    e->set_service(r.service);
+    e->set_role(r.initiator ? "initiator" : "acceptor");
+    e->set_transport(r.transport);
+    e->set_state(std::string(ChannelStateName(r.state)));
+    e->set_reason(r.reason);
+    e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
+  }
+  return Reply(context, Status::Ok());
+}
+
+}  // namespace rdmad

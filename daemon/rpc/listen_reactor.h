@@ -1,0 +1,79 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// ListenReactor serves one Listen stream: it registers the service with the
+// broker's ServiceRegistry, writes `registered`, then the registry's
+// IncomingChannel and ChannelClosed events in order (one write at a time,
+// the rest queued). The registration is removed when the stream ends (the
+// application went away, or the daemon stops).
+//
+// Every event matters (a request to answer, a channel that ended), so none
+// is dropped: a listener that lets kMaxQueued events pile up is not
+// reading, and its stream ends with RESOURCE_EXHAUSTED "the client is not
+// reading" - its registration goes (requests waiting on it fail ABORTED)
+// and the queue with it. The stream holds one of its client's open streams
+// (limits.max_streams_per_client) until it is done.
+//
+// Thread safety: the registry calls the sink from any thread; gRPC calls
+// the reactor's callbacks. A shared ListenSink stands between them so that
+// an event arriving after the reactor is gone is dropped.
+
+#ifndef RDMAD_DAEMON_RPC_LISTEN_REACTOR_H_
+#define RDMAD_DAEMON_RPC_LISTEN_REACTOR_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include "daemon/clients/client_limiter.h"
+#include "daemon/broker/service_registry.h"
+#include "rdmad/v1/rdmad.pb.h"
+
+namespace rdmad {
+
+class ListenReactor;
+
+class ListenSink final : public ServiceSink {
+ public:
+  explicit ListenSink(ListenReactor* reactor) : reactor_(reactor) {}
+  void OnIncoming(const IncomingChannelRequest& request) override;
+  void OnChannelClosed(uint64_t channel_id, const std::string& reason) override;
+  void Detach();
+
+ private:
+  std::mutex mu_;
+  ListenReactor* reactor_;  // guarded by mu_; null once the reactor is done
+};
+
+class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent> {
+ public:
+  // Events queued behind the one being written, at most.
+  static constexpr size_t kMaxQueued = 1024;
+
+  // Registers service; on error the stream finishes with it at once.
+  ListenReactor(ServiceRegistry* registry, const std::string& service,
+                ClientLimiter::Lease lease);
+
+  void Enqueue(v1::ListenEvent event);
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  void FinishOnce(const grpc::Status& status);  // mu_ held
+  void OverflowLocked();                         // mu_ held
+
+  const std::string service_;
+  ClientLimiter::Lease lease_;  // one of the client's open streams
+  std::shared_ptr<ListenSink> sink_;
+  std::mutex mu_;
+  std::unique_ptr<ServiceRegistration> registration_;  // guarded by mu_
+  std::deque<v1::ListenEvent> queue_;                  // guarded by mu_
+  bool writing_ = false;                               // guarded by mu_
+  bool finished_ = false;                              // guarded by mu_
+};
+
+}  // namespace rdmad
+
+#endif  // RDMAD_DAEMON_RPC_LISTEN_REACTOR_H_

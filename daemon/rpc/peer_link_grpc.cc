@@ -1,0 +1,236 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/rpc/peer_link_grpc.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <set>
+
+#include "daemon/rpc/channel_convert.h"
+#include "daemon/rpc/peer_convert.h"
+#include "rdmad/v1/peer.grpc.pb.h"
+
+namespace rdmad {
+namespace {
+
+constexpr int kMaxMessage = 1 << 20;
+
+Status FromGrpc(const grpc::Status& status, std::string_view what) {
+  if (status.ok()) return Status::Ok();
+  return Status(StatusCodeFromInt(status.error_code()),
+                std::string(what) + status.error_message());
+}
+
+// One Session stream. Owned by the session (as PeerStream); the destructor
+// cancels and waits for OnDone, after which gRPC no longer touches it.
+class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, public PeerStream {
+ public:
+  SessionReader(std::shared_ptr<grpc::Channel> channel, v1::RdmadPeer::Stub* stub,
+                const SessionOpen& open, PeerLink::EventCallback on_event,
+                PeerLink::EndCallback on_end)
+      : channel_(std::move(channel)), on_event_(std::move(on_event)), on_end_(std::move(on_end)) {
+    ToProto(open, &request_);
+    stub->async()->Session(&context_, &request_, this);
+    StartRead(&event_);
+    StartCall();
+  }
+
+  ~SessionReader() override {
+    context_.TryCancel();
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ended; OnDone follows with the status
+    on_event_(FromProto(event_));
+    StartRead(&event_);
+  }
+
+  void OnDone(const grpc::Status& status) override {
+    on_end_(FromGrpc(status, ""));
+    std::lock_guard lock(mu_);
+    done_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  PeerLink::EventCallback on_event_;
+  PeerLink::EndCallback on_end_;
+  grpc::ClientContext context_;
+  v1::SessionRequest request_;
+  v1::PeerEvent event_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+};
+
+// A unary call in flight (cancelled when the link goes away).
+struct UnaryCall {
+  virtual ~UnaryCall() = default;
+  grpc::ClientContext context;
+};
+
+struct HelloCall : UnaryCall {
+  v1::HelloRequest request;
+  v1::HelloResponse response;
+};
+
+struct OpenCall : UnaryCall {
+  v1::OpenChannelRequest request;
+  v1::OpenChannelResponse response;
+};
+
+struct CloseCall : UnaryCall {
+  v1::CloseChannelRequest request;
+  v1::CloseChannelResponse response;
+};
+
+// A close is a small message to a live peer; a peer that does not answer
+// this fast is as good as gone (its session then says so).
+constexpr std::chrono::seconds kCloseTimeout{5};
+
+class GrpcPeerLink final : public PeerLink {
+ public:
+  GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel)
+      : target_(std::move(target)),
+        channel_(std::move(channel)),
+        stub_(v1::RdmadPeer::NewStub(channel_)) {}
+
+  ~GrpcPeerLink() override {
+    std::set<std::shared_ptr<UnaryCall>> calls;
+    {
+      std::lock_guard lock(mu_);
+      calls = calls_;
+    }
+    for (auto& call : calls) call->context.TryCancel();  // may complete inline
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return calls_.empty(); });
+  }
+
+  const std::string& target() const override { return target_; }
+
+  void Hello(const PeerHello& self, std::chrono::milliseconds timeout, HelloDone done) override {
+    auto call = std::make_shared<HelloCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    ToProto(self, call->request.mutable_self());
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->Hello(&call->context, &call->request, &call->response,
+                          [this, call, done = std::move(done)](grpc::Status status) {
+                            done(Result(status, call->response));
+                            std::lock_guard lock(mu_);
+                            calls_.erase(call);
+                            cv_.notify_all();
+                          });
+  }
+
+  void OpenChannel(const OpenChannelCall& open, std::chrono::milliseconds timeout,
+                   OpenDone done) override {
+    auto call = std::make_shared<OpenCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    ToProto(open, &call->request);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->OpenChannel(
+        &call->context, &call->request, &call->response,
+        [this, call, done = std::move(done)](grpc::Status status) {
+          if (!status.ok()) {
+            done(FromGrpc(status, ""));
+          } else if (!call->response.has_acceptor()) {
+            done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
+          } else {
+            done(FromProto(call->response.acceptor()));
+          }
+          std::lock_guard lock(mu_);
+          calls_.erase(call);
+          cv_.notify_all();
+        });
+  }
+
+  void CloseChannel(const CloseChannelCall& close, CloseDone done) override {
+    auto call = std::make_shared<CloseCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + kCloseTimeout);
+    call->request.set_channel_id(close.channel_id);
+    call->request.set_reason(close.reason);
+    call->request.set_initiator_instance(close.initiator_instance);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->CloseChannel(&call->context, &call->request, &call->response,
+                                 [this, call, done = std::move(done)](grpc::Status status) {
+                                   done(FromGrpc(status, ""));
+                                   std::lock_guard lock(mu_);
+                                   calls_.erase(call);
+                                   cv_.notify_all();
+                                 });
+  }
+
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
+                                          EndCallback on_end) override {
+    return std::make_unique<SessionReader>(channel_, stub_.get(), open, std::move(on_event),
+                                           std::move(on_end));
+  }
+
+ private:
+  static StatusOr<PeerHello> Result(const grpc::Status& status, const v1::HelloResponse& reply) {
+    if (!status.ok()) return FromGrpc(status, "");
+    if (!reply.has_self()) return Status::InvalidArgument("the peer's reply has no self");
+    PeerHello hello = FromProto(reply.self());
+    Status valid = ValidateHello(hello, "the peer's reply: self");
+    if (!valid.ok()) return valid;
+    return hello;
+  }
+
+  const std::string target_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::RdmadPeer::Stub> stub_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_
+};
+
+class GrpcPeerConnector final : public PeerConnector {
+ public:
+  explicit GrpcPeerConnector(std::shared_ptr<grpc::ChannelCredentials> creds)
+      : creds_(std::move(creds)) {}
+
+  StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    // Our own backoff decides when to retry: no shared subchannel in
+    // transient failure, a short transport backoff, no HTTP proxy.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+    args.SetMaxReceiveMessageSize(kMaxMessage);
+    auto channel = grpc::CreateCustomChannel(target, creds_, args);
+    if (!channel) return Status::Internal("cannot make a gRPC channel to " + target);
+    return std::shared_ptr<PeerLink>(std::make_shared<GrpcPeerLink>(target, std::move(channel)));
+  }
+
+ private:
+  std::shared_ptr<grpc::ChannelCredentials> creds_;
+};
+
+}  // namespace
+
+std::shared_ptr<PeerConnector> MakeGrpcPeerConnector(
+    std::shared_ptr<grpc::ChannelCredentials> creds) {
+  return std::make_shared<GrpcPeerConnector>(std::move(creds));
+}
+
+}  // namespace rdmad
