@@ -216,7 +216,7 @@ TEST_P(ChannelConformanceTest, CloseWakesABlockedRecv) {
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_FALSE(returned);
   auto start = Clock::now();
-  EXPECT_TRUE(a_->Close().ok());
+  a_->Close();
   JoinBackground();
   EXPECT_LT(Clock::now() - start, seconds(2));
   EXPECT_EQ(result.code(), StatusCode::kCancelled) << result.ToString();
@@ -227,7 +227,7 @@ TEST_P(ChannelConformanceTest, PeerCloseFailsTheOthersRecv) {
   Status result;
   InBackground([&] { result = b_->Recv(kForever).status(); });
   std::this_thread::sleep_for(milliseconds(100));
-  EXPECT_TRUE(a_->Close().ok());
+  a_->Close();
   JoinBackground();
   EXPECT_EQ(result.code(), StatusCode::kUnavailable) << result.ToString();
   EXPECT_EQ(b_->status().code(), StatusCode::kUnavailable) << b_->status().ToString();

@@ -120,10 +120,9 @@ HeldChannel::~HeldChannel() {
   channel_.reset();
 }
 
-Status HeldChannel::Close() {
-  Status closed = channel_->Close();  // the peer hears it on the data path first
+void HeldChannel::Close() {
+  channel_->Close();  // the peer hears it on the data path first
   hold_->Release();
-  return closed;
 }
 
 StatusOr<std::unique_ptr<AbortableChannel>> AsAbortable(std::unique_ptr<Channel> channel) {

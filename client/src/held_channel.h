@@ -110,7 +110,7 @@ class HeldChannel final : public Channel {
     return channel_->Read(local, local_offset, remote, remote_offset, len);
   }
   Status status() const override { return channel_->status(); }
-  Status Close() override;
+  void Close() override;
 
  private:
   std::unique_ptr<AbortableChannel> channel_;

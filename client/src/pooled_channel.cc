@@ -22,9 +22,9 @@ Status PooledChannel::status() const {
   return result;
 }
 
-Status PooledChannel::Close() {
+void PooledChannel::Close() {
   std::lock_guard lock(close_mu_);
-  if (closed_.exchange(true)) return Status::Ok();
+  if (closed_.exchange(true)) return;
   std::shared_ptr<ChannelPool> pool = pool_.lock();
   if (calls_.load() > 0) {
     // A call is still running on another thread: the channel cannot go
@@ -39,7 +39,6 @@ Status PooledChannel::Close() {
     channel_->Close();
     channel_.reset();
   }
-  return Status::Ok();
 }
 
 }  // namespace rdmad::internal

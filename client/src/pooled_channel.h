@@ -63,7 +63,7 @@ class PooledChannel final : public Channel {
     });
   }
   Status status() const override;
-  Status Close() override;
+  void Close() override;
 
  private:
   template <typename R, typename F>

@@ -137,7 +137,11 @@ TEST_F(PeerInboundTest, APeerThatDoesNotReadIsEnded) {
   stream->Start(Open(), "ipv4:127.0.0.1:5000");
   PeerEvent closed;
   closed.kind = PeerEvent::Kind::kChannelClosed;
-  for (size_t i = 0; i <= PeerInbound::kMaxQueued; ++i) inbound_.Send(kPeerId, closed);
+  // The heartbeat is being written; kMaxQueued events wait; one more ends it.
+  for (size_t i = 0; i < PeerInbound::kMaxQueued; ++i) {
+    ASSERT_TRUE(inbound_.Send(kPeerId, closed).ok()) << i;
+  }
+  EXPECT_FALSE(inbound_.Send(kPeerId, closed).ok());
   EXPECT_EQ(writer.finishes, 0);  // a write is in flight
   stream->OnWriteDone(true);
   EXPECT_EQ(writer.finishes, 1);

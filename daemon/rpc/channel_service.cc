@@ -11,6 +11,7 @@
 #include "daemon/rpc/hold_reactor.h"
 #include "daemon/rpc/listen_reactor.h"
 #include "daemon/rpc/local_service.h"
+#include "spdlog/spdlog.h"
 
 namespace rdmad {
 namespace {
@@ -81,7 +82,8 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
                                       endpoint = std::move(endpoint).value()] {
     StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
     if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
-      broker->Release(id, "the application went away during the handshake");
+      Status released = broker->Release(id, "the application went away during the handshake");
+      if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
     }
     if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
     lease->Reset();  // before the answer: the client may Connect again at once

@@ -116,7 +116,9 @@ class Channel {
   // OK while usable; else why not (the QP error, "closed by peer", ...).
   virtual Status status() const = 0;
   // Closes both directions; the peer's calls then fail with the reason.
-  virtual Status Close() = 0;
+  // Idempotent and best-effort (a peer that cannot be told learns from its
+  // daemon), so there is nothing to report.
+  virtual void Close() = 0;
 };
 
 }  // namespace rdmad

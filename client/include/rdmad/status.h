@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+
 namespace rdmad {
 
 enum class StatusCode : int {
@@ -45,7 +46,9 @@ std::string_view StatusCodeName(StatusCode code);
 // field): the named codes map to themselves, anything else to kUnknown.
 StatusCode StatusCodeFromInt(int code);
 
-class Status {
+// A result: OK, or a code and a message. [[nodiscard]]: a call's Status is
+// handled or deliberately dropped with IgnoreError(), never lost by accident.
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message)
@@ -75,6 +78,10 @@ class Status {
   // "OK" or "INVALID_ARGUMENT: message".
   std::string ToString() const;
 
+  // Drops the status on purpose (best-effort calls whose failure changes
+  // nothing for the caller).
+  void IgnoreError() const {}
+
   friend bool operator==(const Status& a, const Status& b) {
     return a.code_ == b.code_ && a.message_ == b.message_;
   }
@@ -86,7 +93,7 @@ class Status {
 
 // Either a value or a non-OK Status.
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT: implicit
     if (status_.ok()) status_ = Status::Internal("StatusOr built from OK status");

@@ -286,14 +286,14 @@ void RdmaChannel::OnAsyncEvent(int event_type) {
                            ibv_event_type_str(static_cast<ibv_event_type>(event_type))));
 }
 
-Status RdmaChannel::Close() {
+void RdmaChannel::Close() {
   Lock lock(mu_);
-  if (closed_) return Status::Ok();
+  if (closed_) return;
   closed_ = true;
   Wake();
   cv_.notify_all();
   Drain();  // the peer's CLOSE may be waiting in the CQ
-  if (!error_.ok() || peer_closed_) return Status::Ok();
+  if (!error_.ok() || peer_closed_) return;
   // Tell the peer: CLOSE needs a credit and a send slot; wait a little for
   // them, then for the CLOSE (and everything before it) to complete.
   auto deadline = Clock::now() + kCloseGrace;
@@ -308,11 +308,10 @@ Status RdmaChannel::Close() {
   if (!pump([&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
     ClientLog().info("RDMA channel {} QP {}: could not tell the peer about the close", local_.device,
                  local_.qpn);
-    return Status::Ok();
+    return;
   }
-  if (Status s = PostControl(MessageType::kClose); !s.ok()) return Status::Ok();
+  if (Status s = PostControl(MessageType::kClose); !s.ok()) return;
   pump([&] { return sq_outstanding_ == 0; });
-  return Status::Ok();
 }
 
 void RdmaChannel::Abort(const Status& status) {

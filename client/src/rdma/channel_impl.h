@@ -58,7 +58,7 @@ class RdmaChannel final : public AbortableChannel {
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
   Status status() const override;
-  Status Close() override;
+  void Close() override;
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
   void Abort(const Status& status) override;
 

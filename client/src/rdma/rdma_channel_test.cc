@@ -363,7 +363,7 @@ TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecv) {
   auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
   std::this_thread::sleep_for(300ms);
   auto t0 = Clock::now();
-  ASSERT_TRUE(b_->Close().ok());
+  b_->Close();
   ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
   EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
   EXPECT_LT(Clock::now() - t0, 2s);
@@ -379,7 +379,7 @@ TEST_F(DeviceLabRdmaChannelTest, PeerCloseEndsTheOtherSide) {
   });
   ASSERT_TRUE(a_->Send("one", 3).ok());
   ASSERT_TRUE(a_->Send("two", 3).ok());
-  ASSERT_TRUE(a_->Close().ok());
+  a_->Close();
   std::vector<Status> seen = blocked.get();
   EXPECT_TRUE(seen[0].ok()) << seen[0].ToString();
   EXPECT_TRUE(seen[1].ok()) << seen[1].ToString();  // data before the close arrives
@@ -405,13 +405,13 @@ TEST_F(DeviceLabRdmaChannelTest, AbortByTheDaemonWakesABlockedRecv) {
   EXPECT_LT(Clock::now() - t0, 1s);
   EXPECT_EQ(b_->Send("x", 1), why);
   EXPECT_EQ(b_->status(), why);
-  EXPECT_TRUE(b_->Close().ok());
+  b_->Close();
 }
 
 TEST_F(DeviceLabRdmaChannelTest, AbortAfterThePeersCloseKeepsItsMessages) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   ASSERT_TRUE(a_->Send("one", 3).ok());
-  ASSERT_TRUE(a_->Close().ok());  // the CLOSE has completed: it is in b's CQ
+  a_->Close();  // the CLOSE has completed: it is in b's CQ
   dynamic_cast<AbortableChannel&>(*b_).Abort(Status::Unavailable("closed by peer hostA"));
   auto got = b_->Recv(5s);
   ASSERT_TRUE(got.ok()) << got.status().ToString();

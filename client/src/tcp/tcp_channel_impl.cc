@@ -223,9 +223,8 @@ void TcpChannel::Abort(const Status& status) {
   Fail(status);
 }
 
-Status TcpChannel::Close() {
+void TcpChannel::Close() {
   std::call_once(close_once_, [this] { CloseOnce(); });
-  return Status::Ok();
 }
 
 void TcpChannel::CloseOnce() {
@@ -254,7 +253,8 @@ void TcpChannel::SendClose(const std::string& reason) {
   header.payload_len = text.size();
   RawFrameHeader raw = EncodeFrameHeader(header);
   iovec iov[2] = {{raw.data(), raw.size()}, {text.data(), text.size()}};
-  SendAll(fd_.get(), iov, text.empty() ? 1 : 2, MSG_DONTWAIT);
+  // The peer that cannot be told learns of the close from the connection.
+  SendAll(fd_.get(), iov, text.empty() ? 1 : 2, MSG_DONTWAIT).IgnoreError();
 }
 
 }  // namespace rdmad::internal

@@ -212,7 +212,8 @@ Status TcpChannel::Reply(FrameType type, uint64_t request_id, const Status& stat
 // Tells the peer why its access failed, then ends the channel (see the
 // header: a remote access error is fatal, as on RDMA).
 Status TcpChannel::RefuseAccess(const FrameHeader& header, FrameType reply, const Status& why) {
-  Reply(reply, header.request_id, why);
+  // Best effort: the channel ends either way.
+  Reply(reply, header.request_id, why).IgnoreError();
   return Status(why.code(), "remote access error: the peer's " + Describe(header) + ": " +
                                 why.message());
 }
