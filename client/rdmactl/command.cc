@@ -9,7 +9,7 @@ namespace rdmactl {
 std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code) {
   rdmad::ClientOptions options;
   options.socket_path = ctx.globals.socket;
-  auto client = rdmad::Client::Connect(options);
+  auto client = rdmad::Client::Open(options);
   if (client.ok()) return std::move(client).value();
   const rdmad::Status& st = client.status();
   if (st.code() == rdmad::StatusCode::kPermissionDenied) {

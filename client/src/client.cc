@@ -254,7 +254,7 @@ std::string Client::DefaultSocketPath() {
   return (env && *env) ? env : kDefaultSocket;
 }
 
-StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+StatusOr<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.log_level) SetClientLogLevel(*options.log_level);
   if (options.log_sink) SetClientLogSink(options.log_sink);
   std::string path = options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;

@@ -147,7 +147,7 @@ StatusOr<std::unique_ptr<BuiltinService>> MakeEchoService(const std::string& soc
         spdlog::level::warn,  spdlog::level::err,   spdlog::level::off};
     spdlog::log(kLevels[static_cast<int>(level)], "{}", message);
   };
-  auto client = Client::Connect(options);
+  auto client = Client::Open(options);
   if (!client.ok()) return client.status();
   auto service = EchoService::Start(std::move(client).value(), EchoServiceOptions{});
   if (!service.ok()) return service.status();

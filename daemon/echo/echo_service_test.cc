@@ -93,6 +93,17 @@ class FakeClient final : public Client {
     if (!listener_) return Status::AlreadyExists("listened already");
     return std::move(listener_);
   }
+  StatusOr<std::vector<ChannelSummary>> ListChannels() override {
+    return Status::Unimplemented("");
+  }
+  StatusOr<std::unique_ptr<Channel>> Connect(const std::string&, const std::string&,
+                                             const ConnectOptions&) override {
+    return Status::Unimplemented("");
+  }
+  Status Prewarm(const std::string&, const std::string&, int) override {
+    return Status::Unimplemented("");
+  }
+  StatusOr<std::vector<PoolSummary>> ListPools() override { return Status::Unimplemented(""); }
 
  private:
   const std::string path_ = "fake.sock";

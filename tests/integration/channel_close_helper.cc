@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   }
   rdmad::ClientOptions options;
   options.socket_path = argv[1];
-  auto client = rdmad::Client::Connect(options);
+  auto client = rdmad::Client::Open(options);
   if (!client.ok()) return Fail(client.status());
   std::unique_ptr<rdmad::Channel> channel;
   std::unique_ptr<rdmad::Listener> listener;

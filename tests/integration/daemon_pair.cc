@@ -98,7 +98,7 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
   }
   ClientOptions options;
   options.socket_path = n->socket;
-  StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+  StatusOr<std::unique_ptr<Client>> client = Client::Open(options);
   if (!client.ok()) return client.status();
   n->client = std::move(client).value();
   return WaitForPeer(*n, peer.name);

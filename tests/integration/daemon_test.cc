@@ -54,7 +54,7 @@ class DaemonTest : public ::testing::Test {
   std::unique_ptr<Client> Connect() {
     ClientOptions options;
     options.socket_path = socket_;
-    auto client = Client::Connect(options);
+    auto client = Client::Open(options);
     EXPECT_TRUE(client.ok()) << client.status().ToString();
     return client.ok() ? std::move(client).value() : nullptr;
   }

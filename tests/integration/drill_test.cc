@@ -58,7 +58,7 @@ class DrillTest : public ::testing::Test {
     server_ = Serve();
     ClientOptions options;
     options.socket_path = pair_.a().socket;
-    auto app = Client::Connect(options);
+    auto app = Client::Open(options);
     ASSERT_TRUE(app.ok()) << app.status().ToString();
     app_ = std::move(app).value();
     ASSERT_TRUE(app_->Prewarm("B", "svc", kWarm).ok());

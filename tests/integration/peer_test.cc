@@ -168,7 +168,7 @@ TEST_F(PeerTest, TwoDaemonsSeeEachOtherUp) {
 
   ClientOptions options;
   options.socket_path = a.socket;
-  auto client = Client::Connect(options);
+  auto client = Client::Open(options);
   ASSERT_TRUE(client.ok());
   EXPECT_EQ((*client)->GetStatus()->peer_count, 1u);
 

@@ -77,7 +77,7 @@ class PoolTest : public ::testing::Test {
     ClientOptions options;
     options.socket_path = pair_.a().socket;
     options.follow_pool = true;
-    auto app = Client::Connect(options);
+    auto app = Client::Open(options);
     ASSERT_TRUE(app.ok()) << app.status().ToString();
     app_ = std::move(app).value();
   }

@@ -325,7 +325,7 @@ TEST_F(RdmactlDevicesTest, PortEventsNameDeviceAndPort) {
                       dir_.File("events.txt"));
   ClientOptions options;
   options.socket_path = socket_;
-  auto client = Client::Connect(options);
+  auto client = Client::Open(options);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   auto deadline = std::chrono::steady_clock::now() + seconds(10);
   while ((*client)->GetStatus()->event_subscribers < 2 &&

@@ -48,7 +48,7 @@ class TwoHostTest : public ::testing::Test {
     if (Env("LAB_VMS") != "2" || Env("RDMAD_SOCKET").empty()) {
       GTEST_SKIP() << "lab two-VM only (tests/lab/channels/two_vm.sh)";
     }
-    auto client = Client::Connect();
+    auto client = Client::Open();
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
   }

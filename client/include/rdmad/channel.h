@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmad/export.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -34,11 +35,11 @@ namespace rdmad {
 enum class ChannelTransport { kRdma, kTcp };
 
 // "RDMA" or "TCP".
-const char* ChannelTransportName(ChannelTransport transport);
+RDMAD_EXPORT const char* ChannelTransportName(ChannelTransport transport);
 
 // What a peer needs to Write into or Read from a region: travels as a
 // message (Serialize / Parse, 24 bytes, little endian).
-struct RegionDescriptor {
+struct RDMAD_EXPORT RegionDescriptor {
   uint64_t address = 0;  // the remote virtual address (RDMA) or region id (TCP)
   uint64_t length = 0;
   uint32_t rkey = 0;
@@ -50,7 +51,7 @@ struct RegionDescriptor {
 };
 
 // Registered memory, on the channel's device (host memory or a dmabuf).
-class MemoryRegion {
+class RDMAD_EXPORT MemoryRegion {
  public:
   virtual ~MemoryRegion() = default;
   virtual uint8_t* data() const = 0;  // nullptr for a dmabuf region
@@ -81,7 +82,7 @@ struct ChannelInfo {
 
 inline constexpr std::chrono::milliseconds kForever{-1};
 
-class Channel {
+class RDMAD_EXPORT Channel {
  public:
   virtual ~Channel() = default;
 

@@ -21,6 +21,7 @@
 
 #include "rdmad/channel.h"
 #include "rdmad/devices.h"
+#include "rdmad/export.h"
 #include "rdmad/log.h"
 #include "rdmad/peers.h"
 #include "rdmad/status.h"
@@ -57,7 +58,7 @@ enum class EventKind {
 };
 
 // "config-reloaded", "device-added", "port-state-changed", ...
-std::string_view EventKindName(EventKind kind);
+RDMAD_EXPORT std::string_view EventKindName(EventKind kind);
 
 struct Event {
   uint64_t sequence = 0;
@@ -68,7 +69,7 @@ struct Event {
   uint32_t port = 0;   // port and GID events
 };
 
-class EventStream {
+class RDMAD_EXPORT EventStream {
  public:
   virtual ~EventStream() = default;
   // Blocks for the next event. Returns false when the stream has ended; then
@@ -89,7 +90,7 @@ struct ClientOptions {
   // per (peer, service) established in this process, for Connect to hand
   // out at once. Prewarm() follows the pool whatever this says.
   bool follow_pool = false;
-  // The library's log, process-wide (rdmad/log.h): set when Connect is
+  // The library's log, process-wide (rdmad/log.h): set when Open is
   // called, if given. By default warnings and errors go to stderr.
   std::optional<LogLevel> log_level;
   LogSink log_sink;
@@ -131,7 +132,7 @@ struct ConnectOptions {
 // the name registered while the Listener lives.
 //
 // Thread safety: one thread at a time may call Accept/Reject.
-class Listener {
+class RDMAD_EXPORT Listener {
  public:
   virtual ~Listener() = default;
   virtual const std::string& service() const = 0;
@@ -147,13 +148,20 @@ class Listener {
                         std::chrono::milliseconds timeout = kForever) = 0;
 };
 
-class Client {
+// An application's handle on the local rdmad: queries (status, devices,
+// paths, peers, the channel and pool tables), events, and channels
+// (Connect, Listen, Prewarm). Open() makes one.
+//
+// Thread safety: every method may be called from any thread at once.
+class RDMAD_EXPORT Client {
  public:
   // $RDMAD_SOCKET if set, else /run/rdmad/rdmad.sock.
   static std::string DefaultSocketPath();
 
-  // UNAVAILABLE (naming the socket and why) when no daemon answers.
-  static StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options = {});
+  // A client of the local rdmad, through its socket (options.socket_path,
+  // else DefaultSocketPath()). UNAVAILABLE (naming the socket and why) when
+  // no daemon answers. Channels are then made with Connect and Listen.
+  static StatusOr<std::unique_ptr<Client>> Open(const ClientOptions& options = {});
 
   virtual ~Client() = default;
 
@@ -175,14 +183,10 @@ class Client {
   virtual StatusOr<std::vector<PeerInfo>> ListPeers() = 0;
 
   // The daemon's channel table.
-  virtual StatusOr<std::vector<ChannelSummary>> ListChannels() {
-    return Status::Unimplemented("ListChannels");
-  }
+  virtual StatusOr<std::vector<ChannelSummary>> ListChannels() = 0;
   // Registers service with the daemon (ALREADY_EXISTS when another
   // application listens on it).
-  virtual StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) {
-    return Status::Unimplemented("Listen");
-  }
+  virtual StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) = 0;
   // A channel to the application listening on service at peer (a
   // [[peers]] name or an address). NOT_FOUND unknown peer or no such
   // service; UNAVAILABLE the peer's daemon is not reachable;
@@ -193,20 +197,14 @@ class Client {
   // gives it back to the pool, which keeps it if healthy (nothing unread).
   virtual StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer,
                                                      const std::string& service,
-                                                     const ConnectOptions& options = {}) {
-    return Status::Unimplemented("Connect");
-  }
+                                                     const ConnectOptions& options = {}) = 0;
   // Keeps channels warm ahead of Connect (docs/channels.md, "Pooling"):
   // this client's own target for (peer, service), replacing a [[pool]]
   // entry's for it; 0 removes it. Starts following the pool.
   // INVALID_ARGUMENT for a bad name or channels outside 0..1024.
-  virtual Status Prewarm(const std::string& peer, const std::string& service, int channels) {
-    return Status::Unimplemented("Prewarm");
-  }
+  virtual Status Prewarm(const std::string& peer, const std::string& service, int channels) = 0;
   // rdmad's pool table: every following client's targets and counts.
-  virtual StatusOr<std::vector<PoolSummary>> ListPools() {
-    return Status::Unimplemented("ListPools");
-  }
+  virtual StatusOr<std::vector<PoolSummary>> ListPools() = 0;
 };
 
 }  // namespace rdmad

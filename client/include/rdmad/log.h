@@ -20,14 +20,16 @@
 #include <optional>
 #include <string_view>
 
+#include "rdmad/export.h"
+
 namespace rdmad {
 
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
 
 // "trace", "debug", "info", "warn", "error", "off".
-std::string_view LogLevelName(LogLevel level);
+RDMAD_EXPORT std::string_view LogLevelName(LogLevel level);
 // The level named name (as LogLevelName writes it; "warning" too), if any.
-std::optional<LogLevel> ParseLogLevel(std::string_view name);
+RDMAD_EXPORT std::optional<LogLevel> ParseLogLevel(std::string_view name);
 
 // Receives each message the library logs at or above the level: one line,
 // without a trailing newline.
@@ -35,12 +37,12 @@ using LogSink = std::function<void(LogLevel level, std::string_view message)>;
 
 // The least severe level the library logs (default kWarn). Ignored while
 // RDMAD_CLIENT_LOG_LEVEL is set.
-void SetClientLogLevel(LogLevel level);
-LogLevel ClientLogLevel();
+RDMAD_EXPORT void SetClientLogLevel(LogLevel level);
+RDMAD_EXPORT LogLevel ClientLogLevel();
 
 // Where the library's messages go; an empty sink restores the default
 // (stderr, "rdmadclient: LEVEL: message").
-void SetClientLogSink(LogSink sink);
+RDMAD_EXPORT void SetClientLogSink(LogSink sink);
 
 }  // namespace rdmad
 

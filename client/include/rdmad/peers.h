@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rdmad/export.h"
+
 namespace rdmad {
 
 enum class PeerState {
@@ -26,7 +28,7 @@ enum class PeerState {
 
 // "connecting", "up", "down", "version-mismatch", "circuit-open"
 // ("unspecified").
-std::string_view PeerStateName(PeerState state);
+RDMAD_EXPORT std::string_view PeerStateName(PeerState state);
 
 struct PeerInfo {
   std::string name;      // the [[peers]] name; the address when on demand

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "rdmad/export.h"
 
 namespace rdmad {
 
@@ -40,15 +41,15 @@ enum class StatusCode : int {
 };
 
 // Returns "OK", "INVALID_ARGUMENT", ... as gRPC spells them.
-std::string_view StatusCodeName(StatusCode code);
+RDMAD_EXPORT std::string_view StatusCodeName(StatusCode code);
 
 // The code for a number received from elsewhere (a gRPC status, a wire
 // field): the named codes map to themselves, anything else to kUnknown.
-StatusCode StatusCodeFromInt(int code);
+RDMAD_EXPORT StatusCode StatusCodeFromInt(int code);
 
 // A result: OK, or a code and a message. [[nodiscard]]: a call's Status is
 // handled or deliberately dropped with IgnoreError(), never lost by accident.
-class [[nodiscard]] Status {
+class [[nodiscard]] RDMAD_EXPORT Status {
  public:
   Status() = default;  // OK
   Status(StatusCode code, std::string message)
