@@ -2,8 +2,9 @@
 //
 // EventStreamer connects one subscriber stream (WatchEvents) to the EventBus
 // through a small StreamWriter interface, so the queueing and shutdown logic
-// is tested without gRPC. One write is in flight at a time; events arriving
-// meanwhile wait in a bounded queue. Events are not dropped silently: a
+// is tested without gRPC. It writes through a BoundedStream (kFail): one
+// write in flight at a time, events arriving meanwhile wait in a bounded
+// queue. Events are not dropped silently: a
 // client that stops reading and lets the queue fill is ended with
 // RESOURCE_EXHAUSTED "the client is not reading" (after the write in flight)
 // and the queue is freed at once.
@@ -18,26 +19,22 @@
 #define RDMAD_DAEMON_EVENTS_EVENT_STREAMER_H_
 
 #include <cstddef>
-#include <deque>
 #include <mutex>
 #include <set>
 
+#include "daemon/events/bounded_stream.h"
 #include "daemon/events/event_bus.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
 
-// Where a stream's events go (a gRPC write reactor in the daemon).
-class StreamWriter {
+// Where a stream's events go (a gRPC write reactor in the daemon): the
+// BoundedStream writer, and Begin.
+class StreamWriter : public BoundedStream<DaemonEvent>::Writer {
  public:
-  virtual ~StreamWriter() = default;
   // Opens the stream (sends headers), telling the client it is subscribed;
   // completes with EventStreamer::OnWriteDone like a write.
   virtual void Begin() = 0;
-  // Starts writing event; the writer calls EventStreamer::OnWriteDone later.
-  virtual void Write(const DaemonEvent& event) = 0;
-  // Ends the stream. Called exactly once.
-  virtual void Finish(const Status& status) = 0;
 };
 
 class EventStreamer : public EventSink {
@@ -53,7 +50,7 @@ class EventStreamer : public EventSink {
   void Start(std::set<DaemonEventKind> kinds);
 
   // The writer finished one write (ok=false: the client is gone).
-  void OnWriteDone(bool ok);
+  void OnWriteDone(bool ok) { stream_.OnWriteDone(ok); }
   // The client cancelled the call.
   void Cancel();
   // Unsubscribes; call before destroying (not from within OnEvent).
@@ -64,21 +61,12 @@ class EventStreamer : public EventSink {
   void OnClose() override;
 
  private:
-  enum class Action { kNone, kWrite, kFinish };
-  // Decides, under mu_, what to do next; fills *next or *final.
-  Action NextLocked(DaemonEvent* next, Status* final);
-  void Perform(Action action, const DaemonEvent& next, const Status& final);
-
   EventBus* bus_;
   StreamWriter* writer_;
-  const size_t max_queued_;
+  BoundedStream<DaemonEvent> stream_;
   std::mutex mu_;
-  uint64_t subscription_ = 0;
-  std::deque<DaemonEvent> queue_;
-  bool writing_ = false;
-  bool closing_ = false;   // drain, then finish with final_
-  bool finished_ = false;  // Finish was called
-  Status final_;
+  uint64_t subscription_ = 0;  // guarded by mu_
+  bool bus_closed_ = false;    // guarded by mu_
 };
 
 }  // namespace rdmad

@@ -19,10 +19,18 @@ int64_t UnixMillis() {
       .count();
 }
 
+BoundedStream<PeerEvent>::Options InboundStreamOptions() {
+  BoundedStream<PeerEvent>::Options o;
+  o.max_queued = PeerInbound::kMaxQueued;
+  o.overflow = Status::ResourceExhausted("peer session closed: the peer does not read it");
+  o.write_failed = Status::Unavailable("peer session write failed; the peer is gone");
+  return o;
+}
+
 }  // namespace
 
 InboundStream::InboundStream(PeerInbound* inbound, PeerStreamWriter* writer)
-    : inbound_(inbound), writer_(writer) {}
+    : inbound_(inbound), stream_(writer, InboundStreamOptions()) {}
 
 InboundStream::~InboundStream() { Detach(); }
 
@@ -42,11 +50,7 @@ void InboundStream::Start(const SessionOpen& open, const std::string& from) {
   }
   if (!status.ok()) {
     spdlog::warn("refusing a peer session from {}: {}", from, status.message());
-    {
-      std::lock_guard lock(mu_);
-      finished_ = true;
-    }
-    writer_->Finish(status);
+    stream_.Abort(status);
     return;
   }
   spdlog::info("peer {} ({}) opened a session (heartbeat every {} ms)", open.host_name, from,
@@ -68,55 +72,19 @@ void InboundStream::Detach() {
   if (id != 0) inbound_->Unregister(id, open_);
 }
 
-InboundStream::Action InboundStream::NextLocked(PeerEvent* next, Status* final) {
-  if (finished_ || writing_) return Action::kNone;
-  if (!queue_.empty() && final_.ok()) {
-    *next = std::move(queue_.front());
-    queue_.pop_front();
-    writing_ = true;
-    return Action::kWrite;
-  }
-  if (closing_) {
-    finished_ = true;
-    *final = final_;
-    return Action::kFinish;
-  }
-  return Action::kNone;
-}
-
-void InboundStream::Perform(Action action, const PeerEvent& next, const Status& final) {
-  // Nothing may touch members after Finish: the reactor may be gone.
-  if (action == Action::kWrite) writer_->Write(next);
-  if (action == Action::kFinish) writer_->Finish(final);
-}
-
 bool InboundStream::Enqueue(PeerEvent event) {
-  PeerEvent next;
-  Status final;
-  Action action;
-  {
-    std::lock_guard lock(mu_);
-    if (finished_ || closing_) return false;
-    if (queue_.size() >= PeerInbound::kMaxQueued) {
-      CloseLocked(Status::ResourceExhausted("peer session closed: the peer does not read it"));
-      return false;
-    }
-    event.sequence = ++sequence_;
-    queue_.push_back(std::move(event));
-    action = NextLocked(&next, &final);
-  }
-  Perform(action, next, final);
-  return true;
+  return stream_.Push(std::move(event), [this](PeerEvent& e) { e.sequence = ++sequence_; }) ==
+         BoundedStream<PeerEvent>::Pushed::kQueued;
 }
 
 SteadyTime InboundStream::Heartbeat(SteadyTime now) {
   {
     std::lock_guard lock(mu_);
-    if (finished_ || closing_) return SteadyTime::max();
+    if (stream_.ending()) return SteadyTime::max();
     if (now < next_heartbeat_) return next_heartbeat_;
     next_heartbeat_ = now + std::chrono::milliseconds(open_.heartbeat_interval_ms);
     // A write still pending: the peer is slow or gone; keepalive decides.
-    if (writing_ || !queue_.empty()) return next_heartbeat_;
+    if (!stream_.idle()) return next_heartbeat_;
   }
   PeerEvent beat;
   beat.kind = PeerEvent::Kind::kHeartbeat;
@@ -126,37 +94,9 @@ SteadyTime InboundStream::Heartbeat(SteadyTime now) {
   return next_heartbeat_;
 }
 
-void InboundStream::CloseLocked(const Status& status) {
-  if (closing_) return;
-  closing_ = true;
-  queue_.clear();
-  final_ = status;
-}
+void InboundStream::Close(const Status& status) { stream_.Abort(status); }
 
-void InboundStream::Close(const Status& status) {
-  PeerEvent next;
-  Status final;
-  Action action;
-  {
-    std::lock_guard lock(mu_);
-    CloseLocked(status);
-    action = NextLocked(&next, &final);
-  }
-  Perform(action, next, final);
-}
-
-void InboundStream::OnWriteDone(bool ok) {
-  PeerEvent next;
-  Status final;
-  Action action;
-  {
-    std::lock_guard lock(mu_);
-    writing_ = false;
-    if (!ok) CloseLocked(Status::Unavailable("peer session write failed; the peer is gone"));
-    action = NextLocked(&next, &final);
-  }
-  Perform(action, next, final);
-}
+void InboundStream::OnWriteDone(bool ok) { stream_.OnWriteDone(ok); }
 
 void InboundStream::Cancel() {
   Detach();

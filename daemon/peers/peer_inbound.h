@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/events/bounded_stream.h"
 #include "daemon/peers/channel_endpoint.h"
 #include "daemon/peers/peer_protocol.h"
 #include "daemon/peers/peer_session.h"
@@ -37,15 +38,9 @@ namespace rdmad {
 
 class PeerInbound;
 
-// Where an inbound stream's events go (a gRPC write reactor in the daemon).
-class PeerStreamWriter {
- public:
-  virtual ~PeerStreamWriter() = default;
-  // Starts writing event; the writer then calls InboundStream::OnWriteDone.
-  virtual void Write(const PeerEvent& event) = 0;
-  // Ends the stream. Called exactly once.
-  virtual void Finish(const Status& status) = 0;
-};
+// Where an inbound stream's events go (a gRPC write reactor in the daemon);
+// after a Write the writer calls InboundStream::OnWriteDone.
+class PeerStreamWriter : public BoundedStream<PeerEvent>::Writer {};
 
 class InboundStream : public std::enable_shared_from_this<InboundStream> {
  public:
@@ -70,24 +65,14 @@ class InboundStream : public std::enable_shared_from_this<InboundStream> {
   const std::string& instance_id() const { return open_.instance_id; }
 
  private:
-  enum class Action { kNone, kWrite, kFinish };
-  Action NextLocked(PeerEvent* next, Status* final);
-  void Perform(Action action, const PeerEvent& next, const Status& final);
-  void CloseLocked(const Status& status);
-
   PeerInbound* inbound_;
-  PeerStreamWriter* writer_;
+  BoundedStream<PeerEvent> stream_;
   SessionOpen open_;
   std::string from_;
   std::mutex mu_;
-  uint64_t id_ = 0;  // registration, 0 when not registered
-  std::deque<PeerEvent> queue_;
-  uint64_t sequence_ = 0;
-  bool writing_ = false;
-  bool closing_ = false;   // drain, then finish with final_
-  bool finished_ = false;  // Finish was called
-  Status final_;
-  SteadyTime next_heartbeat_;
+  uint64_t id_ = 0;          // registration, 0 when not registered; guarded by mu_
+  uint64_t sequence_ = 0;    // numbered in write order, under stream_'s lock
+  SteadyTime next_heartbeat_;  // guarded by mu_
 };
 
 class PeerInbound {

@@ -34,71 +34,64 @@ void ListenSink::Detach() {
   reactor_ = nullptr;
 }
 
+namespace {
+
+BoundedStream<v1::ListenEvent>::Options ListenStreamOptions() {
+  BoundedStream<v1::ListenEvent>::Options o;
+  o.max_queued = ListenReactor::kMaxQueued;
+  o.overflow = Status::ResourceExhausted("Listen stream closed: the client is not reading (" +
+                                         std::to_string(ListenReactor::kMaxQueued) +
+                                         " events queued)");
+  o.write_failed = Status::Cancelled("the listener went away");
+  return o;
+}
+
+}  // namespace
+
 ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& service,
                              ClientLimiter::Lease lease)
-    : service_(service), lease_(std::move(lease)), sink_(std::make_shared<ListenSink>(this)) {
+    : service_(service),
+      lease_(std::move(lease)),
+      stream_(this, ListenStreamOptions()),
+      sink_(std::make_shared<ListenSink>(this)) {
   auto registration = registry->Register(service, sink_);
-  std::lock_guard lock(mu_);
   if (!registration.ok()) {
-    FinishOnce(ToGrpcStatus(registration.status()));
+    stream_.Abort(registration.status());
     return;
   }
-  registration_ = std::move(registration).value();
+  {
+    std::lock_guard lock(mu_);
+    registration_ = std::move(registration).value();
+  }
   v1::ListenEvent first;
   first.mutable_registered()->set_service(service);
-  queue_.push_back(std::move(first));
-  writing_ = true;
-  StartWrite(&queue_.front());
+  stream_.Push(std::move(first));
 }
 
 void ListenReactor::Enqueue(v1::ListenEvent event) {
-  std::lock_guard lock(mu_);
-  if (finished_) return;
-  if (queue_.size() > kMaxQueued) return OverflowLocked();  // the front is being written
-  queue_.push_back(std::move(event));
-  if (writing_) return;
-  writing_ = true;
-  StartWrite(&queue_.front());
-}
-
-void ListenReactor::OnWriteDone(bool ok) {
-  std::lock_guard lock(mu_);
-  writing_ = false;
-  if (!queue_.empty()) queue_.pop_front();
-  if (!ok) {
-    FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "the listener went away"));
+  if (stream_.Push(std::move(event)) != BoundedStream<v1::ListenEvent>::Pushed::kOverflowed) {
     return;
   }
-  if (finished_ || queue_.empty()) return;
-  writing_ = true;
-  StartWrite(&queue_.front());
-}
-
-void ListenReactor::OverflowLocked() {
   spdlog::warn("service {}: the listener is not reading ({} events queued); its Listen stream "
                "ends and the service is unregistered",
-               service_, queue_.size());
-  while (queue_.size() > (writing_ ? 1 : 0)) queue_.pop_back();  // keep the one being written
-  FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "Listen stream closed: the client is not reading (" +
-                              std::to_string(kMaxQueued) + " events queued)"));
+               service_, kMaxQueued);
+  std::lock_guard lock(mu_);
+  registration_.reset();  // requests waiting on it fail at once
 }
 
-void ListenReactor::OnCancel() {
-  std::lock_guard lock(mu_);
-  FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "the listener went away"));
-}
+void ListenReactor::OnCancel() { stream_.Abort(Status::Cancelled("the listener went away")); }
 
 void ListenReactor::OnDone() {
   sink_->Detach();
   delete this;
 }
 
-void ListenReactor::FinishOnce(const grpc::Status& status) {
-  registration_.reset();  // the registry no longer offers to this stream
-  if (finished_) return;
-  finished_ = true;
-  Finish(status);
+void ListenReactor::Finish(const Status& status) {
+  {
+    std::lock_guard lock(mu_);
+    registration_.reset();  // the registry no longer offers to this stream
+  }
+  grpc::ServerWriteReactor<v1::ListenEvent>::Finish(ToGrpcStatus(status));
 }
 
 }  // namespace rdmad

@@ -22,11 +22,11 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <deque>
 #include <memory>
 #include <mutex>
 
 #include "daemon/clients/client_limiter.h"
+#include "daemon/events/bounded_stream.h"
 #include "daemon/broker/service_registry.h"
 #include "rdmad/v1/rdmad.pb.h"
 
@@ -46,7 +46,8 @@ class ListenSink final : public ServiceSink {
   ListenReactor* reactor_;  // guarded by mu_; null once the reactor is done
 };
 
-class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent> {
+class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent>,
+                            public BoundedStream<v1::ListenEvent>::Writer {
  public:
   // Events queued behind the one being written, at most.
   static constexpr size_t kMaxQueued = 1024;
@@ -56,22 +57,23 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent> {
                 ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);
-  void OnWriteDone(bool ok) override;
+
+  // grpc::ServerWriteReactor:
+  void OnWriteDone(bool ok) override { stream_.OnWriteDone(ok); }
   void OnCancel() override;
   void OnDone() override;
 
- private:
-  void FinishOnce(const grpc::Status& status);  // mu_ held
-  void OverflowLocked();                         // mu_ held
+  // BoundedStream writer:
+  void Write(const v1::ListenEvent& event) override { StartWrite(&event); }
+  void Finish(const Status& status) override;
 
+ private:
   const std::string service_;
   ClientLimiter::Lease lease_;  // one of the client's open streams
+  BoundedStream<v1::ListenEvent> stream_;
   std::shared_ptr<ListenSink> sink_;
   std::mutex mu_;
   std::unique_ptr<ServiceRegistration> registration_;  // guarded by mu_
-  std::deque<v1::ListenEvent> queue_;                  // guarded by mu_
-  bool writing_ = false;                               // guarded by mu_
-  bool finished_ = false;                              // guarded by mu_
 };
 
 }  // namespace rdmad

@@ -2,6 +2,8 @@
 
 #include "daemon/rpc/pool_reactor.h"
 
+#include "daemon/rpc/grpc_status.h"
+
 namespace rdmad {
 
 void PoolStreamSink::OnTargets(const PoolTargets& targets) {
@@ -24,41 +26,26 @@ void PoolStreamSink::Detach() {
   reactor_ = nullptr;
 }
 
+namespace {
+
+BoundedStream<v1::PoolEvent>::Options PoolStreamOptions() {
+  BoundedStream<v1::PoolEvent>::Options o;
+  o.overflow_policy = BoundedStream<v1::PoolEvent>::Overflow::kKeepLatest;
+  o.write_failed = Status::Cancelled("the client went away");
+  return o;
+}
+
+}  // namespace
+
 PoolReactor::PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease)
     : registry_(registry),
       lease_(std::move(lease)),
+      stream_(this, PoolStreamOptions()),
       sink_(std::make_shared<PoolStreamSink>(this)) {
   client_id_ = registry_->Subscribe(sink_, pid);  // writes the first list
 }
 
-void PoolReactor::Offer(v1::PoolEvent event) {
-  std::lock_guard lock(mu_);
-  if (finished_) return;
-  next_ = std::move(event);
-  if (!writing_) WriteNextLocked();
-}
-
-void PoolReactor::WriteNextLocked() {
-  writing_event_ = std::move(*next_);
-  next_.reset();
-  writing_ = true;
-  StartWrite(&writing_event_);
-}
-
-void PoolReactor::OnWriteDone(bool ok) {
-  std::lock_guard lock(mu_);
-  writing_ = false;
-  if (!ok) {
-    FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-    return;
-  }
-  if (!finished_ && next_) WriteNextLocked();
-}
-
-void PoolReactor::OnCancel() {
-  std::lock_guard lock(mu_);
-  FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-}
+void PoolReactor::OnCancel() { stream_.Abort(Status::Cancelled("the client went away")); }
 
 void PoolReactor::OnDone() {
   sink_->Detach();
@@ -66,10 +53,8 @@ void PoolReactor::OnDone() {
   delete this;
 }
 
-void PoolReactor::FinishLocked(const grpc::Status& status) {
-  if (finished_) return;
-  finished_ = true;
-  Finish(status);
+void PoolReactor::Finish(const Status& status) {
+  grpc::ServerWriteReactor<v1::PoolEvent>::Finish(ToGrpcStatus(status));
 }
 
 }  // namespace rdmad

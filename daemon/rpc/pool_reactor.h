@@ -19,9 +19,9 @@
 
 #include <memory>
 #include <mutex>
-#include <optional>
 
 #include "daemon/clients/client_limiter.h"
+#include "daemon/events/bounded_stream.h"
 #include "daemon/pool/pool_registry.h"
 #include "rdmad/v1/rdmad.pb.h"
 
@@ -40,28 +40,28 @@ class PoolStreamSink final : public PoolSink {
   PoolReactor* reactor_;  // guarded by mu_; null once the reactor is done
 };
 
-class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent> {
+class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent>,
+                          public BoundedStream<v1::PoolEvent>::Writer {
  public:
   PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease);
 
-  void Offer(v1::PoolEvent event);
-  void OnWriteDone(bool ok) override;
+  void Offer(v1::PoolEvent event) { stream_.Push(std::move(event)); }
+
+  // grpc::ServerWriteReactor:
+  void OnWriteDone(bool ok) override { stream_.OnWriteDone(ok); }
   void OnCancel() override;
   void OnDone() override;
 
- private:
-  void WriteNextLocked();  // mu_ held
-  void FinishLocked(const grpc::Status& status);  // mu_ held
+  // BoundedStream writer:
+  void Write(const v1::PoolEvent& event) override { StartWrite(&event); }
+  void Finish(const Status& status) override;
 
+ private:
   PoolRegistry* registry_;
   ClientLimiter::Lease lease_;  // one of the client's open streams
+  BoundedStream<v1::PoolEvent> stream_;  // kKeepLatest: only the newest list waits
   std::shared_ptr<PoolStreamSink> sink_;
   uint64_t client_id_ = 0;
-  std::mutex mu_;
-  v1::PoolEvent writing_event_;             // guarded by mu_
-  std::optional<v1::PoolEvent> next_;       // the newest list not yet written; guarded by mu_
-  bool writing_ = false;                    // guarded by mu_
-  bool finished_ = false;                   // guarded by mu_
 };
 
 }  // namespace rdmad
