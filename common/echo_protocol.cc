@@ -71,8 +71,8 @@ std::vector<uint8_t> EncodeHeader(const Header& header) {
 StatusOr<Header> DecodeHeader(const void* bytes, size_t size) {
   const auto* p = static_cast<const uint8_t*>(bytes);
   if (p == nullptr || size < 8) {
-    return Status::InvalidArgument("echo header: " + std::to_string(size) +
-                                   " bytes, expected " + std::to_string(kHeaderBytes));
+    return Status::InvalidArgument("echo header: " + std::to_string(size) + " bytes, expected " +
+                                   std::to_string(kHeaderBytes));
   }
   if (std::memcmp(p, kHeaderMagic, 4) != 0) {
     return Status::InvalidArgument("echo header: bad magic \"" + Printable(p, 4) +
@@ -81,13 +81,12 @@ StatusOr<Header> DecodeHeader(const void* bytes, size_t size) {
   Header h;
   h.version = uint16_t(Get(p + 4, 2));
   if (h.version != kVersion) {
-    return Status::FailedPrecondition("echo header: protocol version " +
-                                      std::to_string(h.version) + ", this rdmad speaks " +
-                                      std::to_string(kVersion));
+    return Status::FailedPrecondition("echo header: protocol version " + std::to_string(h.version) +
+                                      ", this rdmad speaks " + std::to_string(kVersion));
   }
   if (size != kHeaderBytes) {
-    return Status::InvalidArgument("echo header: " + std::to_string(size) +
-                                   " bytes, expected " + std::to_string(kHeaderBytes));
+    return Status::InvalidArgument("echo header: " + std::to_string(size) + " bytes, expected " +
+                                   std::to_string(kHeaderBytes));
   }
   uint16_t mode = uint16_t(Get(p + 6, 2));
   if (mode < uint16_t(Mode::kEcho) || mode > uint16_t(Mode::kRegion)) {
@@ -118,8 +117,8 @@ std::vector<uint8_t> EncodeAck(const Ack& ack) {
 StatusOr<Ack> DecodeAck(const void* bytes, size_t size) {
   const auto* p = static_cast<const uint8_t*>(bytes);
   if (p == nullptr || size < kAckHeaderBytes || std::memcmp(p, kAckMagic, 4) != 0) {
-    return Status::InvalidArgument("echo ack: not an echo service ack (" +
-                                   std::to_string(size) + " bytes)");
+    return Status::InvalidArgument("echo ack: not an echo service ack (" + std::to_string(size) +
+                                   " bytes)");
   }
   uint16_t code = uint16_t(Get(p + 6, 2));
   if (code > uint16_t(StatusCode::kDataLoss)) {
@@ -131,8 +130,8 @@ StatusOr<Ack> DecodeAck(const void* bytes, size_t size) {
   if (code == 0) {
     ack.payload.assign(rest, rest + rest_size);
   } else {
-    ack.status = Status(StatusCode(code), std::string(reinterpret_cast<const char*>(rest),
-                                                      rest_size));
+    ack.status =
+        Status(StatusCode(code), std::string(reinterpret_cast<const char*>(rest), rest_size));
   }
   return ack;
 }

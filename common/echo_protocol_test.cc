@@ -46,8 +46,7 @@ TEST(EchoProtocolTest, MalformedHeadersSayWhatIsWrong) {
   EXPECT_EQ(DecodeHeader(mode.data(), mode.size()).status().message(),
             "echo header: unknown mode 9 (1 ECHO, 2 SINK, 3 REGION)");
   mode[6] = 0;
-  EXPECT_EQ(DecodeHeader(mode.data(), mode.size()).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeHeader(mode.data(), mode.size()).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(EchoProtocolTest, RegionSizeIsCapped) {

@@ -10,8 +10,8 @@ namespace rdmad::internal {
 namespace {
 
 constexpr uint32_t kMax24Bits = 0xFFFFFF;
-constexpr uint32_t kMinSlots = 3;          // the credit scheme's minimum (rdma/wire.h)
-constexpr uint32_t kMaxSlots = 32768;      // as qp.recv_depth
+constexpr uint32_t kMinSlots = 3;      // the credit scheme's minimum (rdma/wire.h)
+constexpr uint32_t kMaxSlots = 32768;  // as qp.recv_depth
 constexpr uint32_t kMinSlotSize = 64;
 constexpr uint32_t kMaxSlotSize = 64u << 20;
 
@@ -61,8 +61,10 @@ Status ValidateQp(const QpAttributes& qp) {
 }
 
 Status ValidateAddress(const RdmaEndpoint& e) {
-  if (e.port < 1 || e.port > 255) return Bad("port " + std::to_string(e.port) + " is out of range 1..255");
-  if (e.gid_index > 255) return Bad("gid_index " + std::to_string(e.gid_index) + " is out of range 0..255");
+  if (e.port < 1 || e.port > 255)
+    return Bad("port " + std::to_string(e.port) + " is out of range 1..255");
+  if (e.gid_index > 255)
+    return Bad("gid_index " + std::to_string(e.gid_index) + " is out of range 0..255");
   if (e.gid_type == "IB") {
     if (e.lid == 0 || e.lid >= 0xC000) return Bad("lid " + Hex(e.lid) + " is not a unicast LID");
     return Status::Ok();

@@ -21,21 +21,21 @@ namespace rdmad::internal {
 
 // One side of an RDMA channel, as the other side needs it.
 struct RdmaEndpoint {
-  std::string device;            // for logs: "rxe0"
+  std::string device;  // for logs: "rxe0"
   uint32_t port = 1;
-  uint32_t qpn = 0;              // 24 bits
-  uint32_t psn = 0;              // random, 24 bits
+  uint32_t qpn = 0;  // 24 bits
+  uint32_t psn = 0;  // random, 24 bits
   std::array<uint8_t, 16> gid{};
   uint32_t gid_index = 0;
-  std::string gid_type;          // "RoCE v2", "RoCE v1", "IB"
-  uint32_t lid = 0;              // InfiniBand only
-  uint32_t active_mtu = 0;       // bytes: 256..4096, this side's port
-  QpAttributes qp;               // this side's attributes
-  uint64_t ring_address = 0;     // the receive ring (for logs and checks)
+  std::string gid_type;       // "RoCE v2", "RoCE v1", "IB"
+  uint32_t lid = 0;           // InfiniBand only
+  uint32_t active_mtu = 0;    // bytes: 256..4096, this side's port
+  QpAttributes qp;            // this side's attributes
+  uint64_t ring_address = 0;  // the receive ring (for logs and checks)
   uint32_t ring_rkey = 0;
-  uint32_t ring_slots = 0;       // receives posted = initial credits
-  uint32_t slot_size = 0;        // bytes per slot
-  uint32_t credits = 0;          // sends the peer may start with
+  uint32_t ring_slots = 0;  // receives posted = initial credits
+  uint32_t slot_size = 0;   // bytes per slot
+  uint32_t credits = 0;     // sends the peer may start with
 };
 
 // OK, or INVALID_ARGUMENT naming the first bad field ("qpn 0x1000000 does
@@ -68,8 +68,8 @@ struct RdmaPlan {
   uint32_t path_mtu_cap = 4096;  // min(local active, peer active if known, mtu.cap)
   QpAttributes qp;
   uint32_t slot_size = 64 * 1024;
-  uint32_t spin_us = 50;         // spin before sleeping on the CQ channel
-  int relaxed_ordering = 2;      // 0 off, 1 on if supported, 2 auto
+  uint32_t spin_us = 50;     // spin before sleeping on the CQ channel
+  int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
 };
 
 // The MTU both ends use: the smallest of the cap and the two active MTUs.

@@ -63,21 +63,39 @@ struct BadCase {
 
 TEST(ValidateRdmaEndpointTest, RejectsBadFieldsNamingThem) {
   const std::vector<BadCase> cases = {
-      {"qpn over 24 bits", [](RdmaEndpoint& e) { e.qpn = 0x1000000; }, "qpn 0x1000000 does not fit 24 bits"},
+      {"qpn over 24 bits", [](RdmaEndpoint& e) { e.qpn = 0x1000000; },
+       "qpn 0x1000000 does not fit 24 bits"},
       {"qpn 0", [](RdmaEndpoint& e) { e.qpn = 0; }, "qpn 0x0"},
       {"qpn 1", [](RdmaEndpoint& e) { e.qpn = 1; }, "reserved"},
-      {"psn over 24 bits", [](RdmaEndpoint& e) { e.psn = 0x1000000; }, "psn 0x1000000 does not fit 24 bits"},
-      {"mtu 1500", [](RdmaEndpoint& e) { e.active_mtu = 1500; }, "active_mtu 1500 is not an IB MTU"},
+      {"psn over 24 bits", [](RdmaEndpoint& e) { e.psn = 0x1000000; },
+       "psn 0x1000000 does not fit 24 bits"},
+      {"mtu 1500", [](RdmaEndpoint& e) { e.active_mtu = 1500; },
+       "active_mtu 1500 is not an IB MTU"},
       {"mtu 0", [](RdmaEndpoint& e) { e.active_mtu = 0; }, "active_mtu 0"},
       {"mtu 8192", [](RdmaEndpoint& e) { e.active_mtu = 8192; }, "active_mtu 8192"},
       {"port 0", [](RdmaEndpoint& e) { e.port = 0; }, "port 0"},
       {"gid index 256", [](RdmaEndpoint& e) { e.gid_index = 256; }, "gid_index 256"},
       {"zero RoCE gid", [](RdmaEndpoint& e) { e.gid = {}; }, "gid is all zeros"},
       {"unknown gid type", [](RdmaEndpoint& e) { e.gid_type = "iWARP"; }, "gid_type \"iWARP\""},
-      {"IB without lid", [](RdmaEndpoint& e) { e.gid_type = "IB"; e.lid = 0; }, "lid 0x0"},
-      {"IB multicast lid", [](RdmaEndpoint& e) { e.gid_type = "IB"; e.lid = 0xC000; }, "lid 0xc000"},
+      {"IB without lid",
+       [](RdmaEndpoint& e) {
+         e.gid_type = "IB";
+         e.lid = 0;
+       },
+       "lid 0x0"},
+      {"IB multicast lid",
+       [](RdmaEndpoint& e) {
+         e.gid_type = "IB";
+         e.lid = 0xC000;
+       },
+       "lid 0xc000"},
       {"zero slots", [](RdmaEndpoint& e) { e.ring_slots = 0; }, "ring_slots 0 is out of range"},
-      {"two slots", [](RdmaEndpoint& e) { e.ring_slots = 2; e.credits = 2; }, "ring_slots 2 is out of range 3..32768"},
+      {"two slots",
+       [](RdmaEndpoint& e) {
+         e.ring_slots = 2;
+         e.credits = 2;
+       },
+       "ring_slots 2 is out of range 3..32768"},
       {"too many slots", [](RdmaEndpoint& e) { e.ring_slots = 40000; }, "ring_slots 40000"},
       {"tiny slot", [](RdmaEndpoint& e) { e.slot_size = 16; }, "slot_size 16"},
       {"zero slot size", [](RdmaEndpoint& e) { e.slot_size = 0; }, "slot_size 0"},
@@ -85,13 +103,16 @@ TEST(ValidateRdmaEndpointTest, RejectsBadFieldsNamingThem) {
       {"zero credits", [](RdmaEndpoint& e) { e.credits = 0; }, "credits 0"},
       {"no ring address", [](RdmaEndpoint& e) { e.ring_address = 0; }, "ring_address"},
       {"UD", [](RdmaEndpoint& e) { e.qp.type = "UD"; }, "QP type \"UD\""},
-      {"timeout 32", [](RdmaEndpoint& e) { e.qp.timeout = 32; }, "timeout 32 is out of range 0..31"},
-      {"retry_cnt 8", [](RdmaEndpoint& e) { e.qp.retry_cnt = 8; }, "retry_cnt 8 is out of range 0..7"},
+      {"timeout 32", [](RdmaEndpoint& e) { e.qp.timeout = 32; },
+       "timeout 32 is out of range 0..31"},
+      {"retry_cnt 8", [](RdmaEndpoint& e) { e.qp.retry_cnt = 8; },
+       "retry_cnt 8 is out of range 0..7"},
       {"rnr_retry 9", [](RdmaEndpoint& e) { e.qp.rnr_retry = 9; }, "rnr_retry 9"},
       {"min_rnr_timer 32", [](RdmaEndpoint& e) { e.qp.min_rnr_timer = 32; }, "min_rnr_timer 32"},
       {"traffic_class 256", [](RdmaEndpoint& e) { e.qp.traffic_class = 256; }, "traffic_class 256"},
       {"service_level 16", [](RdmaEndpoint& e) { e.qp.service_level = 16; }, "service_level 16"},
-      {"hop_limit 0", [](RdmaEndpoint& e) { e.qp.hop_limit = 0; }, "hop_limit 0 is out of range 1..255"},
+      {"hop_limit 0", [](RdmaEndpoint& e) { e.qp.hop_limit = 0; },
+       "hop_limit 0 is out of range 1..255"},
       {"max_inline 2048", [](RdmaEndpoint& e) { e.qp.max_inline = 2048; }, "max_inline 2048"},
       {"send_depth 0", [](RdmaEndpoint& e) { e.qp.send_depth = 0; }, "send_depth 0"},
       {"recv_depth 40000", [](RdmaEndpoint& e) { e.qp.recv_depth = 40000; }, "recv_depth 40000"},

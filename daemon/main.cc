@@ -1,12 +1,12 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 // rdmad: the RDMA connection daemon. All logic lives in the libraries.
 
-#include "daemon/lifecycle/daemon_main.h"
 #include "daemon/echo/echo_factory.h"
+#include "daemon/lifecycle/daemon_main.h"
 #include "daemon/rpc/grpc_api_server.h"
 #include "daemon/rpc/peer_server.h"
 
 int main(int argc, char** argv) {
-  return rdmad::DaemonMain(argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport,
-                                        rdmad::MakeEchoService});
+  return rdmad::DaemonMain(
+      argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport, rdmad::MakeEchoService});
 }

@@ -150,18 +150,12 @@ Status ApplyDefaults(bool has_iters, BenchArgs* a) {
 
 const char* BenchTestName(BenchTest test) {
   switch (test) {
-    case BenchTest::kLat:
-      return "lat";
-    case BenchTest::kBw:
-      return "bw";
-    case BenchTest::kWrite:
-      return "write";
-    case BenchTest::kRead:
-      return "read";
-    case BenchTest::kIdle:
-      return "idle";
-    case BenchTest::kConnect:
-      return "connect";
+    case BenchTest::kLat: return "lat";
+    case BenchTest::kBw: return "bw";
+    case BenchTest::kWrite: return "write";
+    case BenchTest::kRead: return "read";
+    case BenchTest::kIdle: return "idle";
+    case BenchTest::kConnect: return "connect";
   }
   return "?";
 }

@@ -186,18 +186,10 @@ StatusOr<BenchReport> RunBench(rdmad::Client& client, const BenchArgs& args) {
   switch (args.test) {
     case BenchTest::kLat:
     case BenchTest::kWrite:
-    case BenchTest::kRead:
-      s = RunSizes(client, &report);
-      break;
-    case BenchTest::kBw:
-      s = RunSinkSizes(client, &report);
-      break;
-    case BenchTest::kIdle:
-      s = RunIdle(client, &report);
-      break;
-    case BenchTest::kConnect:
-      s = RunConnect(client, &report);
-      break;
+    case BenchTest::kRead: s = RunSizes(client, &report); break;
+    case BenchTest::kBw: s = RunSinkSizes(client, &report); break;
+    case BenchTest::kIdle: s = RunIdle(client, &report); break;
+    case BenchTest::kConnect: s = RunConnect(client, &report); break;
   }
   if (!s.ok()) return s;
   return report;

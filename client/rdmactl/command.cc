@@ -60,9 +60,7 @@ std::string DaemonMessage(const rdmad::Status& status, std::string_view method) 
   return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
 }
 
-void PrintText(Context& ctx, const std::string& text) {
-  std::fputs(text.c_str(), ctx.out);
-}
+void PrintText(Context& ctx, const std::string& text) { std::fputs(text.c_str(), ctx.out); }
 
 void PrintJson(Context& ctx, const Json& json) {
   std::fprintf(ctx.out, "%s\n", DumpJson(json, 2).c_str());

@@ -46,12 +46,12 @@ int CmdDevices(Context& ctx);
 int CmdGids(Context& ctx);
 int CmdCounters(Context& ctx);
 int CmdRoute(Context& ctx);
-int CmdPeers(Context& ctx);  // commands_peers.cc
+int CmdPeers(Context& ctx);     // commands_peers.cc
 int CmdChannels(Context& ctx);  // commands_channels.cc
-int CmdPools(Context& ctx);  // commands_pools.cc
-int CmdConnect(Context& ctx);  // commands_connect.cc
-int CmdPing(Context& ctx);     // commands_connect.cc
-int CmdBench(Context& ctx);    // commands_bench.cc
+int CmdPools(Context& ctx);     // commands_pools.cc
+int CmdConnect(Context& ctx);   // commands_connect.cc
+int CmdPing(Context& ctx);      // commands_connect.cc
+int CmdBench(Context& ctx);     // commands_bench.cc
 
 // Connects, or prints the one-line "not reachable" message and sets
 // *exit_code (kExitUnreachable, or kExitFailure when access is denied).

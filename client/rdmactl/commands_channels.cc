@@ -30,9 +30,14 @@ int CmdChannels(Context& ctx) {
   if (ctx.globals.json) {
     Json list = Json::array();
     for (const rdmad::ChannelSummary& c : *channels) {
-      list.push_back(Json{{"id", Hex(c.id)}, {"peer", c.peer}, {"service", c.service},
-                          {"role", c.role}, {"transport", c.transport}, {"state", c.state},
-                          {"reason", c.reason}, {"age_seconds", c.age_seconds}});
+      list.push_back(Json{{"id", Hex(c.id)},
+                          {"peer", c.peer},
+                          {"service", c.service},
+                          {"role", c.role},
+                          {"transport", c.transport},
+                          {"state", c.state},
+                          {"reason", c.reason},
+                          {"age_seconds", c.age_seconds}});
     }
     PrintJson(ctx, Json{{"channels", list}});
     return kExitOk;

@@ -60,8 +60,8 @@ const NumericFlag* FindNumericFlag(const std::string& arg) {
 bool ParseEchoArgs(Context& ctx, std::string_view verb, bool ping, EchoArgs* a) {
   std::string_view usage = ping ? kPingUsage : kConnectUsage;
   auto fail = [&](const std::string& message) {
-    UsageError(ctx, verb, message + "; usage: rdmactl " + std::string(verb) + " " +
-                              std::string(usage));
+    UsageError(ctx, verb,
+               message + "; usage: rdmactl " + std::string(verb) + " " + std::string(usage));
     return false;
   };
   for (size_t i = 0; i < ctx.args.size(); ++i) {
@@ -110,8 +110,8 @@ EchoSession OpenEchoSession(Context& ctx, std::string_view verb, const EchoArgs&
   if (!s.client) return s;
   EchoOpenOptions options;
   options.force_tcp = a.force_tcp;
-  auto echo = OpenEcho(*s.client, a.peer,
-                       {rdmad::echo::kVersion, rdmad::echo::Mode::kEcho, 0}, options);
+  auto echo =
+      OpenEcho(*s.client, a.peer, {rdmad::echo::kVersion, rdmad::echo::Mode::kEcho, 0}, options);
   if (!echo.ok()) {
     *code = Fail(ctx, verb, EchoOpenError(a.peer, echo.status()));
     return s;
@@ -174,8 +174,8 @@ int CmdPing(Context& ctx) {
     rdmad::StatusCode c = rtt.status().code();
     if (c == rdmad::StatusCode::kDataLoss) ++tally.corrupt;
     if (c == rdmad::StatusCode::kDataLoss || c == rdmad::StatusCode::kDeadlineExceeded) {
-      if (!ctx.globals.json) PrintText(ctx, "seq=" + std::to_string(seq) + ": " +
-                                                rtt.status().message() + "\n");
+      if (!ctx.globals.json)
+        PrintText(ctx, "seq=" + std::to_string(seq) + ": " + rtt.status().message() + "\n");
     } else {
       failed = rtt.status();
     }

@@ -29,15 +29,15 @@ int RunCapturing(const std::vector<std::string>& argv, std::string* err_text) {
 TEST(CommandsConnectTest, UsageErrors) {
   std::string err;
   EXPECT_EQ(RunCapturing({"ping"}, &err), kExitUsage);
-  EXPECT_EQ(err, "rdmactl ping: PEER missing; usage: rdmactl ping PEER [-c N] [-s SIZE] "
-                 "[-i INTERVAL_MS] [-W TIMEOUT_MS] [-q] [--tcp]\n");
+  EXPECT_EQ(err,
+            "rdmactl ping: PEER missing; usage: rdmactl ping PEER [-c N] [-s SIZE] "
+            "[-i INTERVAL_MS] [-W TIMEOUT_MS] [-q] [--tcp]\n");
   EXPECT_EQ(RunCapturing({"ping", "B", "-c"}, &err), kExitUsage);
   EXPECT_NE(err.find("-c needs a number"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "-c", "0"}, &err), kExitUsage);
   EXPECT_NE(err.find("-c: at least 1"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "-s", "1073741825"}, &err), kExitUsage);
-  EXPECT_NE(err.find("-s: \"1073741825\" is not a number from 0 to 1073741824"),
-            std::string::npos)
+  EXPECT_NE(err.find("-s: \"1073741825\" is not a number from 0 to 1073741824"), std::string::npos)
       << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "C"}, &err), kExitUsage);
   EXPECT_NE(err.find("one PEER only"), std::string::npos) << err;

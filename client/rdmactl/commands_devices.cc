@@ -60,8 +60,8 @@ int CmdCounters(Context& ctx) {
   if (!ArgCountIs(ctx, "counters", 2, 2, "DEV PORT")) return kExitUsage;
   uint64_t port = 0;
   if (!ParseUint(ctx.args[1], 255, &port) || port == 0) {
-    return UsageError(ctx, "counters", "PORT must be a port number (1..255), not \"" +
-                                           ctx.args[1] + "\"");
+    return UsageError(ctx, "counters",
+                      "PORT must be a port number (1..255), not \"" + ctx.args[1] + "\"");
   }
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);

@@ -59,8 +59,7 @@ std::string FormatAge(double seconds) {
 
 std::string FormatPeers(const std::vector<rdmad::PeerInfo>& peers) {
   if (peers.empty()) return std::string(kNoPeersLine) + "\n";
-  Table table(
-      {"NAME", "ADDRESS", "STATE", "RTT", "CHANNELS", "REMOTE", "SINCE", "LAST ERROR"});
+  Table table({"NAME", "ADDRESS", "STATE", "RTT", "CHANNELS", "REMOTE", "SINCE", "LAST ERROR"});
   for (const rdmad::PeerInfo& p : peers) {
     std::string name = p.configured ? p.name : p.name + " (on demand)";
     table.AddRow({name, p.address, FormatPeerState(p), FormatRtt(p.rtt_ms),

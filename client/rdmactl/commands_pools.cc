@@ -12,8 +12,8 @@ namespace rdmactl {
 
 std::string FormatPools(const std::vector<rdmad::PoolSummary>& pools) {
   if (pools.empty()) return std::string(kNoPoolsLine) + "\n";
-  Table table({"CLIENT", "PID", "PEER", "SERVICE", "TARGET", "SOURCE", "WARM", "IN USE",
-               "LAST ERROR"});
+  Table table(
+      {"CLIENT", "PID", "PEER", "SERVICE", "TARGET", "SOURCE", "WARM", "IN USE", "LAST ERROR"});
   for (const rdmad::PoolSummary& p : pools) {
     table.AddRow({std::to_string(p.client_id), std::to_string(p.pid), p.peer, p.service,
                   std::to_string(p.target), Dash(p.source), std::to_string(p.warm),

@@ -22,8 +22,8 @@ bool ParseRouteArgs(Context& ctx, RouteArgs* out) {
   for (size_t i = 0; i < ctx.args.size(); ++i) {
     const std::string& a = ctx.args[i];
     if (a == "--peer-mtu" || a.rfind("--peer-mtu=", 0) == 0) {
-      std::string value = a == "--peer-mtu" ? (i + 1 < ctx.args.size() ? ctx.args[++i] : "")
-                                            : a.substr(11);
+      std::string value =
+          a == "--peer-mtu" ? (i + 1 < ctx.args.size() ? ctx.args[++i] : "") : a.substr(11);
       uint64_t mtu = 0;
       if (!ParseUint(value, UINT32_MAX, &mtu)) {
         UsageError(ctx, "route", "--peer-mtu needs a number of bytes (256..4096)");
@@ -50,8 +50,8 @@ int ReportTcp(Context& ctx, const std::string& peer, const rdmad::Status& status
   if (ctx.globals.json) {
     PrintJson(ctx, TcpFallbackJson(peer, reason));
   } else {
-    std::fprintf(ctx.out, "no RDMA path to %s: %s\nchannels to %s will use TCP\n",
-                 peer.c_str(), reason.c_str(), peer.c_str());
+    std::fprintf(ctx.out, "no RDMA path to %s: %s\nchannels to %s will use TCP\n", peer.c_str(),
+                 reason.c_str(), peer.c_str());
   }
   return kExitFailure;
 }

@@ -21,8 +21,8 @@ bool ParseEventArgs(Context& ctx, long* limit) {
       *limit = long(n);
       ++i;
     } else {
-      UsageError(ctx, "events", "unknown argument \"" + ctx.args[i] +
-                                    "\"; usage: rdmactl events [--count N]");
+      UsageError(ctx, "events",
+                 "unknown argument \"" + ctx.args[i] + "\"; usage: rdmactl events [--count N]");
       return false;
     }
   }

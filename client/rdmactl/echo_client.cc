@@ -6,7 +6,6 @@
 #include <memory>
 #include <thread>
 
-
 namespace rdmactl {
 namespace {
 
@@ -16,8 +15,9 @@ using rdmad::StatusCode;
 
 constexpr std::chrono::milliseconds kRetryPause{100};
 
-rdmad::StatusOr<std::unique_ptr<rdmad::Channel>> ConnectWithRetry(
-    rdmad::Client& client, const std::string& peer, const EchoOpenOptions& options) {
+rdmad::StatusOr<std::unique_ptr<rdmad::Channel>> ConnectWithRetry(rdmad::Client& client,
+                                                                  const std::string& peer,
+                                                                  const EchoOpenOptions& options) {
   rdmad::ConnectOptions connect;
   connect.force_tcp = options.force_tcp;
   auto deadline = Clock::now() + options.session_wait;
@@ -38,13 +38,11 @@ size_t FirstDifference(const std::vector<uint8_t>& a, const std::vector<uint8_t>
   return i;
 }
 
-Status Mismatch(uint64_t seq, const std::vector<uint8_t>& sent,
-                const std::vector<uint8_t>& got) {
+Status Mismatch(uint64_t seq, const std::vector<uint8_t>& sent, const std::vector<uint8_t>& got) {
   std::string what = "reply to seq " + std::to_string(seq);
   if (got.size() != sent.size()) {
     return Status(StatusCode::kDataLoss, what + " has " + std::to_string(got.size()) +
-                                             " bytes, the request " +
-                                             std::to_string(sent.size()));
+                                             " bytes, the request " + std::to_string(sent.size()));
   }
   size_t at = FirstDifference(sent, got);
   char detail[64];
@@ -81,10 +79,8 @@ std::string EchoOpenError(const std::string& peer, const Status& status) {
     case StatusCode::kNotFound:
       if (m.rfind("unknown peer", 0) == 0) return m;
       return "no such service: " + m + " (is echo.enabled false on " + peer + "?)";
-    case StatusCode::kPermissionDenied:
-      return peer + "'s echo service refused the channel: " + m;
-    case StatusCode::kUnavailable:
-      return peer + " is unavailable: " + m;
+    case StatusCode::kPermissionDenied: return peer + "'s echo service refused the channel: " + m;
+    case StatusCode::kUnavailable: return peer + " is unavailable: " + m;
     default:
       return "cannot open a channel to " + peer + "'s " + rdmad::echo::kService + ": " +
              status.ToString();

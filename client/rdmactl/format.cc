@@ -65,8 +65,8 @@ std::string Indent(const std::string& text, const std::string& prefix) {
 std::string FormatUptime(double seconds) {
   auto s = uint64_t(seconds);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%" PRIu64 "d %02" PRIu64 ":%02" PRIu64 ":%02" PRIu64,
-                s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+  std::snprintf(buf, sizeof(buf), "%" PRIu64 "d %02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, s / 86400,
+                s / 3600 % 24, s / 60 % 60, s % 60);
   return buf;
 }
 
@@ -94,29 +94,29 @@ std::string FormatCounters(const rdmad::PortCounters& counters) {
   return table.Render();
 }
 
-std::string FormatStatus(const rdmad::DaemonStatus& s,
-                         const std::vector<rdmad::Device>& devices) {
+std::string FormatStatus(const rdmad::DaemonStatus& s, const std::vector<rdmad::Device>& devices) {
   char head[1024];
   std::snprintf(head, sizeof(head),
                 "rdmad %s (pid %d), up %s\n"
                 "  socket:  %s\n"
-                "  config:  %s (generation %" PRIu64 ")\n"
+                "  config:  %s (generation %" PRIu64
+                ")\n"
                 "  devices: %u (%u ports, %u active)\n",
                 s.version.c_str(), s.pid, FormatUptime(s.uptime_seconds).c_str(),
-                s.socket_path.c_str(), s.config_file.c_str(), s.config_generation,
-                s.device_count, s.port_count, s.active_port_count);
+                s.socket_path.c_str(), s.config_file.c_str(), s.config_generation, s.device_count,
+                s.port_count, s.active_port_count);
   std::string text = head;
   Table table({});
   for (const rdmad::Device& d : devices) {
-    table.AddRow({d.name, DeviceTransports(d),
-                  std::to_string(ActivePorts(d)) + "/" + std::to_string(d.ports.size()) +
-                      " ports active"});
+    table.AddRow(
+        {d.name, DeviceTransports(d),
+         std::to_string(ActivePorts(d)) + "/" + std::to_string(d.ports.size()) + " ports active"});
   }
-  text += devices.empty() ? std::string("  ") + kNoDevicesLine + "\n"
-                          : Indent(table.Render(), "    ");
+  text +=
+      devices.empty() ? std::string("  ") + kNoDevicesLine + "\n" : Indent(table.Render(), "    ");
   char tail[256];
-  std::snprintf(tail, sizeof(tail), "  peers:   %u   services: %u   channels: %u\n",
-                s.peer_count, s.service_count, s.channel_count);
+  std::snprintf(tail, sizeof(tail), "  peers:   %u   services: %u   channels: %u\n", s.peer_count,
+                s.service_count, s.channel_count);
   return text + tail;
 }
 
@@ -128,8 +128,8 @@ std::string FormatEvent(const rdmad::Event& event) {
   if (!subject.empty() && message.rfind(subject + ": ", 0) == 0) {
     message.erase(0, subject.size() + 2);
   }
-  std::string text = "#" + std::to_string(event.sequence) + " " +
-                     std::string(rdmad::EventKindName(event.kind));
+  std::string text =
+      "#" + std::to_string(event.sequence) + " " + std::string(rdmad::EventKindName(event.kind));
   if (!subject.empty()) text += " " + subject;
   return text + ": " + message + "\n";
 }

@@ -87,8 +87,7 @@ std::string ConnectText(const BenchReport& r) {
   const ConnectResult& c = r.connect;
   const LatencySummary& h = c.handshake;
   Table t({});
-  t.AddRow({"cycles", std::to_string(c.cycles) + (c.pooled ? " pooled" : "") +
-                          " Connect+Close, " +
+  t.AddRow({"cycles", std::to_string(c.cycles) + (c.pooled ? " pooled" : "") + " Connect+Close, " +
                           Plural(r.args.channels, "thread", "threads") + ", " +
                           Fixed(c.seconds, 3) + " s"});
   t.AddRow({"rate", Fixed(c.per_second, 2) + " connects/s"});
@@ -130,16 +129,12 @@ Json MillisJson(const LatencySummary& h) {
 std::string FormatBench(const BenchReport& r) {
   std::string text = Header(r);
   switch (r.args.test) {
-    case BenchTest::kLat:
-      return text + LatencyTable(r);
+    case BenchTest::kLat: return text + LatencyTable(r);
     case BenchTest::kBw:
     case BenchTest::kWrite:
-    case BenchTest::kRead:
-      return text + BandwidthTable(r);
-    case BenchTest::kIdle:
-      return text + IdleText(r);
-    case BenchTest::kConnect:
-      return text + ConnectText(r);
+    case BenchTest::kRead: return text + BandwidthTable(r);
+    case BenchTest::kIdle: return text + IdleText(r);
+    case BenchTest::kConnect: return text + ConnectText(r);
   }
   return text;
 }

@@ -40,8 +40,8 @@ std::string MtuText(const rdmad::ChannelInfo& i) {
 void AddQueues(const rdmad::ChannelInfo& i, Table* t) {
   if (i.send_depth == 0 && i.recv_depth == 0 && i.slot_size == 0) return;
   t->AddRow({"queues", "send depth " + std::to_string(i.send_depth) + ", recv depth " +
-                           std::to_string(i.recv_depth) + ", slot " +
-                           std::to_string(i.slot_size) + " bytes"});
+                           std::to_string(i.recv_depth) + ", slot " + std::to_string(i.slot_size) +
+                           " bytes"});
 }
 
 // A value in the summary line's unit: µs with one decimal, or ms with three.
@@ -54,15 +54,16 @@ std::string InUnit(double us, bool ms) {
 }  // namespace
 
 std::string FormatConnect(const rdmad::ChannelInfo& i, double round_trip_us, size_t size) {
-  std::string text = "connected to " + i.peer + " (" + i.service + "): " +
-                     rdmad::ChannelTransportName(i.transport) + ", channel " + Hex(i.id) + "\n";
+  std::string text = "connected to " + i.peer + " (" + i.service +
+                     "): " + rdmad::ChannelTransportName(i.transport) + ", channel " + Hex(i.id) +
+                     "\n";
   Table t({});
   t.AddRow({"why", Dash(i.transport_reason)});
   if (i.transport == rdmad::ChannelTransport::kRdma) {
     t.AddRow({"local", RdmaSide(i.local_device, i.local_port, i.local_gid_index, i.local_gid,
                                 i.gid_type, i.local_qpn)});
-    t.AddRow({"peer", RdmaSide(i.peer_device, i.peer_port, i.peer_gid_index, i.peer_gid,
-                               i.gid_type, i.peer_qpn)});
+    t.AddRow({"peer", RdmaSide(i.peer_device, i.peer_port, i.peer_gid_index, i.peer_gid, i.gid_type,
+                               i.peer_qpn)});
     t.AddRow({"MTU", MtuText(i)});
   } else {
     t.AddRow({"local", Dash(i.tcp_local)});
@@ -103,8 +104,7 @@ Json ChannelInfoJson(const rdmad::ChannelInfo& i) {
 }
 
 Json ConnectJson(const rdmad::ChannelInfo& info, double round_trip_us, size_t size) {
-  return Json{{"channel", ChannelInfoJson(info)}, {"size", size},
-              {"round_trip_us", round_trip_us}};
+  return Json{{"channel", ChannelInfoJson(info)}, {"size", size}, {"round_trip_us", round_trip_us}};
 }
 
 std::string FormatPingHeader(const rdmad::ChannelInfo& i, size_t size) {
@@ -138,9 +138,8 @@ std::string FormatPingSummary(const std::string& peer, const PingTally& t,
 }
 
 Json LatencyJson(const LatencySummary& r) {
-  return Json{{"min", r.min_us}, {"avg", r.avg_us},   {"p50", r.p50_us},
-              {"p90", r.p90_us}, {"p99", r.p99_us},   {"p999", r.p999_us},
-              {"max", r.max_us}, {"stddev", r.stddev_us}};
+  return Json{{"min", r.min_us}, {"avg", r.avg_us},   {"p50", r.p50_us}, {"p90", r.p90_us},
+              {"p99", r.p99_us}, {"p999", r.p999_us}, {"max", r.max_us}, {"stddev", r.stddev_us}};
 }
 
 Json PingJson(const rdmad::ChannelInfo& info, size_t size, uint64_t count, uint64_t interval_ms,

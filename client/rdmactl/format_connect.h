@@ -46,8 +46,7 @@ struct PingTally {
 std::string FormatPingHeader(const rdmad::ChannelInfo& info, size_t size);
 
 // "64 bytes from PEER (RDMA): seq=1 time=0.123 ms".
-std::string FormatPingReply(const rdmad::ChannelInfo& info, size_t size, uint64_t seq,
-                            double us);
+std::string FormatPingReply(const rdmad::ChannelInfo& info, size_t size, uint64_t seq, double us);
 
 // "--- PEER echo statistics ---", "5 sent, 5 received, 0 lost (0%), time
 // 812 ms", and "rtt min/avg/p50/p99/max = 8.1/9.0/8.9/12.0/14.3 µs" (µs
@@ -61,8 +60,8 @@ Json LatencyJson(const LatencySummary& rtt);
 // {"channel", "size", "count", "interval_ms", "sent", "received", "lost",
 //  "corrupt", "elapsed_ms", "rtt_us": LatencyJson, "samples_us": [...]}.
 // count is what was asked for.
-Json PingJson(const rdmad::ChannelInfo& info, size_t size, uint64_t count,
-              uint64_t interval_ms, const PingTally& tally, const LatencyStats& samples);
+Json PingJson(const rdmad::ChannelInfo& info, size_t size, uint64_t count, uint64_t interval_ms,
+              const PingTally& tally, const LatencyStats& samples);
 
 }  // namespace rdmactl
 

@@ -73,8 +73,8 @@ std::string DeviceFields(const rdmad::Device& d) {
   t.AddRow({"NUMA node", NumaText(d.numa_node)});
   t.AddRow({"PCI address", Dash(d.pci_address)});
   t.AddRow({"parent netdev", Dash(d.parent_netdev)});
-  t.AddRow({"max QPs/MRs/CQs", Known(d.max_qp) + " / " + Known(d.max_mr) + " / " +
-                                   Known(d.max_cq)});
+  t.AddRow(
+      {"max QPs/MRs/CQs", Known(d.max_qp) + " / " + Known(d.max_mr) + " / " + Known(d.max_cq)});
   t.AddRow({"relaxed ordering", YesNo(d.relaxed_ordering)});
   t.AddRow({"dma-buf", YesNo(d.dmabuf)});
   return t.Render();
@@ -83,8 +83,8 @@ std::string DeviceFields(const rdmad::Device& d) {
 }  // namespace
 
 std::string FormatPortLine(const rdmad::Port& p) {
-  std::string text = "port " + std::to_string(p.port) + ": " + StateText(p) + ", " +
-                     LinkText(p) + ", " + Dash(p.rate) + ", " + MtuText(p);
+  std::string text = "port " + std::to_string(p.port) + ": " + StateText(p) + ", " + LinkText(p) +
+                     ", " + Dash(p.rate) + ", " + MtuText(p);
   if (!p.netdev.empty()) {
     text += ", netdev " + p.netdev + " (MTU " + Known(p.netdev_mtu) + ")";
   }
@@ -99,9 +99,8 @@ std::string FormatDevices(const std::vector<rdmad::Device>& devices) {
   Table table({"DEVICE", "VENDOR", "DRIVER", "NODE", "TRANSPORT", "ACTIVE/PORTS", "FIRMWARE",
                "NUMA", "PCI/NETDEV"});
   for (const rdmad::Device& d : devices) {
-    table.AddRow({d.name, Dash(d.vendor), Dash(d.driver), Dash(d.node_type),
-                  DeviceTransports(d), PortsText(d), Dash(d.fw_ver), NumaText(d.numa_node),
-                  Location(d)});
+    table.AddRow({d.name, Dash(d.vendor), Dash(d.driver), Dash(d.node_type), DeviceTransports(d),
+                  PortsText(d), Dash(d.fw_ver), NumaText(d.numa_node), Location(d)});
     for (const rdmad::Port& p : d.ports) table.AddDetail("  " + FormatPortLine(p));
   }
   return table.Render();

@@ -23,8 +23,8 @@ std::vector<std::string> QpLines(const rdmad::QpAttributes& q) {
           ", hop_limit " + n(q.hop_limit),
       "max_inline " + n(q.max_inline) + ", send_depth " + n(q.send_depth) + ", recv_depth " +
           n(q.recv_depth) + ", qps_per_channel " + n(q.qps_per_channel),
-      "spin_us " + n(q.spin_us) + ", relaxed_ordering " + n(q.relaxed_ordering) +
-          ", slot_size " + n(q.slot_size),
+      "spin_us " + n(q.spin_us) + ", relaxed_ordering " + n(q.relaxed_ordering) + ", slot_size " +
+          n(q.slot_size),
   };
 }
 
@@ -42,8 +42,8 @@ void AddAddressing(const rdmad::Path& p, Table* t) {
 }  // namespace
 
 std::string FormatPath(const std::string& peer, const rdmad::Path& p) {
-  std::string text = "path to " + peer + ": " + Dash(p.transport) + " over " + p.device +
-                     " port " + std::to_string(p.port) + "\n";
+  std::string text = "path to " + peer + ": " + Dash(p.transport) + " over " + p.device + " port " +
+                     std::to_string(p.port) + "\n";
   Table t({});
   t.AddRow({"device", p.device});
   t.AddRow({"port", std::to_string(p.port)});

@@ -32,8 +32,7 @@ rdmad::Device RoceDevice() {
   p.netdev_mtu = 9000;
   p.gids = {{0, "fe80:0000:0000:0000:bace:f6ff:fea1:2b3c", "RoCE v1", "enp59s0f0np0",
              "fe80::bace:f6ff:fea1:2b3c"},
-            {3, "0000:0000:0000:0000:0000:ffff:0a01:0005", "RoCE v2", "enp59s0f0np0",
-             "10.1.0.5"}};
+            {3, "0000:0000:0000:0000:0000:ffff:0a01:0005", "RoCE v2", "enp59s0f0np0", "10.1.0.5"}};
   d.ports.push_back(p);
   return d;
 }
@@ -83,32 +82,29 @@ TEST(FormatTest, NoDevicesIsExactlyOneLine) {
 }
 
 TEST(FormatTest, DevicesShowARowPerDeviceAndALinePerPort) {
-  EXPECT_EQ(
-      FormatDevices({RoceDevice(), IbDevice()}),
-      "DEVICE  VENDOR           DRIVER     NODE  TRANSPORT   ACTIVE/PORTS  FIRMWARE    NUMA  "
-      "PCI/NETDEV\n"
-      "mlx5_0  Mellanox/NVIDIA  mlx5_core  CA    RoCE v2     1/1           22.36.1010  0     "
-      "0000:3b:00.0\n"
-      "  port 1: ACTIVE (LinkUp), Ethernet/RoCE v2, 100 Gb/sec (4X EDR), MTU 4096 active / "
-      "4096 max, netdev enp59s0f0np0 (MTU 9000), 2 GIDs\n"
-      "mlx5_2  Mellanox/NVIDIA  -          CA    InfiniBand  0/1           -           -     "
-      "-\n"
-      "  port 1: DOWN (Polling), InfiniBand, 200 Gb/sec (4X HDR), MTU unknown, LID 18, "
-      "SM LID 1, 1 GID\n");
+  EXPECT_EQ(FormatDevices({RoceDevice(), IbDevice()}),
+            "DEVICE  VENDOR           DRIVER     NODE  TRANSPORT   ACTIVE/PORTS  FIRMWARE    NUMA  "
+            "PCI/NETDEV\n"
+            "mlx5_0  Mellanox/NVIDIA  mlx5_core  CA    RoCE v2     1/1           22.36.1010  0     "
+            "0000:3b:00.0\n"
+            "  port 1: ACTIVE (LinkUp), Ethernet/RoCE v2, 100 Gb/sec (4X EDR), MTU 4096 active / "
+            "4096 max, netdev enp59s0f0np0 (MTU 9000), 2 GIDs\n"
+            "mlx5_2  Mellanox/NVIDIA  -          CA    InfiniBand  0/1           -           -     "
+            "-\n"
+            "  port 1: DOWN (Polling), InfiniBand, 200 Gb/sec (4X HDR), MTU unknown, LID 18, "
+            "SM LID 1, 1 GID\n");
 }
 
 TEST(FormatTest, SoftwareDevicesShowTheirParentNetdev) {
   rdmad::Device d = RoceDevice();
   d.name = "rxe0";
   d.parent_netdev = "veth0";
-  EXPECT_NE(FormatDevices({d}).find("  netdev veth0\n"), std::string::npos)
-      << FormatDevices({d});
+  EXPECT_NE(FormatDevices({d}).find("  netdev veth0\n"), std::string::npos) << FormatDevices({d});
 }
 
 TEST(FormatTest, OneDeviceInDetailListsFieldsAndGids) {
   std::string text = FormatDevice(RoceDevice());
-  EXPECT_EQ(text.rfind("mlx5_0: Mellanox/NVIDIA CA, RoCE v2, 1/1 ports active\n", 0), 0u)
-      << text;
+  EXPECT_EQ(text.rfind("mlx5_0: Mellanox/NVIDIA CA, RoCE v2, 1/1 ports active\n", 0), 0u) << text;
   EXPECT_NE(text.find("  vendor            Mellanox/NVIDIA (vendor id 0x15b3, part 0x101d)\n"),
             std::string::npos)
       << text;

@@ -126,8 +126,7 @@ Json TcpFallbackJson(const std::string& peer, const std::string& reason) {
   return Json{{"peer", peer}, {"transport", "TCP"}, {"reason", reason}};
 }
 
-Json CountersJson(const std::string& device, uint32_t port,
-                  const rdmad::PortCounters& counters) {
+Json CountersJson(const std::string& device, uint32_t port, const rdmad::PortCounters& counters) {
   Json values = Json::object();
   for (const auto& [name, value] : counters) values[name] = value;
   return Json{{"device", device}, {"port", port}, {"counters", std::move(values)}};

@@ -39,8 +39,7 @@ Json PathJson(const std::string& peer, const rdmad::Path& path);
 Json TcpFallbackJson(const std::string& peer, const std::string& reason);
 
 // {"device", "port", "counters": {name: value}}
-Json CountersJson(const std::string& device, uint32_t port,
-                  const rdmad::PortCounters& counters);
+Json CountersJson(const std::string& device, uint32_t port, const rdmad::PortCounters& counters);
 
 // The DaemonStatus fields (device_count as "device_count") plus "devices":
 // [{"name", "node_type", "transport", "ports", "active_ports"}].

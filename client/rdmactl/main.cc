@@ -5,6 +5,4 @@
 
 #include "client/rdmactl/rdmactl.h"
 
-int main(int argc, char** argv) {
-  return rdmactl::Run({argv + 1, argv + argc}, stdout, stderr);
-}
+int main(int argc, char** argv) { return rdmactl::Run({argv + 1, argv + argc}, stdout, stderr); }

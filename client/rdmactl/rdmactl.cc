@@ -15,11 +15,9 @@ int CmdHelp(Context& ctx);
 
 constexpr Command kCommands[] = {
     {"status", "show the daemon's state: version, uptime, config, devices, counts", CmdStatus},
-    {"devices", "[DEV] list RDMA devices and their ports; DEV: one device in detail",
-     CmdDevices},
+    {"devices", "[DEV] list RDMA devices and their ports; DEV: one device in detail", CmdDevices},
     {"gids", "[DEV] list the GID tables: index, GID, type, netdev, IP", CmdGids},
-    {"route", "PEER-IP [--peer-mtu N] show the path rdmad plans to a peer, and why",
-     CmdRoute},
+    {"route", "PEER-IP [--peer-mtu N] show the path rdmad plans to a peer, and why", CmdRoute},
     {"counters", "DEV PORT show a port's counters", CmdCounters},
     {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
     {"channels", "list the daemon's channels: peer, service, transport, state", CmdChannels},
@@ -27,11 +25,15 @@ constexpr Command kCommands[] = {
      CmdPools},
     {"connect", "PEER [--tcp] open a channel to PEER's echo service; show how it was set up",
      CmdConnect},
-    {"ping", "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "
-     "echo service", CmdPing},
-    {"bench", "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
+    {"ping",
+     "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "
+     "echo service",
+     CmdPing},
+    {"bench",
+     "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
      "[--iters N | --duration S] [--channels N] [--tcp] perftest-style benchmarks against "
-     "PEER's echo service", CmdBench},
+     "PEER's echo service",
+     CmdBench},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},
     {"help", "list the commands", CmdHelp},

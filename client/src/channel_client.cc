@@ -3,7 +3,6 @@
 #include "client/src/channel_client.h"
 
 #include <grpcpp/grpcpp.h>
-#include "client/src/client_log.h"
 
 #include <condition_variable>
 #include <deque>
@@ -11,10 +10,11 @@
 #include <random>
 #include <thread>
 
-#include "common/endpoint_convert.h"
+#include "client/src/client_log.h"
 #include "client/src/held_channel.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"
+#include "common/endpoint_convert.h"
 
 namespace rdmad::internal {
 namespace {
@@ -37,11 +37,12 @@ std::array<uint8_t, 32> RandomToken() {
 }
 
 void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer) {
-  ClientLog().info("channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
-               "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
-               id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu,
-               peer.device, peer.gid_index, peer.qpn, peer.active_mtu,
-               NegotiatedMtu(0, local.active_mtu, peer.active_mtu));
+  ClientLog().info(
+      "channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
+      "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
+      id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu, peer.device,
+      peer.gid_index, peer.qpn, peer.active_mtu,
+      NegotiatedMtu(0, local.active_mtu, peer.active_mtu));
 }
 
 // Ties a channel whose data path came up (or failed to) to the lifeline
@@ -57,8 +58,8 @@ StatusOr<std::unique_ptr<Channel>> Held(StatusOr<std::unique_ptr<Channel>> chann
     }
     channel = abortable.status();
   }
-  hold->Release(std::string("the ") + role + " could not finish the handshake: " +
-                channel.status().message());
+  hold->Release(std::string("the ") + role +
+                " could not finish the handshake: " + channel.status().message());
   return channel.status();
 }
 
@@ -281,15 +282,15 @@ StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
     return Held(pending->ReadyToSend(info), std::move(hold), "initiator");
   }
   if (!theirs.value().tcp) {
-    return Held(Status::InvalidArgument("the peer answered RDMA to a TCP request"),
-                std::move(hold), "initiator");
+    return Held(Status::InvalidArgument("the peer answered RDMA to a TCP request"), std::move(hold),
+                "initiator");
   }
   pending.reset();  // the acceptor fell back: the QP is discarded
   info.transport = ChannelTransport::kTcp;
   info.transport_reason =
       theirs.value().transport_reason.empty() ? reason : theirs.value().transport_reason;
   ClientLog().info("channel {:#x} to {} service {}: TCP: {}", info.id, peer, service,
-               info.transport_reason);
+                   info.transport_reason);
   info.handshake_ms = MsSince(start);
   return Held(TcpConnect(*theirs.value().tcp, info, options.timeout), std::move(hold), "initiator");
 }

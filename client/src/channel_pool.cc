@@ -2,10 +2,9 @@
 
 #include "client/src/channel_pool.h"
 
-#include "client/src/client_log.h"
-
 #include <algorithm>
 
+#include "client/src/client_log.h"
 #include "client/src/pooled_channel.h"
 
 namespace rdmad::internal {
@@ -68,7 +67,7 @@ void ChannelPool::SetTargets(const std::vector<Target>& targets,
       auto it = next.find(key);
       int target = it == next.end() ? 0 : it->second;
       // A lowered target closes the warm channels beyond it at once.
-      while (target < slot.target && int(slot.warm.size()) > target) {
+      while (target<slot.target&& int(slot.warm.size())> target) {
         closing.push_back(std::move(slot.warm.front().channel));
         slot.warm.pop_front();
       }
@@ -81,8 +80,7 @@ void ChannelPool::SetTargets(const std::vector<Target>& targets,
   CloseAll(&closing);
 }
 
-std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer,
-                                              const std::string& service) {
+std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer, const std::string& service) {
   std::unique_ptr<Channel> channel;
   std::vector<std::unique_ptr<Channel>> failed;
   Key key{peer, service};
@@ -129,8 +127,8 @@ std::vector<PoolCount> ChannelPool::Counts() const {
   std::lock_guard lock(mu_);
   std::vector<PoolCount> out;
   for (const auto& [key, slot] : slots_) {
-    out.push_back({key.first, key.second, slot.target, int(slot.warm.size()), slot.in_use,
-                   slot.last_error});
+    out.push_back(
+        {key.first, key.second, slot.target, int(slot.warm.size()), slot.in_use, slot.last_error});
   }
   return out;
 }
@@ -153,9 +151,8 @@ void ChannelPool::Run() {
   }
 }
 
-bool ChannelPool::PlanLocked(Clock::time_point now,
-                             std::vector<std::unique_ptr<Channel>>* closing, Key* refill,
-                             Clock::time_point* wake) {
+bool ChannelPool::PlanLocked(Clock::time_point now, std::vector<std::unique_ptr<Channel>>* closing,
+                             Key* refill, Clock::time_point* wake) {
   bool found = false;
   for (auto& [key, slot] : slots_) {
     // Drop warm channels whose peer went away.
@@ -165,7 +162,7 @@ bool ChannelPool::PlanLocked(Clock::time_point now,
         continue;
       }
       ClientLog().info("pool {} {}: a warm channel failed: {}", key.first, key.second,
-                   it->channel->status().message());
+                       it->channel->status().message());
       closing->push_back(std::move(it->channel));
       it = slot.warm.erase(it);
     }
@@ -197,12 +194,12 @@ void ChannelPool::Refill(const Key& key) {
     Slot& slot = slots_[key];
     if (!channel.ok()) {
       slot.last_error = channel.status().ToString();
-      slot.backoff = slot.backoff.count() == 0 ? kFirstBackoff
-                                               : std::min(kMaxBackoff, slot.backoff * 2);
+      slot.backoff =
+          slot.backoff.count() == 0 ? kFirstBackoff : std::min(kMaxBackoff, slot.backoff * 2);
       std::uniform_int_distribution<int64_t> spread(0, slot.backoff.count() / 2);
       slot.next_attempt = Clock::now() + slot.backoff + std::chrono::milliseconds(spread(jitter_));
       ClientLog().warn("pool {} {}: refill failed, next try in {} ms: {}", key.first, key.second,
-                   slot.backoff.count(), slot.last_error);
+                       slot.backoff.count(), slot.last_error);
       return;
     }
     slot.last_error.clear();
@@ -222,8 +219,8 @@ void ChannelPool::ReportChanges() {
   {
     std::lock_guard lock(mu_);
     for (auto& [key, slot] : slots_) {
-      PoolCount now{key.first, key.second, slot.target, int(slot.warm.size()), slot.in_use,
-                    slot.last_error};
+      PoolCount now{key.first,   key.second,     slot.target, int(slot.warm.size()),
+                    slot.in_use, slot.last_error};
       if (now == slot.reported) continue;
       slot.reported = now;
       changed.push_back(std::move(now));

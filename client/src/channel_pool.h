@@ -108,10 +108,10 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
   const Reporter report_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<Key, Slot> slots_;                 // guarded by mu_
-  std::chrono::seconds idle_timeout_{0};      // guarded by mu_
-  bool stopping_ = false;                     // guarded by mu_
-  bool kicked_ = false;                       // guarded by mu_
+  std::map<Key, Slot> slots_;                    // guarded by mu_
+  std::chrono::seconds idle_timeout_{0};         // guarded by mu_
+  bool stopping_ = false;                        // guarded by mu_
+  bool kicked_ = false;                          // guarded by mu_
   std::mt19937 jitter_{std::random_device{}()};  // the pool's thread only
   std::thread thread_;
 };

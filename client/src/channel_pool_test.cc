@@ -15,10 +15,10 @@ using namespace std::chrono_literals;
 // What a test can see of and do to a fake channel after handing it over.
 struct FakeState {
   std::mutex mu;
-  Status status;                       // guarded by mu
+  Status status;                             // guarded by mu
   std::vector<std::vector<uint8_t>> unread;  // guarded by mu
-  bool closed = false;                 // guarded by mu
-  int sends = 0;                       // guarded by mu
+  bool closed = false;                       // guarded by mu
+  int sends = 0;                             // guarded by mu
 };
 
 class FakeChannel final : public Channel {
@@ -75,8 +75,8 @@ struct Factory {
   std::atomic<bool> fail{false};
 
   ChannelPool::Connector Connector() {
-    return [this](const std::string& peer, const std::string& service)
-               -> StatusOr<std::unique_ptr<Channel>> {
+    return [this](const std::string& peer,
+                  const std::string& service) -> StatusOr<std::unique_ptr<Channel>> {
       ++calls;
       if (fail) return Status::Unavailable("peer " + peer + " is down");
       std::lock_guard lock(mu);
@@ -142,7 +142,7 @@ TEST(ChannelPoolTest, CloseGivesAHealthyChannelBackAndExtrasGoWhenIdle) {
   ASSERT_TRUE(Eventually([&] { return CountOf(*pool, "node2", "kv").warm == 1; }));
   c->Close();
   EXPECT_EQ(c->Send("x", 1).code(), StatusCode::kCancelled);  // ours no more
-  EXPECT_EQ(CountOf(*pool, "node2", "kv").warm, 2);  // beyond the target, idle < 60 s
+  EXPECT_EQ(CountOf(*pool, "node2", "kv").warm, 2);           // beyond the target, idle < 60 s
   EXPECT_EQ(CountOf(*pool, "node2", "kv").in_use, 0);
   EXPECT_FALSE(f.State(id)->closed);
   pool->SetTargets({{"node2", "kv", 1}}, 0s);  // extras go at once now
@@ -198,8 +198,7 @@ TEST(ChannelPoolTest, FailedRefillsBackOffAndReportTheError) {
   // 100, 200, 400 ms (+ up to half again): at most 4 tries in a second.
   EXPECT_GE(f.calls.load(), 2);
   EXPECT_LE(f.calls.load(), 4);
-  EXPECT_NE(CountOf(*pool, "node2", "kv").last_error.find("peer node2 is down"),
-            std::string::npos);
+  EXPECT_NE(CountOf(*pool, "node2", "kv").last_error.find("peer node2 is down"), std::string::npos);
   {
     std::lock_guard lock(mu);
     ASSERT_FALSE(reports.empty());

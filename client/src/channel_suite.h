@@ -68,9 +68,8 @@ class ChannelConformanceTest : public ::testing::TestWithParam<ChannelPairFactor
 
 // Use inside namespace rdmad::internal (gtest pastes the fixture's name
 // into identifiers, so it cannot be qualified).
-#define RDMAD_INSTANTIATE_CHANNEL_CONFORMANCE(prefix, ...)                    \
-  INSTANTIATE_TEST_SUITE_P(prefix, ChannelConformanceTest,                  \
-                           ::testing::Values(__VA_ARGS__),                   \
+#define RDMAD_INSTANTIATE_CHANNEL_CONFORMANCE(prefix, ...)                                 \
+  INSTANTIATE_TEST_SUITE_P(prefix, ChannelConformanceTest, ::testing::Values(__VA_ARGS__), \
                            ::rdmad::internal::ChannelPairFactoryName)
 
 #endif  // RDMAD_CLIENT_SRC_CHANNEL_SUITE_H_

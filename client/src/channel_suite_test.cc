@@ -140,7 +140,8 @@ TEST_P(ChannelConformanceTest, WriteThenReadBackThroughADescriptor) {
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   Status read = a_->Read(**sink, 10, *desc, 1000, src.size());
   ASSERT_TRUE(read.ok()) << read.ToString();
-  EXPECT_TRUE(std::all_of(back.begin() + 10, back.begin() + 110, [](uint8_t v) { return v == 0xab; }));
+  EXPECT_TRUE(
+      std::all_of(back.begin() + 10, back.begin() + 110, [](uint8_t v) { return v == 0xab; }));
   EXPECT_TRUE(std::equal(src.begin() + 100, src.end(), back.begin() + 110));
 }
 

@@ -36,8 +36,8 @@ TEST(RegionDescriptorTest, IsLittleEndian) {
   d.length = 0x100;
   d.rkey = 0x44332211;
   std::vector<uint8_t> bytes = d.Serialize();
-  const std::vector<uint8_t> want = {1, 2, 3, 4, 5, 6, 7, 8, 0, 1, 0, 0, 0, 0, 0, 0,
-                                     0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0};
+  const std::vector<uint8_t> want = {1, 2, 3, 4, 5,    6,    7,    8,    0, 1, 0, 0,
+                                     0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0};
   EXPECT_EQ(bytes, want);
 }
 

@@ -70,8 +70,7 @@ class GrpcEventStream final : public EventStream {
 
 class GrpcClient final : public Client {
  public:
-  GrpcClient(std::string path, std::shared_ptr<grpc::Channel> channel,
-             const ClientOptions& options)
+  GrpcClient(std::string path, std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
       : path_(std::move(path)),
         channel_(std::move(channel)),
         stub_(v1::Rdmad::NewStub(channel_)),
@@ -83,15 +82,15 @@ class GrpcClient final : public Client {
 
   StatusOr<DaemonStatus> GetStatus() override {
     v1::GetStatusResponse response;
-    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::GetStatus, "GetStatus",
-                               v1::GetStatusRequest(), &response));
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::GetStatus, "GetStatus", v1::GetStatusRequest(), &response));
     return FromProto(response);
   }
 
   StatusOr<std::vector<Device>> ListDevices() override {
     v1::ListDevicesResponse response;
-    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListDevices, "ListDevices",
-                               v1::ListDevicesRequest(), &response));
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::ListDevices, "ListDevices", v1::ListDevicesRequest(), &response));
     std::vector<Device> out;
     for (const auto& d : response.devices()) out.push_back(FromProto(d));
     return out;
@@ -117,12 +116,12 @@ class GrpcClient final : public Client {
 
   StatusOr<std::vector<ChannelSummary>> ListChannels() override {
     v1::ListChannelsResponse response;
-    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListChannels, "ListChannels",
-                               v1::ListChannelsRequest(), &response));
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::ListChannels, "ListChannels", v1::ListChannelsRequest(), &response));
     std::vector<ChannelSummary> out;
     for (const v1::ChannelEntry& e : response.channels()) {
-      out.push_back(ChannelSummary{e.channel_id(), e.peer(), e.service(), e.role(),
-                                   e.transport(), e.state(), e.reason(), e.age_seconds()});
+      out.push_back(ChannelSummary{e.channel_id(), e.peer(), e.service(), e.role(), e.transport(),
+                                   e.state(), e.reason(), e.age_seconds()});
     }
     return out;
   }
@@ -175,8 +174,7 @@ class GrpcClient final : public Client {
     return out;
   }
 
-  StatusOr<std::unique_ptr<EventStream>> WatchEvents(
-      const std::vector<EventKind>& kinds) override {
+  StatusOr<std::unique_ptr<EventStream>> WatchEvents(const std::vector<EventKind>& kinds) override {
     v1::WatchEventsRequest request;
     for (EventKind kind : kinds) request.add_kinds(static_cast<v1::EventKind>(kind));
     auto stream = std::make_unique<GrpcEventStream>(stub_.get(), request);

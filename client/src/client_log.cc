@@ -77,9 +77,10 @@ struct State {
       logger.set_level(ToSpdlog(*level));
       env_level = true;
     } else {
-      logger.warn("RDMAD_CLIENT_LOG_LEVEL={} is not a level (trace, debug, info, warn, error, "
-                  "off); logging at warn",
-                  env);
+      logger.warn(
+          "RDMAD_CLIENT_LOG_LEVEL={} is not a level (trace, debug, info, warn, error, "
+          "off); logging at warn",
+          env);
     }
   }
 };

@@ -8,9 +8,7 @@
 namespace rdmad::internal {
 namespace {
 
-Gid FromProto(const v1::Gid& g) {
-  return Gid{g.index(), g.gid(), g.type(), g.netdev(), g.ip()};
-}
+Gid FromProto(const v1::Gid& g) { return Gid{g.index(), g.gid(), g.type(), g.netdev(), g.ip()}; }
 
 Port FromProto(const v1::Port& p) {
   Port out;
@@ -33,9 +31,10 @@ Port FromProto(const v1::Port& p) {
 }
 
 QpAttributes FromProto(const v1::QpAttributes& q) {
-  return QpAttributes{q.type(),          q.timeout(),       q.retry_cnt(),     q.rnr_retry(),
-                      q.min_rnr_timer(), q.traffic_class(), q.service_level(), q.hop_limit(),
-                      q.max_inline(),    q.send_depth(),    q.recv_depth(),    q.qps_per_channel(),
+  return QpAttributes{q.type(),          q.timeout(),          q.retry_cnt(),
+                      q.rnr_retry(),     q.min_rnr_timer(),    q.traffic_class(),
+                      q.service_level(), q.hop_limit(),        q.max_inline(),
+                      q.send_depth(),    q.recv_depth(),       q.qps_per_channel(),
                       q.spin_us(),       q.relaxed_ordering(), q.slot_size()};
 }
 

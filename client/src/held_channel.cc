@@ -56,8 +56,7 @@ void HoldStream::End(const Status& status) {
 void HoldStream::OnReadDone(bool ok) {
   if (!ok) return;  // the stream ended; OnDone follows with the status
   if (event_.closed()) {
-    End(Status::Unavailable(event_.reason().empty() ? "the channel was closed"
-                                                    : event_.reason()));
+    End(Status::Unavailable(event_.reason().empty() ? "the channel was closed" : event_.reason()));
   }
   StartRead(&event_);
 }
@@ -65,8 +64,10 @@ void HoldStream::OnReadDone(bool ok) {
 void HoldStream::OnDone(const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
     // An rdmad older than HoldChannel: the channel works, unguarded.
-    ClientLog().warn("channel {:#x}: rdmad has no HoldChannel (an older version?): the peer will "
-                 "not hear if this application dies", channel_id_);
+    ClientLog().warn(
+        "channel {:#x}: rdmad has no HoldChannel (an older version?): the peer will "
+        "not hear if this application dies",
+        channel_id_);
   } else {
     // Without a closed event first: the daemon ended it without a word, or
     // went away.
@@ -90,16 +91,17 @@ void HoldStream::Release(const std::string& reason) {
   release_request_.set_channel_id(channel_id_);
   release_request_.set_reason(reason);
   release_context_.set_deadline(std::chrono::system_clock::now() + kReleaseTimeout);
-  stub_->async()->ReleaseChannel(
-      &release_context_, &release_request_, &release_response_, [this](grpc::Status status) {
-        if (!status.ok()) {
-          ClientLog().debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
-        }
-        context_.TryCancel();
-        std::lock_guard lock(mu_);
-        releasing_ = false;
-        cv_.notify_all();
-      });
+  stub_->async()->ReleaseChannel(&release_context_, &release_request_, &release_response_,
+                                 [this](grpc::Status status) {
+                                   if (!status.ok()) {
+                                     ClientLog().debug("channel {:#x}: ReleaseChannel: {}",
+                                                       channel_id_, status.error_message());
+                                   }
+                                   context_.TryCancel();
+                                   std::lock_guard lock(mu_);
+                                   releasing_ = false;
+                                   cv_.notify_all();
+                                 });
 }
 
 void HoldStream::Wait() {

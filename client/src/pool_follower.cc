@@ -2,10 +2,11 @@
 
 #include "client/src/pool_follower.h"
 
-#include "client/src/client_log.h"
 #include <unistd.h>
 
 #include <vector>
+
+#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -71,10 +72,10 @@ void PoolFollower::Follow() {
       cv_.notify_all();
     }
     for (const auto& [key, n] : resend) {
-      Status sent = SendPrewarm(event.client_id(), key.first, key.second, n,
-                                std::chrono::milliseconds(5000));
-      if (!sent.ok()) ClientLog().warn("pool: Prewarm {} {} again: {}", key.first, key.second,
-                                   sent.message());
+      Status sent =
+          SendPrewarm(event.client_id(), key.first, key.second, n, std::chrono::milliseconds(5000));
+      if (!sent.ok())
+        ClientLog().warn("pool: Prewarm {} {} again: {}", key.first, key.second, sent.message());
     }
   }
   Status ended = FromGrpc(reader->Finish(), "WatchPool");

@@ -56,8 +56,8 @@ class PoolFollower {
   uint64_t client_id_ = 0;  // 0 while no stream is up; guarded by mu_
   Status last_error_;       // guarded by mu_
   std::map<std::pair<std::string, std::string>, int> prewarm_;  // guarded by mu_
-  grpc::ClientContext* context_ = nullptr;  // the open stream's; guarded by mu_
-  bool stopping_ = false;                   // guarded by mu_
+  grpc::ClientContext* context_ = nullptr;                      // the open stream's; guarded by mu_
+  bool stopping_ = false;                                       // guarded by mu_
   std::thread thread_;
 };
 

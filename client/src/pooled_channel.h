@@ -52,15 +52,13 @@ class PooledChannel final : public Channel {
   }
   Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
                uint64_t remote_offset, size_t len) override {
-    return Call<Status>([&](Channel* c) {
-      return c->Write(local, local_offset, remote, remote_offset, len);
-    });
+    return Call<Status>(
+        [&](Channel* c) { return c->Write(local, local_offset, remote, remote_offset, len); });
   }
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override {
-    return Call<Status>([&](Channel* c) {
-      return c->Read(local, local_offset, remote, remote_offset, len);
-    });
+    return Call<Status>(
+        [&](Channel* c) { return c->Read(local, local_offset, remote, remote_offset, len); });
   }
   Status status() const override;
   void Close() override;

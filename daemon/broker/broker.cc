@@ -107,9 +107,9 @@ Status Broker::CheckLimitsLocked(const std::string& peer) const {
     if (entry.record.peer == peer) ++with_peer;
   }
   if (max_channels_ > 0 && live >= max_channels_) {
-    return Status::ResourceExhausted(fmt::format(
-        "rdmad on {} has {} channels open, its limit (limits.max_channels)", options_.host_name,
-        live));
+    return Status::ResourceExhausted(
+        fmt::format("rdmad on {} has {} channels open, its limit (limits.max_channels)",
+                    options_.host_name, live));
   }
   if (max_channels_per_peer_ > 0 && with_peer >= max_channels_per_peer_) {
     return Status::ResourceExhausted(
@@ -160,8 +160,7 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
   PlannedChannel planned;
   planned.channel_id = RandomChannelId();
   planned.peer_address = HostOfAddress(found.value().address);
-  planned.plan =
-      Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
+  planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
   if (planned.plan.path) {
     spdlog::info("channel {:#x} to {} service {}: RDMA planned on {} port {} GID index {}",
                  planned.channel_id, peer, service, planned.plan.path->device,
@@ -176,8 +175,15 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
   Entry& entry = channels_[planned.channel_id];
   entry.peer_key = peer;
   entry.since = Now();
-  entry.record = ChannelRecord{planned.channel_id, found.value().name, service, true, "", "",
-                               ChannelState::kPlanned, std::chrono::system_clock::now(), ""};
+  entry.record = ChannelRecord{planned.channel_id,
+                               found.value().name,
+                               service,
+                               true,
+                               "",
+                               "",
+                               ChannelState::kPlanned,
+                               std::chrono::system_clock::now(),
+                               ""};
   SetPath(planned.plan, &entry.record);
   return planned;
 }
@@ -194,9 +200,9 @@ StatusOr<ChannelEndpoint> Broker::Connect(uint64_t channel_id, const ChannelEndp
     }
     if (it->second.record.state != ChannelState::kPlanned) {
       const ChannelRecord& r = it->second.record;
-      return Status::FailedPrecondition(
-          "channel " + std::to_string(channel_id) + " is " +
-          std::string(ChannelStateName(r.state)) + (r.reason.empty() ? "" : ": " + r.reason));
+      return Status::FailedPrecondition("channel " + std::to_string(channel_id) + " is " +
+                                        std::string(ChannelStateName(r.state)) +
+                                        (r.reason.empty() ? "" : ": " + r.reason));
     }
     it->second.record.state = ChannelState::kOpening;
     it->second.since = Now();
@@ -248,14 +254,20 @@ StatusOr<ChannelEndpoint> Broker::Conclude(uint64_t channel_id, const std::strin
     if (ChannelEnded(e.record.state)) {  // the peer was lost, or the app let go
       if (reply.ok() && !e.peer_told) {
         e.peer_told = true;
-        endings.push_back(Ending{e.record, e.peer_key, {}, nullptr, true,
-                                 "the initiator gave up: " + e.record.reason, false, true});
+        endings.push_back(Ending{e.record,
+                                 e.peer_key,
+                                 {},
+                                 nullptr,
+                                 true,
+                                 "the initiator gave up: " + e.record.reason,
+                                 false,
+                                 true});
       }
       reply = Status::Unavailable(e.record.reason);
     } else if (!reply.ok()) {
       if (reply.status().code() == StatusCode::kUnavailable) {  // "Socket closed", ...
-        reply = Status::Unavailable("peer daemon " + e.record.peer + ": " +
-                                    reply.status().message());
+        reply =
+            Status::Unavailable("peer daemon " + e.record.peer + ": " + reply.status().message());
       }
       bool tell = garbage || PeerMayHoldIt(reply.status().code());
       auto ending = EndLocked(e, ChannelState::kFailed, reply.status().message(), tell,
@@ -268,8 +280,8 @@ StatusOr<ChannelEndpoint> Broker::Conclude(uint64_t channel_id, const std::strin
       e.since = Now();
     }
   }
-  if (!reply.ok()) spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key,
-                                reply.status().ToString());
+  if (!reply.ok())
+    spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key, reply.status().ToString());
   Deliver(std::move(endings));
   if (!reply.ok()) return reply.status();
   spdlog::info("channel {:#x} to {} established over {}{}", channel_id, peer_key,
@@ -299,16 +311,22 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
     bool self = it != channels_.end() && it->second.record.initiator &&
                 call.initiator_instance == options_.instance_id;
     if (it != channels_.end() && !ChannelEnded(it->second.record.state) && !self) {
-      return Status::AlreadyExists(fmt::format("channel {:#x} already exists on {}",
-                                               call.channel_id, options_.host_name));
+      return Status::AlreadyExists(
+          fmt::format("channel {:#x} already exists on {}", call.channel_id, options_.host_name));
     }
     if (!self) {
       RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(call.initiator_host));
       Entry& entry = channels_[call.channel_id];
       entry = Entry{};
       entry.since = Now();
-      entry.record = ChannelRecord{call.channel_id, call.initiator_host, call.service, false, "",
-                                   "", ChannelState::kOpening, std::chrono::system_clock::now(),
+      entry.record = ChannelRecord{call.channel_id,
+                                   call.initiator_host,
+                                   call.service,
+                                   false,
+                                   "",
+                                   "",
+                                   ChannelState::kOpening,
+                                   std::chrono::system_clock::now(),
                                    call.initiator_instance};
       SetPath(request.plan, &entry.record);
     }
@@ -362,9 +380,8 @@ std::vector<ChannelRecord> Broker::Channels() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ChannelRecord> out;
   for (const auto& [id, entry] : channels_) out.push_back(entry.record);
-  std::sort(out.begin(), out.end(), [](const ChannelRecord& a, const ChannelRecord& b) {
-    return a.created < b.created;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const ChannelRecord& a, const ChannelRecord& b) { return a.created < b.created; });
   return out;
 }
 

@@ -43,12 +43,12 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/peers/channel_endpoint.h"
-#include "daemon/discovery/inventory_diff.h"
-#include "daemon/policy/path_policy.h"
-#include "daemon/peers/peer_link.h"
-#include "daemon/discovery/route_lookup.h"
 #include "daemon/broker/service_registry.h"
+#include "daemon/discovery/inventory_diff.h"
+#include "daemon/discovery/route_lookup.h"
+#include "daemon/peers/channel_endpoint.h"
+#include "daemon/peers/peer_link.h"
+#include "daemon/policy/path_policy.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -68,14 +68,14 @@ using BrokerClock = std::chrono::steady_clock;
 struct BrokerOptions {
   std::string host_name;
   std::string instance_id;
-  bool force_tcp = false;  // the config forces TCP for every channel
+  bool force_tcp = false;                            // the config forces TCP for every channel
   std::chrono::milliseconds accept_deadline{10000};  // the listener's answer
   std::chrono::milliseconds open_timeout{12000};     // the peer's answer
   // A plan's life: PlanChannel to Connect (the application creates its QP
   // and registers its ring meanwhile: slow on a loaded or emulated host).
   std::chrono::milliseconds plan_lifetime{60000};
-  std::chrono::milliseconds hold_grace{30000};       // established, never held
-  std::chrono::milliseconds keep_ended{60000};       // closed/failed entries listed
+  std::chrono::milliseconds hold_grace{30000};  // established, never held
+  std::chrono::milliseconds keep_ended{60000};  // closed/failed entries listed
   size_t max_ended = 256;
   // Live (not ended) channels at most, in total and per peer (0: no
   // limit; limits.max_channels, limits.max_channels_per_peer).
@@ -90,8 +90,7 @@ struct BrokerOptions {
   SourceAddressLookup source_address;
   // A link to the peer daemon with this instance id, through an up session
   // of this daemon's (null or an error: none).
-  std::function<StatusOr<std::shared_ptr<PeerLink>>(const std::string& instance_id)>
-      find_instance;
+  std::function<StatusOr<std::shared_ptr<PeerLink>>(const std::string& instance_id)> find_instance;
   // Sends an event on the session stream the daemon instance_id keeps open
   // to this one (PeerInbound::Send); null: none.
   std::function<Status(const std::string& instance_id, const PeerEvent& event)> send_event;
@@ -114,9 +113,9 @@ struct ChannelRecord {
   uint64_t channel_id = 0;
   std::string peer;
   std::string service;
-  bool initiator = true;    // this daemon's application connected
-  std::string transport;    // "RDMA", "TCP", "" before the endpoints are known
-  std::string reason;       // transport reason, or why it failed/closed
+  bool initiator = true;  // this daemon's application connected
+  std::string transport;  // "RDMA", "TCP", "" before the endpoints are known
+  std::string reason;     // transport reason, or why it failed/closed
   ChannelState state = ChannelState::kPlanned;
   std::chrono::system_clock::time_point created;
   std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
@@ -188,8 +187,7 @@ class Broker {
   // The peer daemon instance_id (named name in the log) was lost: every
   // channel with it fails with "peer daemon PEER lost: WHY", PEER as the
   // channel's record names it.
-  void OnPeerLost(const std::string& instance_id, const std::string& name,
-                  const std::string& why);
+  void OnPeerLost(const std::string& instance_id, const std::string& name, const std::string& why);
   // The local RDMA path under some channels is gone (the port left ACTIVE,
   // the device or the GID was removed): every channel planned on device
   // (port 0: any port; gid "": any GID) that is not TCP fails with why, and
@@ -220,10 +218,10 @@ class Broker {
   };
   struct Entry {
     ChannelRecord record;
-    std::string peer_key;  // what find_peer was given
+    std::string peer_key;           // what find_peer was given
     BrokerClock::time_point since;  // the last state change
-    bool held = false;       // a hold was registered once
-    bool peer_told = false;  // the peer knows the channel ended
+    bool held = false;              // a hold was registered once
+    bool peer_told = false;         // the peer knows the channel ended
     std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
     std::shared_ptr<PendingOpen> open;
   };

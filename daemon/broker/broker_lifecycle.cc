@@ -27,8 +27,8 @@ bool IsInstanceId(const std::string& id) {
 std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
 std::string Describe(const ChannelRecord& r) {
-  return fmt::format("channel {:#x} ({} {} service {})", r.channel_id,
-                     r.initiator ? "to" : "from", r.peer, r.service);
+  return fmt::format("channel {:#x} ({} {} service {})", r.channel_id, r.initiator ? "to" : "from",
+                     r.peer, r.service);
 }
 
 }  // namespace
@@ -266,8 +266,7 @@ size_t FailLostPaths(Broker& broker, const Inventory& inventory,
       case InventoryChange::Kind::kGidRemoved:
         failed += broker.OnPathLost(c.device, c.port, c.gid, c.message);
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return failed;
@@ -296,9 +295,10 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
     std::optional<Ending> ending;
     auto age = now - e.since;
     if (e.record.state == ChannelState::kPlanned && age >= options_.plan_lifetime) {
-      ending = EndLocked(e, ChannelState::kFailed,
-                         "expired: the application did not Connect within " +
-                             Ms(options_.plan_lifetime), false, "");
+      ending =
+          EndLocked(e, ChannelState::kFailed,
+                    "expired: the application did not Connect within " + Ms(options_.plan_lifetime),
+                    false, "");
     } else if (e.record.state == ChannelState::kEstablished && !e.held &&
                age >= options_.hold_grace) {
       std::string why = "the application did not hold the channel within " +

@@ -44,8 +44,7 @@ class FakeLink : public PeerLink {
     on_end(Status::Unimplemented("fake"));
     return nullptr;
   }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
-                   OpenDone done) override {
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
     if (answer) {
       done(answer(call));
       return;
@@ -248,7 +247,7 @@ TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
     EXPECT_TRUE(f.broker.OnOpenChannel(call, peer_ip).ok());
     return sink->seen.plan.tcp_bind_host;
   };
-  EXPECT_EQ(bind_host("192.0.2.7"), "192.0.2.1");  // the kernel's route to it
+  EXPECT_EQ(bind_host("192.0.2.7"), "192.0.2.1");   // the kernel's route to it
   EXPECT_EQ(bind_host("198.51.100.9"), "0.0.0.0");  // no route: the wildcard
   EXPECT_EQ(bind_host("2001:db8::9"), "::");
   EXPECT_EQ(bind_host("::1"), "::1");
@@ -404,9 +403,10 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink);
   ASSERT_TRUE(reg.ok());
-  ASSERT_TRUE(f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
-  Status total = f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1)}, "127.0.0.1")
-                     .status();
+  ASSERT_TRUE(
+      f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+  Status total =
+      f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1)}, "127.0.0.1").status();
   EXPECT_EQ(total.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(total.message().find("limits.max_channels)"), std::string::npos) << total.ToString();
   // An ended channel frees its slot.
@@ -505,9 +505,9 @@ TEST(BrokerTest, FailLostPathsActsOnRemovalsAndPortsThatLeaveActive) {
             1u);
   EXPECT_EQ(f.Record(id).reason, "rxe0 port 1: went DOWN");
   uint64_t again = PlanRdma(f, "rxe0", 1, "gid-a");
-  EXPECT_EQ(FailLostPaths(f.broker, Inventory{},
-                          {{Kind::kDeviceRemoved, "rxe0", 0, "rxe0 removed", ""}}),
-            1u);
+  EXPECT_EQ(
+      FailLostPaths(f.broker, Inventory{}, {{Kind::kDeviceRemoved, "rxe0", 0, "rxe0 removed", ""}}),
+      1u);
   EXPECT_EQ(f.Record(again).state, ChannelState::kFailed);
 }
 

@@ -27,8 +27,7 @@ StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
   RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
   std::lock_guard<std::mutex> lock(mu_);
   if (services_.count(service) != 0) {
-    return Status::AlreadyExists("service " + service + " already has a listener on " +
-                                 host_name_);
+    return Status::AlreadyExists("service " + service + " already has a listener on " + host_name_);
   }
   uint64_t token = next_token_++;
   services_[service] = Entry{token, std::move(sink)};

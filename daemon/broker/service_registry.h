@@ -38,10 +38,10 @@ namespace rdmad {
 struct IncomingChannelRequest {
   uint64_t request_id = 0;
   uint64_t channel_id = 0;
-  std::string peer;     // the initiator's host name
+  std::string peer;  // the initiator's host name
   std::string service;
   ChannelEndpoint initiator;
-  ChannelPlan plan;     // this side's plan
+  ChannelPlan plan;  // this side's plan
   std::chrono::milliseconds deadline{0};
 };
 
@@ -113,10 +113,10 @@ class ServiceRegistry {
   const std::string host_name_;
   mutable std::mutex mu_;
   std::condition_variable answered_;
-  std::map<std::string, Entry> services_;   // guarded by mu_
-  std::map<uint64_t, Pending> pending_;     // guarded by mu_
-  uint64_t next_token_ = 1;                 // guarded by mu_
-  uint64_t next_request_ = 1;               // guarded by mu_
+  std::map<std::string, Entry> services_;  // guarded by mu_
+  std::map<uint64_t, Pending> pending_;    // guarded by mu_
+  uint64_t next_token_ = 1;                // guarded by mu_
+  uint64_t next_request_ = 1;              // guarded by mu_
 };
 
 }  // namespace rdmad

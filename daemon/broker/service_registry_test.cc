@@ -70,7 +70,8 @@ TEST(ServiceRegistryTest, MalformedNamesAreInvalid) {
   ServiceRegistry registry("hostB");
   for (std::string name : {std::string(), std::string(65, 'a'), std::string("a b")}) {
     EXPECT_EQ(registry.Register(name, std::make_shared<FakeSink>()).status().code(),
-              StatusCode::kInvalidArgument) << name;
+              StatusCode::kInvalidArgument)
+        << name;
   }
 }
 

@@ -27,8 +27,8 @@ StatusOr<ClientLimiter::Lease> ClientLimiter::Acquire(const std::string& client,
   auto it = held_.find(client);
   size_t mine = it == held_.end() ? 0 : it->second;
   if (per_client_max > 0 && mine >= per_client_max) {
-    return Refuse(fmt::format("client {} has {} {}, its limit ({} = {})", client, mine,
-                              names_.what, names_.per_client_key, per_client_max));
+    return Refuse(fmt::format("client {} has {} {}, its limit ({} = {})", client, mine, names_.what,
+                              names_.per_client_key, per_client_max));
   }
   if (total_max > 0 && total_ >= total_max) {
     return Refuse(fmt::format("rdmad has {} {} from all clients, its limit ({} = {})", total_,

@@ -26,8 +26,7 @@ Status WorkerPool::Submit(std::function<void()> task) {
     size_t startable = max_workers_ > workers_ ? max_workers_ - workers_ : 0;
     if (queue_.size() >= idle + startable + max_queued_) {
       return Status::ResourceExhausted(
-          fmt::format("{}: {} running and {} waiting, its limit", name_, busy_,
-                      queue_.size()));
+          fmt::format("{}: {} running and {} waiting, its limit", name_, busy_, queue_.size()));
     }
     queue_.push_back(std::move(task));
     if (queue_.size() > idle && startable > 0) {

@@ -29,17 +29,13 @@ std::string_view Trim(std::string_view text) {
 }
 
 Status ReadError(const std::string& path, int err) {
-  std::string message =
-      "cannot read " + path + ": " + std::generic_category().message(err);
+  std::string message = "cannot read " + path + ": " + std::generic_category().message(err);
   switch (err) {
     case ENOENT:
-    case ENOTDIR:
-      return Status::NotFound(message);
+    case ENOTDIR: return Status::NotFound(message);
     case EACCES:
-    case EPERM:
-      return Status::PermissionDenied(message);
-    default:
-      return Status::FailedPrecondition(message);
+    case EPERM: return Status::PermissionDenied(message);
+    default: return Status::FailedPrecondition(message);
   }
 }
 
@@ -86,9 +82,7 @@ EnvLookup ProcessEnv() {
 }
 
 EnvLookup EmptyEnv() {
-  return [](std::string_view) -> std::optional<std::string> {
-    return std::nullopt;
-  };
+  return [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
 }
 
 Config DefaultConfig() {
@@ -133,10 +127,9 @@ Status ParseDeviceFilter(std::string_view text, Config::Devices* out) {
     size_t comma = text.find(',', start);
     std::string_view item = Trim(text.substr(start, comma - start));
     if (!item.empty() && item.front() == '^') {
-      return Status::InvalidArgument(
-          QuoteToml(item) +
-          " is invalid: \"^\" goes only at the start of "
-          "the whole filter, and then excludes every listed device");
+      return Status::InvalidArgument(QuoteToml(item) +
+                                     " is invalid: \"^\" goes only at the start of "
+                                     "the whole filter, and then excludes every listed device");
     }
     StatusOr<DeviceSpec> spec = ParseDeviceSpec(item);
     if (!spec.ok()) return spec.status();
@@ -153,10 +146,9 @@ Status ValidateConfig(const Config& config) {
   int tls_parts = !d.tls_cert.empty() + !d.tls_key.empty() + !d.tls_ca.empty();
   std::string where = config.source + ": ";
   if (tls_parts != 0 && tls_parts != 3) {
-    return Status::InvalidArgument(
-        where +
-        "daemon.tls_cert, daemon.tls_key and daemon.tls_ca go "
-        "together: set all three for mutual TLS, or none");
+    return Status::InvalidArgument(where +
+                                   "daemon.tls_cert, daemon.tls_key and daemon.tls_ca go "
+                                   "together: set all three for mutual TLS, or none");
   }
   if (tls_parts == 0 && !d.peer_insecure && !IsLoopbackHost(d.peer_address)) {
     return Status::InvalidArgument(

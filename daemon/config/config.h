@@ -49,13 +49,12 @@ struct Config {
   std::string source;
 
   struct Daemon {
-    std::string socket;  // local API socket path
-    std::string
-        socket_group;  // group owning the socket ("" keeps the daemon's)
-    uint32_t socket_mode = 0;  // permission bits, never world-accessible
+    std::string socket;                 // local API socket path
+    std::string socket_group;           // group owning the socket ("" keeps the daemon's)
+    uint32_t socket_mode = 0;           // permission bits, never world-accessible
     std::vector<int64_t> allowed_uids;  // empty: every uid the socket admits
     std::string log_level;              // trace|debug|info|warn|error
-    std::string peer_address;  // peer (daemon-to-daemon) listen address
+    std::string peer_address;           // peer (daemon-to-daemon) listen address
     int peer_port = 0;
     bool peer_insecure = false;  // allow non-loopback listening without TLS
     std::string tls_cert;
@@ -141,8 +140,7 @@ Config DefaultConfig();
 // Parses TOML text; source_name is used in messages ("file:line:column: ...").
 // Unknown keys, wrong types and out-of-range values are INVALID_ARGUMENT
 // naming the place, the reason, and the closest known key or allowed range.
-StatusOr<Config> ParseConfig(std::string_view text,
-                             std::string_view source_name);
+StatusOr<Config> ParseConfig(std::string_view text, std::string_view source_name);
 
 // Applies RDMAD_* and RDMA_* overrides from env onto config.
 Status ApplyEnvironment(const EnvLookup& env, Config* config);

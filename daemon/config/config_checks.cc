@@ -14,8 +14,8 @@ constexpr size_t kMaxSocketPath = 107;  // sizeof(sockaddr_un::sun_path) - 1
 
 bool AllOf(std::string_view text, std::string_view extra) {
   for (char c : text) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              extra.find(c) != std::string_view::npos;
     if (!ok) return false;
   }
   return true;
@@ -25,8 +25,7 @@ bool AllOf(std::string_view text, std::string_view extra) {
 bool ParseNumber(std::string_view text, int min, int max, int* out) {
   if (text.empty()) return false;
   int value = 0;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return false;
   if (value < min || value > max) return false;
   *out = value;
@@ -40,8 +39,8 @@ bool IsIpLiteral(std::string_view text, int family) {
 }
 
 bool IsHostName(std::string_view text) {
-  return !text.empty() && text.size() <= 253 && AllOf(text, ".-_") &&
-         text.front() != '-' && text.front() != '.';
+  return !text.empty() && text.size() <= 253 && AllOf(text, ".-_") && text.front() != '-' &&
+         text.front() != '.';
 }
 
 }  // namespace
@@ -98,8 +97,7 @@ std::string ParseDeviceSpecText(std::string_view text, DeviceSpec* out) {
     return "invalid: a device name has only letters, digits, '_', '.', '-' "
            "(form: [=]NAME[:PORT])";
   }
-  if (colon != std::string_view::npos &&
-      !ParseNumber(text.substr(colon + 1), 1, 255, &spec.port)) {
+  if (colon != std::string_view::npos && !ParseNumber(text.substr(colon + 1), 1, 255, &spec.port)) {
     return "invalid: the port must be 1..255";
   }
   spec.name = std::string(name);
@@ -141,8 +139,7 @@ std::string CheckSocketMode(const SettingValue& value) {
 
 std::string CheckListenHost(const SettingValue& value) {
   std::string host = AsString(value);
-  if (IsIpLiteral(host, AF_INET) || IsIpLiteral(host, AF_INET6) ||
-      IsHostName(host)) {
+  if (IsIpLiteral(host, AF_INET) || IsIpLiteral(host, AF_INET6) || IsHostName(host)) {
     return "";
   }
   return "invalid: not an IP address or host name (no port here)";
@@ -225,8 +222,7 @@ std::string CheckPeerAddress(const SettingValue& value) {
   if (port && !ParseNumber(*port, 1, 65535, &number)) {
     return "invalid: the port must be 1..65535";
   }
-  if (bracketed ? !IsIpLiteral(host, AF_INET6)
-                : !IsIpLiteral(host, AF_INET) && !IsHostName(host)) {
+  if (bracketed ? !IsIpLiteral(host, AF_INET6) : !IsIpLiteral(host, AF_INET) && !IsHostName(host)) {
     return bracketed ? "invalid: not an IPv6 address inside \"[]\""
                      : "invalid: expected HOST, HOST:PORT or [IPV6]:PORT";
   }

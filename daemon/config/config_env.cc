@@ -18,12 +18,10 @@ namespace {
 using K = SettingKind;
 
 std::string_view Trim(std::string_view text) {
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.front()))) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
     text.remove_prefix(1);
   }
-  while (!text.empty() &&
-         std::isspace(static_cast<unsigned char>(text.back()))) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
     text.remove_suffix(1);
   }
   return text;
@@ -47,8 +45,7 @@ bool ParseInt(std::string_view text, int base, int64_t* out) {
   text = Trim(text);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   if (text.empty()) return false;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), *out, base);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out, base);
   return ec == std::errc() && end == text.data() + text.size();
 }
 
@@ -67,17 +64,13 @@ std::string ParseBool(std::string_view text, SettingValue* out) {
 }
 
 // One scalar or list item of the setting from text: "" or a reason.
-std::string ParseItem(const Setting& setting, std::string_view text,
-                      SettingValue* out) {
+std::string ParseItem(const Setting& setting, std::string_view text, SettingValue* out) {
   int64_t number = 0;
   switch (setting.kind) {
-    case K::kBool:
-      return ParseBool(text, out);
+    case K::kBool: return ParseBool(text, out);
     case K::kString:
     case K::kEnum:
-    case K::kStringList:
-      *out = std::string(text);
-      break;
+    case K::kStringList: *out = std::string(text); break;
     case K::kOctalMode:
       text = Trim(text);
       if (text.starts_with("0o")) text.remove_prefix(2);
@@ -99,14 +92,12 @@ std::string ParseItem(const Setting& setting, std::string_view text,
   return CheckSettingItem(setting, *out);
 }
 
-std::string ParseList(const Setting& setting, std::string_view text,
-                      SettingValue* out) {
+std::string ParseList(const Setting& setting, std::string_view text, SettingValue* out) {
   std::vector<std::string> strings;
   std::vector<int64_t> ints;
   for (const std::string& item : SplitList(text)) {
     SettingValue value;
-    std::string reason =
-        item.empty() ? "an empty item" : ParseItem(setting, item, &value);
+    std::string reason = item.empty() ? "an empty item" : ParseItem(setting, item, &value);
     if (!reason.empty()) return QuoteToml(item) + " is " + reason;
     if (const auto* s = std::get_if<std::string>(&value)) strings.push_back(*s);
     if (const auto* n = std::get_if<int64_t>(&value)) ints.push_back(*n);
@@ -119,8 +110,7 @@ std::string ParseList(const Setting& setting, std::string_view text,
   return "";
 }
 
-std::string ParseEnvValue(const Setting& setting, std::string_view text,
-                          SettingValue* out) {
+std::string ParseEnvValue(const Setting& setting, std::string_view text, SettingValue* out) {
   if (setting.kind == K::kStringList || setting.kind == K::kIntList) {
     return ParseList(setting, text, out);
   }
@@ -139,19 +129,16 @@ std::string ParseMtu(std::string_view text, SettingValue* out) {
 }
 
 // Applies one alias; returns "" or a reason.
-std::string ApplyAlias(const EnvAlias& alias, std::string_view text,
-                       Config* config) {
+std::string ApplyAlias(const EnvAlias& alias, std::string_view text, Config* config) {
   if (alias.kind == EnvAlias::Kind::kDeviceFilter) {
     Status status = ParseDeviceFilter(text, &config->devices);
     return status.ok() ? "" : status.message();
   }
   const Setting* setting = FindSetting(alias.key);
-  if (setting == nullptr)
-    return "internal error: no setting " + std::string(alias.key);
+  if (setting == nullptr) return "internal error: no setting " + std::string(alias.key);
   SettingValue value;
-  std::string reason = alias.kind == EnvAlias::Kind::kMtu
-                           ? ParseMtu(text, &value)
-                           : ParseEnvValue(*setting, text, &value);
+  std::string reason = alias.kind == EnvAlias::Kind::kMtu ? ParseMtu(text, &value)
+                                                          : ParseEnvValue(*setting, text, &value);
   if (reason.empty()) setting->store(value, config);
   return reason;
 }
@@ -160,10 +147,8 @@ std::string ApplyAlias(const EnvAlias& alias, std::string_view text,
 
 Status ApplyEnvironment(const EnvLookup& env, Config* config) {
   std::vector<std::string> errors;
-  auto report = [&](std::string_view name, const std::string& text,
-                    const std::string& reason) {
-    if (!reason.empty())
-      errors.push_back(std::string(name) + "=" + text + ": " + reason);
+  auto report = [&](std::string_view name, const std::string& text, const std::string& reason) {
+    if (!reason.empty()) errors.push_back(std::string(name) + "=" + text + ": " + reason);
   };
   for (const EnvAlias& alias : EnvAliases()) {
     if (std::optional<std::string> text = env(alias.name)) {
@@ -181,8 +166,7 @@ Status ApplyEnvironment(const EnvLookup& env, Config* config) {
   }
   if (errors.empty()) return Status::Ok();
   std::string message;
-  for (const std::string& e : errors)
-    message += (message.empty() ? "" : "\n") + e;
+  for (const std::string& e : errors) message += (message.empty() ? "" : "\n") + e;
   return Status::InvalidArgument(message);
 }
 

@@ -16,8 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 
 EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](
-             std::string_view name) -> std::optional<std::string> {
+  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
     auto it = vars.find(std::string(name));
     if (it == vars.end()) return std::nullopt;
     return it->second;
@@ -64,27 +63,21 @@ TEST(ApplyEnvironmentTest, RdmadVariablesByKind) {
   EXPECT_EQ(c.daemon.socket_mode, 0640u);
   EXPECT_EQ(c.daemon.socket_group, "");
   EXPECT_EQ(c.gid.index, 3);
-  EXPECT_EQ(c.devices.include,
-            (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"mlx5_0", true, 1}}));
+  EXPECT_EQ(c.devices.include, (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"mlx5_0", true, 1}}));
 }
 
 TEST(ApplyEnvironmentTest, BoolsModesAndAuto) {
-  EXPECT_FALSE(
-      WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "0"}}).daemon.peer_insecure);
-  EXPECT_TRUE(
-      WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "TRUE"}}).daemon.peer_insecure);
-  EXPECT_EQ(WithEnv({{"RDMAD_DAEMON_SOCKET_MODE", "0o600"}}).daemon.socket_mode,
-            0600u);
+  EXPECT_FALSE(WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "0"}}).daemon.peer_insecure);
+  EXPECT_TRUE(WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "TRUE"}}).daemon.peer_insecure);
+  EXPECT_EQ(WithEnv({{"RDMAD_DAEMON_SOCKET_MODE", "0o600"}}).daemon.socket_mode, 0600u);
   EXPECT_EQ(WithEnv({{"RDMAD_GID_INDEX", "auto"}}).gid.index, -1);
-  EXPECT_TRUE(
-      WithEnv({{"RDMAD_GID_OVERLAY_NETDEVS", ""}}).gid.overlay_netdevs.empty());
+  EXPECT_TRUE(WithEnv({{"RDMAD_GID_OVERLAY_NETDEVS", ""}}).gid.overlay_netdevs.empty());
 }
 
 TEST(ApplyEnvironmentTest, ErrorsNameTheVariable) {
   EXPECT_EQ(EnvError({{"RDMAD_QP_TIMEOUT", "40"}}),
             "RDMAD_QP_TIMEOUT=40: out of range; allowed 0..31");
-  EXPECT_EQ(EnvError({{"RDMAD_QP_TIMEOUT", "soon"}}),
-            "RDMAD_QP_TIMEOUT=soon: not an integer");
+  EXPECT_EQ(EnvError({{"RDMAD_QP_TIMEOUT", "soon"}}), "RDMAD_QP_TIMEOUT=soon: not an integer");
   EXPECT_EQ(EnvError({{"RDMAD_DAEMON_PEER_INSECURE", "maybe"}}),
             "RDMAD_DAEMON_PEER_INSECURE=maybe: not a boolean; use true/false, "
             "yes/no or 1/0");
@@ -109,17 +102,15 @@ TEST(ApplyEnvironmentTest, AllErrorsAreReported) {
 TEST(ApplyEnvironmentTest, RdmaDeviceWithCaretExcludesTheWholeList) {
   Config c = WithEnv({{"RDMA_DEVICE", "^mlx5_0:1,mlx5_1"}});
   EXPECT_TRUE(c.devices.include.empty());
-  EXPECT_EQ(c.devices.exclude, (std::vector<DeviceSpec>{{"mlx5_0", false, 1},
-                                                        {"mlx5_1", false, 0}}));
+  EXPECT_EQ(c.devices.exclude,
+            (std::vector<DeviceSpec>{{"mlx5_0", false, 1}, {"mlx5_1", false, 0}}));
 }
 
 TEST(ApplyEnvironmentTest, RdmaDeviceReplacesTheFileLists) {
   Config config = DefaultConfig();
   config.devices.exclude = {{"bnxt", false, 0}};
-  ASSERT_TRUE(
-      ApplyEnvironment(MapEnv({{"RDMA_DEVICE", "=mlx5_0:1"}}), &config).ok());
-  EXPECT_EQ(config.devices.include,
-            (std::vector<DeviceSpec>{{"mlx5_0", true, 1}}));
+  ASSERT_TRUE(ApplyEnvironment(MapEnv({{"RDMA_DEVICE", "=mlx5_0:1"}}), &config).ok());
+  EXPECT_EQ(config.devices.include, (std::vector<DeviceSpec>{{"mlx5_0", true, 1}}));
   EXPECT_TRUE(config.devices.exclude.empty());
   EXPECT_EQ(EnvError({{"RDMA_DEVICE", "mlx5_0,^mlx5_1"}}),
             "RDMA_DEVICE=mlx5_0,^mlx5_1: \"^mlx5_1\" is invalid: \"^\" goes "
@@ -131,17 +122,14 @@ TEST(ApplyEnvironmentTest, RdmaMtu) {
   EXPECT_EQ(WithEnv({{"RDMA_MTU", "1024"}}).mtu.cap, 1024);
   EXPECT_EQ(WithEnv({{"RDMA_MTU", "1500"}}).mtu.cap, 1024);
   EXPECT_EQ(WithEnv({{"RDMA_MTU", "4096"}}).mtu.cap, 4096);
-  EXPECT_EQ(EnvError({{"RDMA_MTU", "9000"}}),
-            "RDMA_MTU=9000: out of range; allowed 256..4096");
+  EXPECT_EQ(EnvError({{"RDMA_MTU", "9000"}}), "RDMA_MTU=9000: out of range; allowed 256..4096");
 }
 
 TEST(ApplyEnvironmentTest, RdmaTimeoutAndQpType) {
   EXPECT_EQ(WithEnv({{"RDMA_TIMEOUT", "18"}}).qp.timeout, 18);
   EXPECT_EQ(WithEnv({{"RDMA_QP_TYPE", "RC"}}).qp.type, "RC");
-  EXPECT_EQ(EnvError({{"RDMA_QP_TYPE", "UD"}}),
-            "RDMA_QP_TYPE=UD: not allowed; allowed: RC");
-  EXPECT_EQ(EnvError({{"RDMA_TIMEOUT", "32"}}),
-            "RDMA_TIMEOUT=32: out of range; allowed 0..31");
+  EXPECT_EQ(EnvError({{"RDMA_QP_TYPE", "UD"}}), "RDMA_QP_TYPE=UD: not allowed; allowed: RC");
+  EXPECT_EQ(EnvError({{"RDMA_TIMEOUT", "32"}}), "RDMA_TIMEOUT=32: out of range; allowed 0..31");
 }
 
 TEST(ApplyEnvironmentTest, RdmadWinsOverRdma) {
@@ -158,8 +146,7 @@ TEST(ApplyEnvironmentTest, RdmadWinsOverRdma) {
 }
 
 TEST(ApplyEnvironmentTest, PerKeyDeviceListsWinOverFilterStrings) {
-  Config c = WithEnv(
-      {{"RDMAD_DEVICES", "mlx5_0"}, {"RDMAD_DEVICES_INCLUDE", "mlx5_2"}});
+  Config c = WithEnv({{"RDMAD_DEVICES", "mlx5_0"}, {"RDMAD_DEVICES_INCLUDE", "mlx5_2"}});
   EXPECT_EQ(c.devices.include, (std::vector<DeviceSpec>{{"mlx5_2", false, 0}}));
 }
 
@@ -168,8 +155,7 @@ TEST(ParseDeviceFilterTest, Forms) {
   ASSERT_TRUE(ParseDeviceFilter("", &d).ok());
   EXPECT_TRUE(d.include.empty() && d.exclude.empty());
   ASSERT_TRUE(ParseDeviceFilter("mlx5, =rxe0:1", &d).ok());
-  EXPECT_EQ(d.include,
-            (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"rxe0", true, 1}}));
+  EXPECT_EQ(d.include, (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"rxe0", true, 1}}));
   EXPECT_TRUE(d.exclude.empty());
   ASSERT_TRUE(ParseDeviceFilter("^=mlx5_0", &d).ok());
   EXPECT_TRUE(d.include.empty());
@@ -179,12 +165,9 @@ TEST(ParseDeviceFilterTest, Forms) {
 TEST(ParseDeviceFilterTest, ErrorsLeaveTheOutputAlone) {
   Config::Devices d;
   d.include = {{"keep", false, 0}};
-  EXPECT_EQ(ParseDeviceFilter("^", &d).message(),
-            "\"^\" must be followed by devices");
-  EXPECT_THAT(ParseDeviceFilter("a,,b", &d).message(),
-              HasSubstr("\"\" is invalid"));
-  EXPECT_THAT(ParseDeviceFilter("mlx5:x", &d).message(),
-              HasSubstr("the port must be 1..255"));
+  EXPECT_EQ(ParseDeviceFilter("^", &d).message(), "\"^\" must be followed by devices");
+  EXPECT_THAT(ParseDeviceFilter("a,,b", &d).message(), HasSubstr("\"\" is invalid"));
+  EXPECT_THAT(ParseDeviceFilter("mlx5:x", &d).message(), HasSubstr("the port must be 1..255"));
   EXPECT_EQ(d.include, (std::vector<DeviceSpec>{{"keep", false, 0}}));
 }
 

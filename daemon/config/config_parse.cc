@@ -16,9 +16,7 @@
 namespace rdmad {
 namespace {
 
-std::string Quote(std::string_view text) {
-  return "\"" + std::string(text) + "\"";
-}
+std::string Quote(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 std::string SectionNames() {
   std::string out;
@@ -77,26 +75,23 @@ class FileParser {
     AddIssue(key.source(), message, &issues_);
   }
 
-  void UnknownKey(const toml::key& key, std::string_view full_key,
-                  const SettingSection* section) {
+  void UnknownKey(const toml::key& key, std::string_view full_key, const SettingSection* section) {
     std::string suggestion = SuggestKey(full_key);
     std::string message = "unknown key " + Quote(full_key);
     if (!suggestion.empty()) {
       message += "; did you mean " + Quote(suggestion) + "?";
     } else if (section != nullptr) {
-      message +=
-          "; known keys in " + Header(*section) + ": " + KeysOf(*section);
+      message += "; known keys in " + Header(*section) + ": " + KeysOf(*section);
     } else {
       message += "; settings belong in a section: " + SectionNames();
     }
     AddIssue(key.source(), message, &issues_);
   }
 
-  void WrongType(std::string_view what, std::string_view expected,
-                 const toml::node& node) {
+  void WrongType(std::string_view what, std::string_view expected, const toml::node& node) {
     AddIssue(node.source(),
-             std::string(what) + ": expected " + std::string(expected) +
-                 ", got " + std::string(TomlTypeName(node)),
+             std::string(what) + ": expected " + std::string(expected) + ", got " +
+                 std::string(TomlTypeName(node)),
              &issues_);
   }
 
@@ -107,30 +102,25 @@ class FileParser {
       return;
     }
     for (auto&& [key, value] : *table) {
-      std::string full =
-          std::string(section.name) + "." + std::string(key.str());
+      std::string full = std::string(section.name) + "." + std::string(key.str());
       const Setting* setting = FindSetting(full);
       if (setting == nullptr) {
         UnknownKey(key, full, &section);
         continue;
       }
-      std::optional<SettingValue> decoded =
-          DecodeTomlSetting(*setting, full, value, &issues_);
+      std::optional<SettingValue> decoded = DecodeTomlSetting(*setting, full, value, &issues_);
       if (decoded) setting->store(*decoded, config_);
     }
   }
 
-  void ParseArraySection(const SettingSection& section,
-                         const toml::node& node) {
+  void ParseArraySection(const SettingSection& section, const toml::node& node) {
     const toml::array* array = node.as_array();
     if (array == nullptr) {
-      WrongType(section.name, "an array of tables (" + Header(section) + ")",
-                node);
+      WrongType(section.name, "an array of tables (" + Header(section) + ")", node);
       return;
     }
     for (size_t i = 0; i < array->size(); ++i) {
-      std::string entry_key =
-          std::string(section.name) + "[" + std::to_string(i) + "]";
+      std::string entry_key = std::string(section.name) + "[" + std::to_string(i) + "]";
       const toml::table* entry = (*array)[i].as_table();
       if (entry == nullptr) {
         WrongType(entry_key, "a table", (*array)[i]);
@@ -144,27 +134,23 @@ class FileParser {
   void ParseEntry(const SettingSection& section, const std::string& entry_key,
                   const toml::table& entry) {
     for (auto&& [key, value] : entry) {
-      std::string full =
-          std::string(section.name) + "." + std::string(key.str());
+      std::string full = std::string(section.name) + "." + std::string(key.str());
       const Setting* setting = FindSetting(full);
       if (setting == nullptr) {
         UnknownKey(key, full, &section);
         continue;
       }
       std::string shown = entry_key + "." + std::string(key.str());
-      std::optional<SettingValue> decoded =
-          DecodeTomlSetting(*setting, shown, value, &issues_);
+      std::optional<SettingValue> decoded = DecodeTomlSetting(*setting, shown, value, &issues_);
       if (decoded) setting->store(*decoded, config_);
     }
     for (const Setting& s : Settings()) {
       if (s.section() != section.name || entry.contains(s.name())) continue;
       if (s.required) {
         AddIssue(entry.source(),
-                 entry_key + " (" + Header(section) +
-                     "): missing required key " + Quote(s.name()),
+                 entry_key + " (" + Header(section) + "): missing required key " + Quote(s.name()),
                  &issues_);
-      } else if (StatusOr<SettingValue> def = DefaultSettingValue(s);
-                 def.ok()) {
+      } else if (StatusOr<SettingValue> def = DefaultSettingValue(s); def.ok()) {
         s.store(*def, config_);
       }
     }
@@ -173,49 +159,37 @@ class FileParser {
   // Each [[peers]] name is unique: later duplicates are errors.
   void CheckPeerNames(const toml::table& root) {
     std::map<std::string, uint32_t> first_line;
-    ForEachString(root, "peers", "name",
-                  [&](size_t i, const toml::value<std::string>& name) {
-                    auto [it, inserted] = first_line.emplace(
-                        name.get(), name.source().begin.line);
-                    if (inserted) return;
-                    AddIssue(name.source(),
-                             "peers[" + std::to_string(i) +
-                                 "].name = " + QuoteToml(name.get()) +
-                                 " is a duplicate of the peer at line " +
-                                 std::to_string(it->second),
-                             &issues_);
-                  });
+    ForEachString(root, "peers", "name", [&](size_t i, const toml::value<std::string>& name) {
+      auto [it, inserted] = first_line.emplace(name.get(), name.source().begin.line);
+      if (inserted) return;
+      AddIssue(name.source(),
+               "peers[" + std::to_string(i) + "].name = " + QuoteToml(name.get()) +
+                   " is a duplicate of the peer at line " + std::to_string(it->second),
+               &issues_);
+    });
   }
 
   // Each [[pool]] peer names a [[peers]] entry.
   void CheckPoolPeers(const toml::table& root) {
     std::set<std::string> names;
     ForEachString(root, "peers", "name",
-                  [&](size_t, const toml::value<std::string>& name) {
-                    names.insert(name.get());
-                  });
+                  [&](size_t, const toml::value<std::string>& name) { names.insert(name.get()); });
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
-    ForEachString(
-        root, "pool", "peer",
-        [&](size_t i, const toml::value<std::string>& peer) {
-          if (names.count(peer.get()) > 0 || !CheckPeerName(peer.get()).empty())
-            return;
-          AddIssue(peer.source(),
-                   "pool[" + std::to_string(i) +
-                       "].peer = " + QuoteToml(peer.get()) +
-                       " is not the name of a [[peers]] entry" +
-                       (known.empty() ? "; none are defined"
-                                      : "; known peers: " + known),
-                   &issues_);
-        });
+    ForEachString(root, "pool", "peer", [&](size_t i, const toml::value<std::string>& peer) {
+      if (names.count(peer.get()) > 0 || !CheckPeerName(peer.get()).empty()) return;
+      AddIssue(peer.source(),
+               "pool[" + std::to_string(i) + "].peer = " + QuoteToml(peer.get()) +
+                   " is not the name of a [[peers]] entry" +
+                   (known.empty() ? "; none are defined" : "; known peers: " + known),
+               &issues_);
+    });
   }
 
   // Calls fn(index, value) for each string root[array][index][key].
   template <typename Fn>
-  static void ForEachString(const toml::table& root,
-                            std::string_view array_name, std::string_view key,
-                            Fn fn) {
+  static void ForEachString(const toml::table& root, std::string_view array_name,
+                            std::string_view key, Fn fn) {
     const toml::array* array = root[array_name].as_array();
     if (array == nullptr) return;
     for (size_t i = 0; i < array->size(); ++i) {
@@ -236,8 +210,7 @@ std::string FormatIssue(std::string_view source, const ConfigIssue& issue) {
 
 }  // namespace
 
-StatusOr<Config> ParseConfig(std::string_view text,
-                             std::string_view source_name) {
+StatusOr<Config> ParseConfig(std::string_view text, std::string_view source_name) {
   ConfigIssue syntax;
   std::optional<toml::table> root = ParseTomlText(text, source_name, &syntax);
   if (!root) return Status::InvalidArgument(FormatIssue(source_name, syntax));
@@ -245,10 +218,9 @@ StatusOr<Config> ParseConfig(std::string_view text,
   config.source = std::string(source_name);
   std::vector<ConfigIssue> issues = FileParser(&config).Parse(*root);
   if (issues.empty()) return config;
-  std::stable_sort(
-      issues.begin(), issues.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.line, a.column) < std::tie(b.line, b.column);
-      });
+  std::stable_sort(issues.begin(), issues.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
   std::string message;
   for (const ConfigIssue& issue : issues) {
     message += (message.empty() ? "" : "\n") + FormatIssue(source_name, issue);

@@ -33,15 +33,13 @@ void AppendSection(const SettingSection& section, std::string* out) {
     if (s.section() != section.name) continue;
     if (section.array) {
       std::string_view value = s.example.empty() ? s.default_toml : s.example;
-      std::string note = s.required
-                             ? " Required."
-                             : " Default: " + std::string(s.default_toml) + ".";
+      std::string note =
+          s.required ? " Required." : " Default: " + std::string(s.default_toml) + ".";
       *out += "# # " + std::string(s.help) + note + "\n";
       *out += "# " + std::string(s.name()) + " = " + std::string(value) + "\n";
     } else {
       *out += "\n# " + std::string(s.help) + "\n";
-      *out += "# " + std::string(s.name()) + " = " +
-              std::string(s.default_toml) + "\n";
+      *out += "# " + std::string(s.name()) + " = " + std::string(s.default_toml) + "\n";
     }
   }
 }
@@ -76,9 +74,8 @@ std::string RenderSettingsDocTable() {
       "|---|---|---|---|---|---|\n";
   for (const Setting& s : Settings()) {
     std::string def = s.required ? "(required)" : Code(s.default_toml);
-    out += "| " + Code(s.key) + " | " + Cell(SettingTypeName(s)) + " | " + def +
-           " | " + Cell(SettingAllowedText(s)) + " | " + Code(s.env) + " | " +
-           Cell(s.help) + " |\n";
+    out += "| " + Code(s.key) + " | " + Cell(SettingTypeName(s)) + " | " + def + " | " +
+           Cell(SettingAllowedText(s)) + " | " + Code(s.env) + " | " + Cell(s.help) + " |\n";
   }
   return out;
 }

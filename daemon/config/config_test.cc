@@ -58,9 +58,8 @@ TEST(DefaultConfigTest, HasTheDocumentedDefaults) {
   EXPECT_EQ(c.gid.index, -1);
   EXPECT_EQ(c.gid.family, "auto");
   EXPECT_EQ(c.gid.roce_version, "v2");
-  EXPECT_EQ(c.gid.overlay_netdevs,
-            (std::vector<std::string>{"docker*", "cni*", "flannel*", "calico*",
-                                      "vxlan*", "tunl0"}));
+  EXPECT_EQ(c.gid.overlay_netdevs, (std::vector<std::string>{"docker*", "cni*", "flannel*",
+                                                             "calico*", "vxlan*", "tunl0"}));
   EXPECT_EQ(c.mtu.cap, 4096);
   EXPECT_EQ(c.qp.type, "RC");
   EXPECT_EQ(c.qp.timeout, 14);
@@ -193,10 +192,8 @@ TEST(ParseConfigTest, EveryKeySetToANonDefault) {
   EXPECT_EQ(c.daemon.tls_cert, "/etc/rdmad/cert.pem");
   EXPECT_EQ(c.daemon.tls_key, "/etc/rdmad/key.pem");
   EXPECT_EQ(c.daemon.tls_ca, "/etc/rdmad/ca.pem");
-  EXPECT_EQ(c.devices.include,
-            (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"mlx5_0", true, 1}}));
-  EXPECT_EQ(c.devices.exclude,
-            (std::vector<DeviceSpec>{{"bnxt_re0", false, 2}}));
+  EXPECT_EQ(c.devices.include, (std::vector<DeviceSpec>{{"mlx5", false, 0}, {"mlx5_0", true, 1}}));
+  EXPECT_EQ(c.devices.exclude, (std::vector<DeviceSpec>{{"bnxt_re0", false, 2}}));
   EXPECT_EQ(c.gid.index, 3);
   EXPECT_EQ(c.gid.family, "ipv6");
   EXPECT_EQ(c.gid.subnet, "2001:db8::/32");
@@ -222,10 +219,10 @@ TEST(ParseConfigTest, EveryKeySetToANonDefault) {
   EXPECT_EQ(c.limits.max_channels_per_peer, 8);
   EXPECT_EQ(c.limits.max_channels, 16);
   EXPECT_EQ(c.limits.idle_timeout_s, 0);
-  EXPECT_EQ(c.peers, (std::vector<PeerConfig>{{"node2", "[fe80::1]:7582"},
-                                              {"node-3.lab", "192.0.2.3"}}));
-  EXPECT_EQ(c.pool, (std::vector<PoolTarget>{{"node2", "ollama/llama3", 4},
-                                             {"node-3.lab", "ollama", 1}}));
+  EXPECT_EQ(c.peers,
+            (std::vector<PeerConfig>{{"node2", "[fe80::1]:7582"}, {"node-3.lab", "192.0.2.3"}}));
+  EXPECT_EQ(c.pool,
+            (std::vector<PoolTarget>{{"node2", "ollama/llama3", 4}, {"node-3.lab", "ollama", 1}}));
 }
 
 TEST(ParseConfigTest, GidIndexAutoOrInteger) {
@@ -283,8 +280,7 @@ TEST(ParseConfigErrorTest, WrongType) {
   EXPECT_EQ(ErrorOf("[devices]\nexclude = \"mlx5_0\"\n"),
             "t.toml:2:11: devices.exclude: expected an array of strings, got a "
             "string");
-  EXPECT_EQ(ErrorOf("mtu = 4096\n"),
-            "t.toml:1:7: mtu: expected a table, got an integer");
+  EXPECT_EQ(ErrorOf("mtu = 4096\n"), "t.toml:1:7: mtu: expected a table, got an integer");
   EXPECT_EQ(ErrorOf("[peers]\nname = \"a\"\n"),
             "t.toml:1:1: peers: expected an array of tables ([[peers]]), got a "
             "table");
@@ -343,8 +339,7 @@ TEST(ParseConfigErrorTest, Subnet) {
   EXPECT_EQ(ErrorOf("[gid]\nsubnet = \"net-a/24\"\n"),
             "t.toml:2:10: gid.subnet = \"net-a/24\" is invalid: not an IPv4 "
             "or IPv6 address before the \"/\"");
-  EXPECT_THAT(ErrorOf("[gid]\nsubnet = \"192.0.2.0\"\n"),
-              HasSubstr("expected ADDRESS/PREFIX"));
+  EXPECT_THAT(ErrorOf("[gid]\nsubnet = \"192.0.2.0\"\n"), HasSubstr("expected ADDRESS/PREFIX"));
 }
 
 constexpr std::string_view kTwoPeers =
@@ -352,8 +347,7 @@ constexpr std::string_view kTwoPeers =
     "[[peers]]\nname = \"b\"\naddress = \"h2:7581\"\n";
 
 TEST(ParseConfigErrorTest, PoolNamingAnUnknownPeer) {
-  EXPECT_EQ(ErrorOf(std::string(kTwoPeers) +
-                    "[[pool]]\npeer = \"c\"\nservice = \"s\"\n"),
+  EXPECT_EQ(ErrorOf(std::string(kTwoPeers) + "[[pool]]\npeer = \"c\"\nservice = \"s\"\n"),
             "t.toml:8:8: pool[0].peer = \"c\" is not the name of a [[peers]] "
             "entry; known peers: a, b");
   EXPECT_EQ(ErrorOf("[[pool]]\npeer = \"c\"\nservice = \"s\"\n"),
@@ -362,8 +356,7 @@ TEST(ParseConfigErrorTest, PoolNamingAnUnknownPeer) {
 }
 
 TEST(ParseConfigErrorTest, DuplicatePeerName) {
-  EXPECT_EQ(ErrorOf(std::string(kTwoPeers) +
-                    "[[peers]]\nname = \"a\"\naddress = \"h3\"\n"),
+  EXPECT_EQ(ErrorOf(std::string(kTwoPeers) + "[[peers]]\nname = \"a\"\naddress = \"h3\"\n"),
             "t.toml:8:8: peers[2].name = \"a\" is a duplicate of the peer at "
             "line 2");
 }
@@ -377,9 +370,7 @@ TEST(ParseConfigErrorTest, MissingRequiredField) {
 }
 
 TEST(ParseConfigErrorTest, PeerAddress) {
-  EXPECT_EQ(Parsed("[[peers]]\nname = \"a\"\naddress = \"[::1]:7581\"\n")
-                .peers[0]
-                .address,
+  EXPECT_EQ(Parsed("[[peers]]\nname = \"a\"\naddress = \"[::1]:7581\"\n").peers[0].address,
             "[::1]:7581");
   EXPECT_EQ(ErrorOf("[[peers]]\nname = \"a\"\naddress = \"h:0\"\n"),
             "t.toml:3:11: peers[0].address = \"h:0\" is invalid: the port must "
@@ -403,8 +394,8 @@ TEST(LoadConfigTest, MissingFileIsNotFound) {
   std::string path = testing::TempDir() + "/rdmad-no-such-file.toml";
   StatusOr<Config> config = LoadConfig(path, EmptyEnv());
   ASSERT_FALSE(config.ok());
-  EXPECT_EQ(config.status(), Status::NotFound("cannot read " + path +
-                                              ": No such file or directory"));
+  EXPECT_EQ(config.status(),
+            Status::NotFound("cannot read " + path + ": No such file or directory"));
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
@@ -419,8 +410,8 @@ TEST(LoadConfigTest, UnreadableFileIsPermissionDenied) {
   ASSERT_EQ(chmod(path.c_str(), 0), 0);
   StatusOr<Config> config = LoadConfig(path, EmptyEnv());
   ASSERT_FALSE(config.ok());
-  EXPECT_EQ(config.status(), Status::PermissionDenied("cannot read " + path +
-                                                      ": Permission denied"));
+  EXPECT_EQ(config.status(),
+            Status::PermissionDenied("cannot read " + path + ": Permission denied"));
   unlink(path.c_str());
 }
 
@@ -453,9 +444,8 @@ TEST(ValidateConfigTest, PeerListenerNeedsTlsOffLoopback) {
   c.daemon.peer_address = "0.0.0.0";
   Status status = ValidateConfig(c);
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(),
-              StartsWith("<defaults>: daemon.peer_address = \"0.0.0.0\" is not "
-                         "a loopback address"));
+  EXPECT_THAT(status.message(), StartsWith("<defaults>: daemon.peer_address = \"0.0.0.0\" is not "
+                                           "a loopback address"));
   c.daemon.peer_insecure = true;
   EXPECT_TRUE(ValidateConfig(c).ok());
   c.daemon.peer_insecure = false;
@@ -472,7 +462,8 @@ TEST(ValidateConfigTest, OnlyLoopbackMayGoWithoutTls) {
     c.daemon.peer_address = loopback;
     EXPECT_TRUE(ValidateConfig(c).ok()) << loopback;
   }
-  for (const char* open : {"0.0.0.0", "::", "192.0.2.10", "node1.example.net", "::ffff:127.0.0.1"}) {
+  for (const char* open :
+       {"0.0.0.0", "::", "192.0.2.10", "node1.example.net", "::ffff:127.0.0.1"}) {
     c.daemon.peer_address = open;
     EXPECT_EQ(ValidateConfig(c).code(), StatusCode::kInvalidArgument) << open;
   }

@@ -17,26 +17,19 @@ bool HasStringItems(K kind) {
 }
 
 bool HasIntItems(K kind) {
-  return kind == K::kInt || kind == K::kOctalMode || kind == K::kIntList ||
-         kind == K::kIntOrAuto;
+  return kind == K::kInt || kind == K::kOctalMode || kind == K::kIntList || kind == K::kIntOrAuto;
 }
 
 std::string_view ExpectedText(K kind) {
   switch (kind) {
-    case K::kBool:
-      return "a boolean";
+    case K::kBool: return "a boolean";
     case K::kInt:
-    case K::kOctalMode:
-      return "an integer";
+    case K::kOctalMode: return "an integer";
     case K::kString:
-    case K::kEnum:
-      return "a string";
-    case K::kStringList:
-      return "an array of strings";
-    case K::kIntList:
-      return "an array of integers";
-    case K::kIntOrAuto:
-      return "an integer or \"auto\"";
+    case K::kEnum: return "a string";
+    case K::kStringList: return "an array of strings";
+    case K::kIntList: return "an array of integers";
+    case K::kIntOrAuto: return "an integer or \"auto\"";
   }
   return "a value";
 }
@@ -65,15 +58,12 @@ std::optional<SettingValue> ItemValue(K kind, const toml::node& node) {
 }
 
 // Decodes and checks one scalar or list item.
-std::optional<SettingValue> DecodeItem(const Setting& setting,
-                                       const std::string& display_key,
-                                       const toml::node& node,
-                                       std::vector<ConfigIssue>* issues) {
+std::optional<SettingValue> DecodeItem(const Setting& setting, const std::string& display_key,
+                                       const toml::node& node, std::vector<ConfigIssue>* issues) {
   std::optional<SettingValue> value = ItemValue(setting.kind, node);
   if (!value) {
     AddIssue(node.source(),
-             display_key + ": expected " +
-                 std::string(ExpectedItemText(setting.kind)) + ", got " +
+             display_key + ": expected " + std::string(ExpectedItemText(setting.kind)) + ", got " +
                  std::string(TomlTypeName(node)),
              issues);
     return std::nullopt;
@@ -81,26 +71,20 @@ std::optional<SettingValue> DecodeItem(const Setting& setting,
   std::string reason = CheckSettingItem(setting, *value);
   if (!reason.empty()) {
     AddIssue(node.source(),
-             display_key + " = " + FormatSettingValue(setting, *value) +
-                 " is " + reason,
-             issues);
+             display_key + " = " + FormatSettingValue(setting, *value) + " is " + reason, issues);
     return std::nullopt;
   }
   return value;
 }
 
-std::optional<SettingValue> DecodeList(const Setting& setting,
-                                       std::string_view display_key,
-                                       const toml::array& array,
-                                       std::vector<ConfigIssue>* issues) {
+std::optional<SettingValue> DecodeList(const Setting& setting, std::string_view display_key,
+                                       const toml::array& array, std::vector<ConfigIssue>* issues) {
   std::vector<std::string> strings;
   std::vector<int64_t> ints;
   bool ok = true;
   for (size_t i = 0; i < array.size(); ++i) {
-    std::string item_key =
-        std::string(display_key) + "[" + std::to_string(i) + "]";
-    std::optional<SettingValue> item =
-        DecodeItem(setting, item_key, array[i], issues);
+    std::string item_key = std::string(display_key) + "[" + std::to_string(i) + "]";
+    std::optional<SettingValue> item = DecodeItem(setting, item_key, array[i], issues);
     if (!item) {
       ok = false;
     } else if (const auto* s = std::get_if<std::string>(&*item)) {
@@ -123,50 +107,38 @@ void AddIssue(const toml::source_region& where, std::string message,
 
 std::string_view TomlTypeName(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a floating-point number";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::date:
-      return "a date";
-    case toml::node_type::time:
-      return "a time";
-    case toml::node_type::date_time:
-      return "a date-time";
-    case toml::node_type::none:
-      break;
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a floating-point number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
   }
   return "nothing";
 }
 
-std::optional<SettingValue> DecodeTomlSetting(
-    const Setting& setting, std::string_view display_key,
-    const toml::node& node, std::vector<ConfigIssue>* issues) {
+std::optional<SettingValue> DecodeTomlSetting(const Setting& setting, std::string_view display_key,
+                                              const toml::node& node,
+                                              std::vector<ConfigIssue>* issues) {
   if (!IsList(setting.kind)) {
     return DecodeItem(setting, std::string(display_key), node, issues);
   }
   const toml::array* array = node.as_array();
   if (array == nullptr) {
     AddIssue(node.source(),
-             std::string(display_key) + ": expected " +
-                 std::string(ExpectedText(setting.kind)) + ", got " +
-                 std::string(TomlTypeName(node)),
+             std::string(display_key) + ": expected " + std::string(ExpectedText(setting.kind)) +
+                 ", got " + std::string(TomlTypeName(node)),
              issues);
     return std::nullopt;
   }
   return DecodeList(setting, display_key, *array, issues);
 }
 
-std::optional<toml::table> ParseTomlText(std::string_view text,
-                                         std::string_view source_name,
+std::optional<toml::table> ParseTomlText(std::string_view text, std::string_view source_name,
                                          ConfigIssue* issue) {
   try {
     return toml::parse(text, source_name);

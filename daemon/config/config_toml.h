@@ -38,14 +38,12 @@ std::string_view TomlTypeName(const toml::node& node);
 // check; each list item on its own). display_key names the value in
 // messages ("qp.timeout", "peers[0].name"). On error appends issues at the
 // offending value or item and returns nullopt.
-std::optional<SettingValue> DecodeTomlSetting(const Setting& setting,
-                                              std::string_view display_key,
+std::optional<SettingValue> DecodeTomlSetting(const Setting& setting, std::string_view display_key,
                                               const toml::node& node,
                                               std::vector<ConfigIssue>* issues);
 
 // Parses TOML text without throwing: the table, or sets *issue.
-std::optional<toml::table> ParseTomlText(std::string_view text,
-                                         std::string_view source_name,
+std::optional<toml::table> ParseTomlText(std::string_view text, std::string_view source_name,
                                          ConfigIssue* issue);
 
 }  // namespace rdmad

@@ -15,8 +15,7 @@ namespace {
 
 using K = SettingKind;
 
-std::string Join(const std::vector<std::string_view>& items,
-                 std::string_view separator) {
+std::string Join(const std::vector<std::string_view>& items, std::string_view separator) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out += separator;
@@ -45,20 +44,17 @@ std::string RangeText(const Setting& setting) {
   if (setting.kind == K::kOctalMode) {
     return Octal(setting.min) + ".." + Octal(setting.max);
   }
-  std::string range =
-      std::to_string(setting.min) + ".." + std::to_string(setting.max);
+  std::string range = std::to_string(setting.min) + ".." + std::to_string(setting.max);
   if (setting.kind == K::kIntOrAuto) return "\"auto\" or " + range;
   return range;
 }
 
 bool IsChoice(const Setting& setting, std::string_view text) {
-  return std::find(setting.choices.begin(), setting.choices.end(), text) !=
-         setting.choices.end();
+  return std::find(setting.choices.begin(), setting.choices.end(), text) != setting.choices.end();
 }
 
 std::string NotAllowed(const Setting& setting) {
-  if (setting.choices.empty())
-    return "not allowed; allowed: " + RangeText(setting);
+  if (setting.choices.empty()) return "not allowed; allowed: " + RangeText(setting);
   return "not allowed; allowed: " + Join(setting.choices, ", ");
 }
 
@@ -110,21 +106,11 @@ std::string QuoteToml(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           out += "\\u00";
@@ -138,8 +124,7 @@ std::string QuoteToml(std::string_view text) {
   return out + "\"";
 }
 
-std::string FormatSettingValue(const Setting& setting,
-                               const SettingValue& value) {
+std::string FormatSettingValue(const Setting& setting, const SettingValue& value) {
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* n = std::get_if<int64_t>(&value)) {
     return FormatInt(setting, *n);
@@ -162,8 +147,7 @@ std::string SuggestKey(std::string_view key) {
   size_t dot = key.find('.');
   std::string_view section =
       dot == std::string_view::npos ? std::string_view() : key.substr(0, dot);
-  std::string_view name =
-      dot == std::string_view::npos ? key : key.substr(dot + 1);
+  std::string_view name = dot == std::string_view::npos ? key : key.substr(dot + 1);
   std::string best;
   size_t best_score = SIZE_MAX;
   for (const Setting& s : Settings()) {
@@ -196,16 +180,14 @@ StatusOr<SettingValue> DefaultSettingValue(const Setting& setting) {
     return Status::Internal(std::string(setting.key) + " has no default");
   }
   ConfigIssue issue;
-  std::optional<toml::table> table = ParseTomlText(
-      "value = " + std::string(setting.default_toml), "<default>", &issue);
+  std::optional<toml::table> table =
+      ParseTomlText("value = " + std::string(setting.default_toml), "<default>", &issue);
   const toml::node* node = table ? table->get("value") : nullptr;
   if (node == nullptr) {
-    return Status::Internal(std::string(setting.key) +
-                            ": bad default: " + issue.message);
+    return Status::Internal(std::string(setting.key) + ": bad default: " + issue.message);
   }
   std::vector<ConfigIssue> issues;
-  std::optional<SettingValue> value =
-      DecodeTomlSetting(setting, setting.key, *node, &issues);
+  std::optional<SettingValue> value = DecodeTomlSetting(setting, setting.key, *node, &issues);
   if (!value) {
     return Status::Internal("bad default: " + issues.front().message);
   }
@@ -214,22 +196,14 @@ StatusOr<SettingValue> DefaultSettingValue(const Setting& setting) {
 
 std::string SettingTypeName(const Setting& setting) {
   switch (setting.kind) {
-    case K::kBool:
-      return "boolean";
-    case K::kInt:
-      return "integer";
-    case K::kString:
-      return "string";
-    case K::kEnum:
-      return "string (enum)";
-    case K::kStringList:
-      return "list of strings";
-    case K::kIntList:
-      return "list of integers";
-    case K::kOctalMode:
-      return "octal mode";
-    case K::kIntOrAuto:
-      return "integer or \"auto\"";
+    case K::kBool: return "boolean";
+    case K::kInt: return "integer";
+    case K::kString: return "string";
+    case K::kEnum: return "string (enum)";
+    case K::kStringList: return "list of strings";
+    case K::kIntList: return "list of integers";
+    case K::kOctalMode: return "octal mode";
+    case K::kIntOrAuto: return "integer or \"auto\"";
   }
   return "";
 }

@@ -15,22 +15,13 @@ using K = SettingKind;
 void Assign(bool* field, const SettingValue& v) { *field = AsBool(v); }
 // A string here is the "auto" of a kIntOrAuto setting, stored as -1.
 void Assign(int* field, const SettingValue& v) {
-  *field =
-      std::holds_alternative<std::string>(v) ? -1 : static_cast<int>(AsInt(v));
+  *field = std::holds_alternative<std::string>(v) ? -1 : static_cast<int>(AsInt(v));
 }
-void Assign(uint32_t* field, const SettingValue& v) {
-  *field = static_cast<uint32_t>(AsInt(v));
-}
+void Assign(uint32_t* field, const SettingValue& v) { *field = static_cast<uint32_t>(AsInt(v)); }
 void Assign(std::string* field, const SettingValue& v) { *field = AsString(v); }
-void Assign(std::vector<std::string>* field, const SettingValue& v) {
-  *field = AsStringList(v);
-}
-void Assign(std::vector<int64_t>* field, const SettingValue& v) {
-  *field = AsIntList(v);
-}
-void Assign(std::vector<DeviceSpec>* field, const SettingValue& v) {
-  *field = AsDeviceSpecs(v);
-}
+void Assign(std::vector<std::string>* field, const SettingValue& v) { *field = AsStringList(v); }
+void Assign(std::vector<int64_t>* field, const SettingValue& v) { *field = AsIntList(v); }
+void Assign(std::vector<DeviceSpec>* field, const SettingValue& v) { *field = AsDeviceSpecs(v); }
 
 // Stores into config.*kSection.*kField.
 template <auto kSection, auto kField>
@@ -232,9 +223,8 @@ std::vector<Setting> DeviceAndGidSettings() {
   };
 }
 
-Setting IntSetting(std::string_view key, std::string_view def, int64_t min,
-                   int64_t max, std::string_view env, std::string_view help,
-                   SettingStore store) {
+Setting IntSetting(std::string_view key, std::string_view def, int64_t min, int64_t max,
+                   std::string_view env, std::string_view help, SettingStore store) {
   return {.key = key,
           .kind = K::kInt,
           .default_toml = def,
@@ -260,11 +250,9 @@ std::vector<Setting> QpAndLimitSettings() {
                  "Local ACK timeout: 4.096 us * 2^timeout (0 = infinite).",
                  Store<&C::qp, &Q::timeout>),
       IntSetting("qp.retry_cnt", "7", 0, 7, "RDMAD_QP_RETRY_CNT",
-                 "Retransmissions before a send fails.",
-                 Store<&C::qp, &Q::retry_cnt>),
+                 "Retransmissions before a send fails.", Store<&C::qp, &Q::retry_cnt>),
       IntSetting("qp.rnr_retry", "7", 0, 7, "RDMAD_QP_RNR_RETRY",
-                 "Receiver-not-ready retries (7 = infinite).",
-                 Store<&C::qp, &Q::rnr_retry>),
+                 "Receiver-not-ready retries (7 = infinite).", Store<&C::qp, &Q::rnr_retry>),
       IntSetting("qp.min_rnr_timer", "12", 0, 31, "RDMAD_QP_MIN_RNR_TIMER",
                  "Minimum RNR NAK timer code sent to the peer (12 = 0.64 ms).",
                  Store<&C::qp, &Q::min_rnr_timer>),
@@ -272,11 +260,9 @@ std::vector<Setting> QpAndLimitSettings() {
                  "IP traffic class (DSCP << 2 | ECN) of RoCE packets.",
                  Store<&C::qp, &Q::traffic_class>),
       IntSetting("qp.service_level", "0", 0, 15, "RDMAD_QP_SERVICE_LEVEL",
-                 "Service level (priority) of the queue pairs.",
-                 Store<&C::qp, &Q::service_level>),
+                 "Service level (priority) of the queue pairs.", Store<&C::qp, &Q::service_level>),
       IntSetting("qp.hop_limit", "64", 1, 255, "RDMAD_QP_HOP_LIMIT",
-                 "IP hop limit (TTL) of RoCE v2 packets.",
-                 Store<&C::qp, &Q::hop_limit>),
+                 "IP hop limit (TTL) of RoCE v2 packets.", Store<&C::qp, &Q::hop_limit>),
       IntSetting("qp.max_inline", "64", 0, 1024, "RDMAD_QP_MAX_INLINE",
                  "Largest send, in bytes, copied inline into the work request.",
                  Store<&C::qp, &Q::max_inline>),
@@ -288,8 +274,7 @@ std::vector<Setting> QpAndLimitSettings() {
                  "at least 3 (credit reserve).",
                  Store<&C::qp, &Q::recv_depth>),
       IntSetting("qp.per_channel", "1", 1, 1, "RDMAD_QP_PER_CHANNEL",
-                 "Queue pairs per channel; only 1 for now.",
-                 Store<&C::qp, &Q::per_channel>),
+                 "Queue pairs per channel; only 1 for now.", Store<&C::qp, &Q::per_channel>),
       IntSetting("qp.spin_us", "50", 0, 1000000, "RDMAD_QP_SPIN_US",
                  "Microseconds a waiting call polls before it sleeps on the "
                  "completion channel.",
@@ -306,12 +291,10 @@ std::vector<Setting> QpAndLimitSettings() {
                  "RDMAD_LIMITS_MAX_CHANNELS_PER_PEER",
                  "Most live channels with one peer; more is RESOURCE_EXHAUSTED.",
                  Store<&C::limits, &L::max_channels_per_peer>),
-      IntSetting("limits.max_channels", "4096", 1, 1048576,
-                 "RDMAD_LIMITS_MAX_CHANNELS",
+      IntSetting("limits.max_channels", "4096", 1, 1048576, "RDMAD_LIMITS_MAX_CHANNELS",
                  "Most live channels in total; more is RESOURCE_EXHAUSTED.",
                  Store<&C::limits, &L::max_channels>),
-      IntSetting("limits.idle_timeout_s", "300", 0, 86400,
-                 "RDMAD_LIMITS_IDLE_TIMEOUT_S",
+      IntSetting("limits.idle_timeout_s", "300", 0, 86400, "RDMAD_LIMITS_IDLE_TIMEOUT_S",
                  "Idle seconds before a pooled channel beyond its target closes (0 = at once).",
                  Store<&C::limits, &L::idle_timeout_s>),
       IntSetting("limits.max_connects_per_client", "64", 1, 65536,
@@ -389,8 +372,7 @@ std::vector<Setting> ArraySettings() {
 
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
-  for (auto part : {DaemonSettings(), DeviceAndGidSettings(),
-                    QpAndLimitSettings(), EchoSettings(),
+  for (auto part : {DaemonSettings(), DeviceAndGidSettings(), QpAndLimitSettings(), EchoSettings(),
                     ArraySettings()}) {
     for (Setting& s : part) all.push_back(std::move(s));
   }
@@ -400,30 +382,28 @@ std::vector<Setting> BuildSettings() {
 }  // namespace
 
 const std::vector<Setting>& Settings() {
-  static const std::vector<Setting>* const settings =
-      new std::vector<Setting>(BuildSettings());
+  static const std::vector<Setting>* const settings = new std::vector<Setting>(BuildSettings());
   return *settings;
 }
 
 const std::vector<SettingSection>& SettingSections() {
-  static const std::vector<SettingSection>* const sections =
-      new std::vector<SettingSection>{
-          {"daemon", "The daemon: local API socket, logging, peer listener."},
-          {"devices", "Which RDMA devices and ports rdmad may use."},
-          {"gid",
-           "How the GID (the RoCE source address) of a port is "
-           "chosen."},
-          {"mtu", "Path MTU."},
-          {"qp", "Queue pair attributes."},
-          {"limits", "Resource limits."},
-          {"echo", "The daemon's own echo service, rdmad.echo."},
-          {"peers", "Peer daemons, one [[peers]] table each.", true,
-           [](Config* c) { c->peers.emplace_back(); }},
-          {"pool",
-           "Warm channels that applications following the pool keep open, one "
-           "[[pool]] table each.",
-           true, [](Config* c) { c->pool.emplace_back(); }},
-      };
+  static const std::vector<SettingSection>* const sections = new std::vector<SettingSection>{
+      {"daemon", "The daemon: local API socket, logging, peer listener."},
+      {"devices", "Which RDMA devices and ports rdmad may use."},
+      {"gid",
+       "How the GID (the RoCE source address) of a port is "
+       "chosen."},
+      {"mtu", "Path MTU."},
+      {"qp", "Queue pair attributes."},
+      {"limits", "Resource limits."},
+      {"echo", "The daemon's own echo service, rdmad.echo."},
+      {"peers", "Peer daemons, one [[peers]] table each.", true,
+       [](Config* c) { c->peers.emplace_back(); }},
+      {"pool",
+       "Warm channels that applications following the pool keep open, one "
+       "[[pool]] table each.",
+       true, [](Config* c) { c->pool.emplace_back(); }},
+  };
   return *sections;
 }
 

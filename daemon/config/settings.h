@@ -37,8 +37,7 @@ enum class SettingKind {
 // A decoded value. Integers and modes are int64_t, "auto" of kIntOrAuto is
 // the string "auto" (stored into Config as -1), lists are vectors.
 using SettingValue =
-    std::variant<bool, int64_t, std::string, std::vector<std::string>,
-                 std::vector<int64_t>>;
+    std::variant<bool, int64_t, std::string, std::vector<std::string>, std::vector<int64_t>>;
 
 // Extra validation of one scalar (or one list item): returns "" when the
 // value is acceptable, else a reason phrased to follow "is", e.g.
@@ -61,10 +60,10 @@ struct Setting {
   int64_t min = 0;                     // integer kinds: inclusive range
   int64_t max = 0;
   std::vector<std::string_view> choices = {};  // kEnum, or kInt value set
-  SettingCheck check = nullptr;     // extra check of each scalar / list item
-  std::string_view check_doc = {};  // what check accepts, for the docs
-  bool required = false;            // only in array sections
-  std::string_view example = {};    // TOML literal for array-section examples
+  SettingCheck check = nullptr;                // extra check of each scalar / list item
+  std::string_view check_doc = {};             // what check accepts, for the docs
+  bool required = false;                       // only in array sections
+  std::string_view example = {};               // TOML literal for array-section examples
   SettingStore store = nullptr;
 
   std::string_view section() const { return key.substr(0, key.find('.')); }
@@ -122,8 +121,7 @@ std::string SuggestSection(std::string_view name);
 std::string CheckSettingItem(const Setting& setting, const SettingValue& item);
 
 // The value as a TOML literal: 14, "RC", 0o660, ["a", "b"], "auto".
-std::string FormatSettingValue(const Setting& setting,
-                               const SettingValue& value);
+std::string FormatSettingValue(const Setting& setting, const SettingValue& value);
 
 // A TOML basic string literal with escapes: "a\"b".
 std::string QuoteToml(std::string_view text);

@@ -120,8 +120,7 @@ TEST(SettingsTest, CheckSettingItemReasons) {
   const Setting* timeout = FindSetting("qp.timeout");
   ASSERT_NE(timeout, nullptr);
   EXPECT_EQ(CheckSettingItem(*timeout, int64_t{31}), "");
-  EXPECT_EQ(CheckSettingItem(*timeout, int64_t{32}),
-            "out of range; allowed 0..31");
+  EXPECT_EQ(CheckSettingItem(*timeout, int64_t{32}), "out of range; allowed 0..31");
   const Setting* mode = FindSetting("daemon.socket_mode");
   ASSERT_NE(mode, nullptr);
   EXPECT_EQ(FormatSettingValue(*mode, int64_t{0640}), "0o640");
@@ -131,8 +130,7 @@ TEST(SettingsTest, CheckSettingItemReasons) {
 TEST(SettingsTest, DocTableHasOneRowPerKey) {
   std::string table = RenderSettingsDocTable();
   for (const Setting& s : Settings()) {
-    EXPECT_NE(table.find("| `" + std::string(s.key) + "` |"), std::string::npos)
-        << s.key;
+    EXPECT_NE(table.find("| `" + std::string(s.key) + "` |"), std::string::npos) << s.key;
   }
 }
 
@@ -161,8 +159,7 @@ TEST(SettingsSyncTest, DocsTableIsTheRenderedTable) {
   ASSERT_NE(end, std::string::npos) << path << " lacks " << kEnd;
   ASSERT_LT(begin, end);
   begin += kBegin.size();
-  std::string expected =
-      doc.substr(0, begin) + RenderSettingsDocTable() + doc.substr(end);
+  std::string expected = doc.substr(0, begin) + RenderSettingsDocTable() + doc.substr(end);
   ExpectInSync(path, expected);
 }
 

@@ -139,8 +139,7 @@ void DeviceMonitor::Rescan() {
     OpenListedContexts();  // first, so a new device's GIDs come from verbs too
     gids = [this](const std::string& device, const PortInfo& port, NodeType node_type) {
       auto it = contexts_.find(device);
-      return it == contexts_.end() ? std::nullopt
-                                   : QueryGidTable(it->second, port, node_type);
+      return it == contexts_.end() ? std::nullopt : QueryGidTable(it->second, port, node_type);
     };
   }
   auto scanned = scanner_(gids);
@@ -288,7 +287,8 @@ void DeviceMonitor::Loop() {
   for (;;) {
     auto wake_at = std::min({next_scan, second_scan, safety_scan});
     bool stop = false;
-    bool triggered = PollOnce(std::chrono::duration_cast<milliseconds>(wake_at - Clock::now()), &stop);
+    bool triggered =
+        PollOnce(std::chrono::duration_cast<milliseconds>(wake_at - Clock::now()), &stop);
     if (stop) return;
     auto now = Clock::now();
     if (triggered) {

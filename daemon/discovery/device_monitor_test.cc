@@ -180,8 +180,8 @@ TEST_F(DeviceLabTest, MonitorSeesDevicesAddedAndDeletedWithinOneSecond) {
   EXPECT_EQ(lab->ports.at(0).active_mtu, 1024);
   // The monitor holds the device open for its async events; rxe cannot
   // disassociate, so `rdma link delete` waits until the monitor closes it.
-  auto deleted = std::async(std::launch::async,
-                            [] { return std::system("rdma link delete rxe_t1"); });
+  auto deleted =
+      std::async(std::launch::async, [] { return std::system("rdma link delete rxe_t1"); });
   EXPECT_TRUE(log_.WaitFor(Kind::kDeviceRemoved, "rxe_t1", 0, "", 1s)) << "no device-removed event";
   if (deleted.wait_for(5s) != std::future_status::ready) {
     monitor_->Stop();  // closes the device, so the delete can finish
@@ -211,8 +211,7 @@ TEST_F(DeviceLabTest, MonitorSeesGidsFollowAddresses) {
   auto added = log_.WaitFor(Kind::kGidAdded, dev_, 1, "192.0.2.77", 1s);
   Sh("ip addr del 192.0.2.77/24 dev " + netdev);
   EXPECT_TRUE(added) << "no GID-added event for 192.0.2.77";
-  EXPECT_TRUE(log_.WaitFor(Kind::kGidRemoved, dev_, 1, "192.0.2.77", 1s))
-      << "no GID-removed event";
+  EXPECT_TRUE(log_.WaitFor(Kind::kGidRemoved, dev_, 1, "192.0.2.77", 1s)) << "no GID-removed event";
 }
 
 }  // namespace

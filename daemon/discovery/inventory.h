@@ -30,7 +30,7 @@ std::string_view GidTypeName(GidType t);      // "IB", "RoCE v1", "RoCE v2"
 
 struct GidEntry {
   int index = 0;
-  std::string gid;     // "fe80:0000:...:0001" as sysfs writes it
+  std::string gid;  // "fe80:0000:...:0001" as sysfs writes it
   GidType type = GidType::kIb;
   std::string netdev;  // "" for InfiniBand GIDs
   // The IP address the GID maps: "192.0.2.1" for ::ffff:192.0.2.1, the
@@ -41,37 +41,37 @@ struct GidEntry {
 
 struct PortInfo {
   int port = 1;
-  int state = 0;          // ibv_port_state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE
-  std::string state_name; // "ACTIVE"
-  int phys_state = 0;     // 5 LinkUp, 3 Disabled, ...
+  int state = 0;                // ibv_port_state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE
+  std::string state_name;       // "ACTIVE"
+  int phys_state = 0;           // 5 LinkUp, 3 Disabled, ...
   std::string phys_state_name;  // "LinkUp"
   LinkLayer link_layer = LinkLayer::kUnknown;
   Transport transport = Transport::kUnknown;
-  double rate_gbps = 0;   // speed x width
-  std::string rate;       // sysfs text, e.g. "100 Gb/sec (4X EDR)"
-  int max_mtu = 0;        // bytes (256..4096); 0 if unknown
-  int active_mtu = 0;     // bytes
-  uint32_t lid = 0;       // InfiniBand only
+  double rate_gbps = 0;  // speed x width
+  std::string rate;      // sysfs text, e.g. "100 Gb/sec (4X EDR)"
+  int max_mtu = 0;       // bytes (256..4096); 0 if unknown
+  int active_mtu = 0;    // bytes
+  uint32_t lid = 0;      // InfiniBand only
   uint32_t sm_lid = 0;
-  std::string netdev;     // bound Ethernet netdev ("" for IB)
+  std::string netdev;  // bound Ethernet netdev ("" for IB)
   int netdev_mtu = 0;
   std::vector<GidEntry> gids;  // only non-null entries
   bool operator==(const PortInfo&) const = default;
 };
 
 struct DeviceInfo {
-  std::string name;        // "mlx5_0", "rxe0"
-  std::string node_guid;   // "0c42:a103:0065:e8f4"
+  std::string name;       // "mlx5_0", "rxe0"
+  std::string node_guid;  // "0c42:a103:0065:e8f4"
   uint32_t vendor_id = 0;
   uint32_t vendor_part_id = 0;
-  std::string vendor;      // "Mellanox/NVIDIA", "software", ...
-  std::string driver;      // "mlx5_core", "rdma_rxe", ...
+  std::string vendor;  // "Mellanox/NVIDIA", "software", ...
+  std::string driver;  // "mlx5_core", "rdma_rxe", ...
   std::string fw_ver;
   std::string hw_rev;
   NodeType node_type = NodeType::kUnknown;
   int numa_node = -1;
-  std::string pci_address;     // "0000:3b:00.0"; for rxe: the parent netdev's
-  std::string parent_netdev;   // rxe/siw: the netdev the device sits on
+  std::string pci_address;    // "0000:3b:00.0"; for rxe: the parent netdev's
+  std::string parent_netdev;  // rxe/siw: the netdev the device sits on
   int max_qp = 0;
   int max_mr = 0;
   int max_cq = 0;

@@ -10,8 +10,8 @@ namespace {
 using Kind = InventoryChange::Kind;
 
 std::string DescribeDevice(const DeviceInfo& d) {
-  std::string transport = d.ports.empty() ? "no ports"
-                                          : std::string(TransportName(d.ports[0].transport));
+  std::string transport =
+      d.ports.empty() ? "no ports" : std::string(TransportName(d.ports[0].transport));
   return fmt::format("{} ({}, {}, {} port{})", d.name, d.vendor, transport, d.ports.size(),
                      d.ports.size() == 1 ? "" : "s");
 }
@@ -59,11 +59,11 @@ void DiffPorts(const DeviceInfo& before, const DeviceInfo& after,
     const PortInfo* old = FindPort(before, p.port);
     if (old == nullptr) continue;
     if (old->state != p.state || old->phys_state != p.phys_state) {
-      out->push_back({Kind::kPortStateChanged, after.name, p.port,
-                      fmt::format("{} port {}: {} ({}) -> {} ({})", after.name, p.port,
-                                  old->state_name, old->phys_state_name, p.state_name,
-                                  p.phys_state_name),
-                      ""});
+      out->push_back(
+          {Kind::kPortStateChanged, after.name, p.port,
+           fmt::format("{} port {}: {} ({}) -> {} ({})", after.name, p.port, old->state_name,
+                       old->phys_state_name, p.state_name, p.phys_state_name),
+           ""});
     }
     DiffGids(after, *old, p, out);
   }

@@ -21,7 +21,7 @@ struct InventoryChange {
   enum class Kind { kDeviceAdded, kDeviceRemoved, kPortStateChanged, kGidAdded, kGidRemoved };
   Kind kind;
   std::string device;
-  int port = 0;  // 0 for device-level changes
+  int port = 0;         // 0 for device-level changes
   std::string message;  // one line for logs and events
   std::string gid;      // GID changes: the GID as sysfs writes it
 };

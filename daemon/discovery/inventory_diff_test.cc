@@ -21,8 +21,8 @@ namespace {
 
 using Kind = InventoryChange::Kind;
 
-PortInfo Port(int number, int state, std::string state_name, int phys,
-              std::string phys_name, std::vector<GidEntry> gids) {
+PortInfo Port(int number, int state, std::string state_name, int phys, std::string phys_name,
+              std::vector<GidEntry> gids) {
   PortInfo p;
   p.port = number;
   p.state = state;
@@ -35,10 +35,10 @@ PortInfo Port(int number, int state, std::string state_name, int phys,
   return p;
 }
 
-const GidEntry kGid1{1, "0000:0000:0000:0000:0000:ffff:0a01:0005",
-                     GidType::kRoceV2, "eth0", "10.1.0.5"};
-const GidEntry kGid3{3, "0000:0000:0000:0000:0000:ffff:0a01:0007",
-                     GidType::kRoceV2, "eth0", "10.1.0.7"};
+const GidEntry kGid1{1, "0000:0000:0000:0000:0000:ffff:0a01:0005", GidType::kRoceV2, "eth0",
+                     "10.1.0.5"};
+const GidEntry kGid3{3, "0000:0000:0000:0000:0000:ffff:0a01:0007", GidType::kRoceV2, "eth0",
+                     "10.1.0.7"};
 
 // Two devices: mlx5_0 with two ACTIVE ports, mlx5_1 with one.
 Inventory Base() {
@@ -46,8 +46,7 @@ Inventory Base() {
   DeviceInfo a;
   a.name = "mlx5_0";
   a.vendor = "Mellanox/NVIDIA";
-  a.ports = {Port(1, 4, "ACTIVE", 5, "LinkUp", {kGid1}),
-             Port(2, 4, "ACTIVE", 5, "LinkUp", {})};
+  a.ports = {Port(1, 4, "ACTIVE", 5, "LinkUp", {kGid1}), Port(2, 4, "ACTIVE", 5, "LinkUp", {})};
   DeviceInfo b = a;
   b.name = "mlx5_1";
   b.ports = {Port(1, 4, "ACTIVE", 5, "LinkUp", {kGid1})};
@@ -113,21 +112,18 @@ INSTANTIATE_TEST_SUITE_P(
            rxe.ports = {Port(1, 4, "ACTIVE", 5, "LinkUp", {kGid1})};
            inv->devices.push_back(rxe);
          },
-         {{Kind::kDeviceAdded, "rxe0", 0,
-           "rxe0 (software, RoCE v2, 1 port) added"}}},
+         {{Kind::kDeviceAdded, "rxe0", 0, "rxe0 (software, RoCE v2, 1 port) added"}}},
         {"DeviceAddedWithTwoPorts",
          [](Inventory* inv) {
            DeviceInfo d = inv->devices[0];
            d.name = "mlx5_2";
            inv->devices.push_back(d);
          },
-         {{Kind::kDeviceAdded, "mlx5_2", 0,
-           "mlx5_2 (Mellanox/NVIDIA, RoCE v2, 2 ports) added"}}},
+         {{Kind::kDeviceAdded, "mlx5_2", 0, "mlx5_2 (Mellanox/NVIDIA, RoCE v2, 2 ports) added"}}},
         {"DeviceRenamedIsRemovedAndAdded",
          [](Inventory* inv) { inv->devices[1].name = "mlx5_9"; },
          {{Kind::kDeviceRemoved, "mlx5_1", 0, "mlx5_1 removed"},
-          {Kind::kDeviceAdded, "mlx5_9", 0,
-           "mlx5_9 (Mellanox/NVIDIA, RoCE v2, 1 port) added"}}},
+          {Kind::kDeviceAdded, "mlx5_9", 0, "mlx5_9 (Mellanox/NVIDIA, RoCE v2, 1 port) added"}}},
         {"PortWentDown",
          [](Inventory* inv) {
            PortInfo& p = PortOf(inv, 0, 1);
@@ -169,9 +165,7 @@ INSTANTIATE_TEST_SUITE_P(
            "mlx5_0 port 1: GID 1 0000:0000:0000:0000:0000:ffff:0a01:0007 "
            "(RoCE v2, 10.1.0.7 on eth0) added"}}},
         {"GidTypeChanged",
-         [](Inventory* inv) {
-           PortOf(inv, 1, 0).gids[0].type = GidType::kRoceV1;
-         },
+         [](Inventory* inv) { PortOf(inv, 1, 0).gids[0].type = GidType::kRoceV1; },
          {{Kind::kGidRemoved, "mlx5_1", 1,
            "mlx5_1 port 1: GID 1 0000:0000:0000:0000:0000:ffff:0a01:0005 "
            "(RoCE v2, 10.1.0.5 on eth0) removed"},
@@ -185,15 +179,12 @@ INSTANTIATE_TEST_SUITE_P(
            p.state_name = "DOWN";
            p.gids.clear();
          },
-         {{Kind::kPortStateChanged, "mlx5_0", 1,
-           "mlx5_0 port 1: ACTIVE (LinkUp) -> DOWN (LinkUp)"},
+         {{Kind::kPortStateChanged, "mlx5_0", 1, "mlx5_0 port 1: ACTIVE (LinkUp) -> DOWN (LinkUp)"},
           {Kind::kGidRemoved, "mlx5_0", 1,
            "mlx5_0 port 1: GID 1 0000:0000:0000:0000:0000:ffff:0a01:0005 "
            "(RoCE v2, 10.1.0.5 on eth0) removed"}}},
         {"DeviceOrderDoesNotMatter",
-         [](Inventory* inv) {
-           std::swap(inv->devices[0], inv->devices[1]);
-         },
+         [](Inventory* inv) { std::swap(inv->devices[0], inv->devices[1]); },
          {}},
     }),
     [](const auto& info) { return info.param.name; });
@@ -201,8 +192,8 @@ INSTANTIATE_TEST_SUITE_P(
 // The fixture trees, read as the daemon reads /sys.
 
 std::vector<DeviceInfo> ReadFixture(const std::string& name) {
-  StatusOr<std::vector<DeviceInfo>> devices = ReadSysfsDevices(
-      std::string(RDMAD_SOURCE_DIR) + "/tests/fixtures/sysfs/" + name);
+  StatusOr<std::vector<DeviceInfo>> devices =
+      ReadSysfsDevices(std::string(RDMAD_SOURCE_DIR) + "/tests/fixtures/sysfs/" + name);
   EXPECT_TRUE(devices.ok()) << devices.status().ToString();
   return devices.ok() ? *devices : std::vector<DeviceInfo>{};
 }
@@ -213,8 +204,7 @@ TEST(InventoryDiffFixtureTest, FromNothingEveryDeviceIsAdded) {
   std::vector<InventoryChange> got = DiffInventory(Inventory{}, after);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].kind, Kind::kDeviceAdded);
-  EXPECT_EQ(got[0].message,
-            "mlx5_0 (Mellanox/NVIDIA, RoCE v2, 1 port) added");
+  EXPECT_EQ(got[0].message, "mlx5_0 (Mellanox/NVIDIA, RoCE v2, 1 port) added");
   EXPECT_EQ(got[1].device, "mlx5_1");
   EXPECT_EQ(DiffInventory(after, Inventory{}).size(), 2u);
   EXPECT_TRUE(DiffInventory(after, after).empty());
@@ -228,8 +218,7 @@ TEST(InventoryDiffFixtureTest, SwappingTheCardIsRemoveAndAdd) {
   EXPECT_EQ(got[0].message, "mlx5_0 removed");
   EXPECT_EQ(got[1].message, "mlx5_1 removed");
   EXPECT_EQ(got[2].kind, Kind::kDeviceAdded);
-  EXPECT_EQ(got[2].message,
-            "mlx5_2 (Mellanox/NVIDIA, InfiniBand, 1 port) added");
+  EXPECT_EQ(got[2].message, "mlx5_2 (Mellanox/NVIDIA, InfiniBand, 1 port) added");
 }
 
 TEST(InventoryDiffFixtureTest, RxeAddressRemoved) {
@@ -264,8 +253,7 @@ TEST(InventoryDiffFixtureTest, IwarpPortComingUp) {
   std::vector<InventoryChange> got = DiffInventory(before, after);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].kind, Kind::kPortStateChanged);
-  EXPECT_EQ(got[0].message,
-            "cxgb4_0 port 2: DOWN (Disabled) -> ACTIVE (LinkUp)");
+  EXPECT_EQ(got[0].message, "cxgb4_0 port 2: DOWN (Disabled) -> ACTIVE (LinkUp)");
 }
 
 }  // namespace

@@ -58,8 +58,7 @@ StatusOr<std::string> KernelSourceAddress(const std::string& peer_ip) {
   int rc = getaddrinfo(peer_ip.c_str(), "9", &hints, &raw);
   std::unique_ptr<addrinfo, AddrInfoFree> info(raw);
   if (rc != 0 || info == nullptr) {
-    return Status::InvalidArgument("\"" + peer_ip +
-                                   "\" is not a numeric IPv4 or IPv6 address");
+    return Status::InvalidArgument("\"" + peer_ip + "\" is not a numeric IPv4 or IPv6 address");
   }
   ScopedFd fd(socket(info->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return Status::FromErrno(errno, "socket");

@@ -21,8 +21,7 @@ namespace rdmad {
 
 // The source IP the kernel would use to reach peer_ip, or nullopt if unknown
 // (no route, or not an address). Tests substitute fixed tables.
-using SourceAddressLookup =
-    std::function<std::optional<std::string>(const std::string& peer_ip)>;
+using SourceAddressLookup = std::function<std::optional<std::string>(const std::string& peer_ip)>;
 
 // The kernel's source address for peer_ip ("192.0.2.1", "2001:db8::1"; no
 // scope suffix). peer_ip is a numeric IPv4 or IPv6 address; IPv6 link-local

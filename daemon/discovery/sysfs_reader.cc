@@ -41,31 +41,25 @@ std::optional<std::string> ReadAttr(const fs::path& path) {
     text.append(buf, static_cast<size_t>(n));
   }
   close(fd);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.pop_back();
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
   return text;
 }
 
-std::string ReadText(const fs::path& path) {
-  return ReadAttr(path).value_or("");
-}
+std::string ReadText(const fs::path& path) { return ReadAttr(path).value_or(""); }
 
 // A whole unsigned number; base 16 accepts a "0x" prefix.
 std::optional<uint64_t> ParseUint(std::string_view s, int base) {
-  if (base == 16 && (s.starts_with("0x") || s.starts_with("0X")))
-    s.remove_prefix(2);
+  if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty())
-    return std::nullopt;
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
   return value;
 }
 
 std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty())
-    return std::nullopt;
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
   return value;
 }
 
@@ -82,16 +76,11 @@ std::pair<int, std::string> ParseNumbered(std::string_view s) {
 
 NodeType ParseNodeType(int code) {
   switch (code) {
-    case 1:
-      return NodeType::kCa;
-    case 2:
-      return NodeType::kSwitch;
-    case 3:
-      return NodeType::kRouter;
-    case 4:
-      return NodeType::kRnic;
-    default:
-      return NodeType::kUnknown;
+    case 1: return NodeType::kCa;
+    case 2: return NodeType::kSwitch;
+    case 3: return NodeType::kRouter;
+    case 4: return NodeType::kRnic;
+    default: return NodeType::kUnknown;
   }
 }
 
@@ -106,15 +95,13 @@ bool IsPciAddress(std::string_view s) {
   size_t colon = s.find(':');
   if (colon == std::string_view::npos || colon < 4) return false;
   auto hex = [](std::string_view part, size_t n) {
-    return part.size() == n &&
-           std::all_of(part.begin(), part.end(), [](char c) {
+    return part.size() == n && std::all_of(part.begin(), part.end(), [](char c) {
              return std::isxdigit(static_cast<unsigned char>(c));
            });
   };
   std::string_view rest = s.substr(colon + 1);
-  return hex(s.substr(0, colon), colon) && rest.size() == 7 &&
-         hex(rest.substr(0, 2), 2) && rest[2] == ':' &&
-         hex(rest.substr(3, 2), 2) && rest[5] == '.' && rest[6] >= '0' &&
+  return hex(s.substr(0, colon), colon) && rest.size() == 7 && hex(rest.substr(0, 2), 2) &&
+         rest[2] == ':' && hex(rest.substr(3, 2), 2) && rest[5] == '.' && rest[6] >= '0' &&
          rest[6] <= '7';
 }
 
@@ -145,8 +132,8 @@ void ReadPciFunction(const fs::path& link, DeviceInfo* device) {
   if (!ec) device->driver = driver.filename().string();
 }
 
-GidType ParseGidType(const std::optional<std::string>& text,
-                     LinkLayer link_layer, NodeType node_type) {
+GidType ParseGidType(const std::optional<std::string>& text, LinkLayer link_layer,
+                     NodeType node_type) {
   // "IB/RoCE v1", or a kernel without gid_attrs: v1 on Ethernet.
   return GidTypeFor(text && *text == "RoCE v2", link_layer, node_type);
 }
@@ -156,32 +143,28 @@ bool IsNullGid(const in6_addr& addr) {
                      [](uint8_t b) { return b == 0; });
 }
 
-std::vector<GidEntry> ReadGids(const fs::path& port_dir, LinkLayer link_layer,
-                               NodeType node_type) {
+std::vector<GidEntry> ReadGids(const fs::path& port_dir, LinkLayer link_layer, NodeType node_type) {
   std::vector<GidEntry> gids;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(port_dir / "gids", ec)) {
     auto index = ParseUint(entry.path().filename().string(), 10);
     std::optional<std::string> text = ReadAttr(entry.path());
     in6_addr addr{};
-    if (!index || !text || inet_pton(AF_INET6, text->c_str(), &addr) != 1 ||
-        IsNullGid(addr))
+    if (!index || !text || inet_pton(AF_INET6, text->c_str(), &addr) != 1 || IsNullGid(addr))
       continue;
     std::string name = entry.path().filename().string();
     GidEntry gid;
     gid.index = static_cast<int>(*index);
     gid.gid = *text;
-    gid.type = ParseGidType(ReadAttr(port_dir / "gid_attrs/types" / name),
-                            link_layer, node_type);
+    gid.type = ParseGidType(ReadAttr(port_dir / "gid_attrs/types" / name), link_layer, node_type);
     if (gid.type != GidType::kIb) {
       gid.netdev = ReadText(port_dir / "gid_attrs/ndevs" / name);
       gid.ip = GidIpText(gid.gid, gid.type);
     }
     gids.push_back(std::move(gid));
   }
-  std::sort(gids.begin(), gids.end(), [](const GidEntry& a, const GidEntry& b) {
-    return a.index < b.index;
-  });
+  std::sort(gids.begin(), gids.end(),
+            [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
   return gids;
 }
 
@@ -196,8 +179,7 @@ std::string NetdevOfPciFunction(const fs::path& dev_dir, int port) {
   std::sort(names.begin(), names.end());
   if (names.size() == 1) return names[0];
   for (const std::string& name : names) {
-    auto dev_port =
-        ParseUint(ReadText(dev_dir / "device/net" / name / "dev_port"), 10);
+    auto dev_port = ParseUint(ReadText(dev_dir / "device/net" / name / "dev_port"), 10);
     if (dev_port && *dev_port == static_cast<uint64_t>(port - 1)) return name;
   }
   return "";
@@ -207,16 +189,14 @@ Transport PortTransport(const PortInfo& port, NodeType node_type) {
   if (port.link_layer == LinkLayer::kInfiniBand) return Transport::kInfiniBand;
   if (node_type == NodeType::kRnic) return Transport::kIwarp;
   if (port.link_layer != LinkLayer::kEthernet) return Transport::kUnknown;
-  bool v2 = std::any_of(port.gids.begin(), port.gids.end(), [](const auto& g) {
-    return g.type == GidType::kRoceV2;
-  });
+  bool v2 = std::any_of(port.gids.begin(), port.gids.end(),
+                        [](const auto& g) { return g.type == GidType::kRoceV2; });
   return v2 ? Transport::kRoceV2 : Transport::kRoceV1;
 }
 
 // The Ethernet netdev of a port: that of its lowest GID that names one, else
 // the rxe/siw parent, else the PCI function's netdev for this port.
-std::string PortNetdev(const PortInfo& port, const DeviceInfo& device,
-                       const fs::path& dev_dir) {
+std::string PortNetdev(const PortInfo& port, const DeviceInfo& device, const fs::path& dev_dir) {
   for (const GidEntry& gid : port.gids) {
     if (!gid.netdev.empty()) return gid.netdev;
   }
@@ -229,10 +209,8 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
   fs::path dir = dev_dir / "ports" / std::to_string(number);
   PortInfo port;
   port.port = number;
-  std::tie(port.state, port.state_name) =
-      ParseNumbered(ReadText(dir / "state"));
-  std::tie(port.phys_state, port.phys_state_name) =
-      ParseNumbered(ReadText(dir / "phys_state"));
+  std::tie(port.state, port.state_name) = ParseNumbered(ReadText(dir / "state"));
+  std::tie(port.phys_state, port.phys_state_name) = ParseNumbered(ReadText(dir / "phys_state"));
   port.link_layer = ParseLinkLayer(ReadText(dir / "link_layer"));
   port.rate = ReadText(dir / "rate");
   port.rate_gbps = ParseSysfsRateGbps(port.rate);
@@ -246,8 +224,7 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
     port.netdev = PortNetdev(port, device, dev_dir);
     if (!port.netdev.empty()) {
       port.netdev_mtu = static_cast<int>(
-          ParseInt(ReadText(root / "class/net" / port.netdev / "mtu"))
-              .value_or(0));
+          ParseInt(ReadText(root / "class/net" / port.netdev / "mtu")).value_or(0));
     }
   }
   return port;
@@ -259,19 +236,16 @@ std::vector<PortInfo> ReadPorts(const fs::path& root, const fs::path& dev_dir,
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dev_dir / "ports", ec)) {
     auto number = ParseUint(entry.path().filename().string(), 10);
-    if (number && *number > 0 && *number < 256)
-      numbers.push_back(static_cast<int>(*number));
+    if (number && *number > 0 && *number < 256) numbers.push_back(static_cast<int>(*number));
   }
   std::sort(numbers.begin(), numbers.end());
   std::vector<PortInfo> ports;
-  for (int number : numbers)
-    ports.push_back(ReadPort(root, dev_dir, number, device, source));
+  for (int number : numbers) ports.push_back(ReadPort(root, dev_dir, number, device, source));
   return ports;
 }
 
 // rxe and siw: the netdev they sit on; PCI data comes from that netdev.
-void ReadSoftwareDevice(const fs::path& root, const std::string& parent,
-                        DeviceInfo* device) {
+void ReadSoftwareDevice(const fs::path& root, const std::string& parent, DeviceInfo* device) {
   device->parent_netdev = parent;
   device->vendor = "software";
   if (device->driver.empty())
@@ -285,17 +259,14 @@ void ReadSoftwareDevice(const fs::path& root, const std::string& parent,
 }
 
 bool IsPlainName(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." &&
-         name.find('/') == std::string::npos;
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
 
 }  // namespace
 
-StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
-                                     const std::string& name,
+StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root, const std::string& name,
                                      const GidTableSource& gids) {
-  if (!IsPlainName(name))
-    return Status::InvalidArgument("bad RDMA device name '" + name + "'");
+  if (!IsPlainName(name)) return Status::InvalidArgument("bad RDMA device name '" + name + "'");
   fs::path root(sysfs_root);
   fs::path dir = root / "class/infiniband" / name;
   std::error_code ec;
@@ -306,8 +277,7 @@ StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
   device.node_guid = ReadText(dir / "node_guid");
   device.fw_ver = ReadText(dir / "fw_ver");
   device.hw_rev = ReadText(dir / "hw_rev");
-  device.node_type =
-      ParseNodeType(ParseNumbered(ReadText(dir / "node_type")).first);
+  device.node_type = ParseNodeType(ParseNumbered(ReadText(dir / "node_type")).first);
   ReadPciFunction(dir / "device", &device);
   if (device.vendor_id != 0) device.vendor = VendorName(device.vendor_id);
   if (auto parent = ReadAttr(dir / "parent"); parent && !parent->empty())
@@ -318,14 +288,13 @@ StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
   return device;
 }
 
-StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(
-    const std::string& sysfs_root, const GidTableSource& gids) {
+StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(const std::string& sysfs_root,
+                                                   const GidTableSource& gids) {
   fs::path dir = fs::path(sysfs_root) / "class/infiniband";
   std::vector<std::string> names;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
-  if (ec == std::errc::no_such_file_or_directory)
-    return std::vector<DeviceInfo>{};
+  if (ec == std::errc::no_such_file_or_directory) return std::vector<DeviceInfo>{};
   if (ec) return Status::FromErrno(ec.value(), "listing " + dir.string());
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     names.push_back(it->path().filename().string());
@@ -344,17 +313,15 @@ StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(
   return devices;
 }
 
-StatusOr<std::map<std::string, uint64_t>> ReadPortCounters(
-    const std::string& sysfs_root, const std::string& device, int port) {
+StatusOr<std::map<std::string, uint64_t>> ReadPortCounters(const std::string& sysfs_root,
+                                                           const std::string& device, int port) {
   if (!IsPlainName(device) || port <= 0)
-    return Status::InvalidArgument("bad RDMA port " + device + "/" +
-                                   std::to_string(port));
-  fs::path dir = fs::path(sysfs_root) / "class/infiniband" / device / "ports" /
-                 std::to_string(port);
+    return Status::InvalidArgument("bad RDMA port " + device + "/" + std::to_string(port));
+  fs::path dir =
+      fs::path(sysfs_root) / "class/infiniband" / device / "ports" / std::to_string(port);
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    return Status::NotFound("no RDMA port " + device + "/" +
-                            std::to_string(port));
+    return Status::NotFound("no RDMA port " + device + "/" + std::to_string(port));
   std::map<std::string, uint64_t> counters;
   for (const char* group : {"counters", "hw_counters"}) {
     for (const auto& entry : fs::directory_iterator(dir / group, ec)) {
@@ -379,9 +346,7 @@ int IbMtuForNetdevMtu(int netdev_mtu) {
 
 double ParseSysfsRateGbps(std::string_view rate) {
   size_t space = rate.find(' ');
-  if (space == std::string_view::npos ||
-      !rate.substr(space).starts_with(" Gb/sec"))
-    return 0;
+  if (space == std::string_view::npos || !rate.substr(space).starts_with(" Gb/sec")) return 0;
   double gbps = 0;
   auto [end, ec] = std::from_chars(rate.data(), rate.data() + space, gbps);
   if (ec != std::errc() || end != rate.data() + space || gbps < 0) return 0;

@@ -19,11 +19,11 @@
 #define RDMAD_DAEMON_DISCOVERY_SYSFS_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <functional>
-#include <optional>
 #include <vector>
 
 #include "daemon/discovery/inventory.h"
@@ -40,13 +40,12 @@ using GidTableSource = std::function<std::optional<std::vector<GidEntry>>(
 // Every device under <sysfs_root>/class/infiniband, sorted by name, ports by
 // number, GIDs by index. No such directory: an empty list (no RDMA devices).
 // Devices that vanish while being read are left out.
-StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(
-    const std::string& sysfs_root, const GidTableSource& gids = nullptr);
+StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(const std::string& sysfs_root,
+                                                   const GidTableSource& gids = nullptr);
 
 // One device. NOT_FOUND when it does not exist (or vanished while read);
 // INVALID_ARGUMENT for a name that is not a plain directory name.
-StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root,
-                                     const std::string& name,
+StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root, const std::string& name,
                                      const GidTableSource& gids = nullptr);
 
 // The type sysfs and verbs report a GID as, on a port of this link layer
@@ -56,8 +55,8 @@ GidType GidTypeFor(bool roce_v2, LinkLayer link_layer, NodeType node_type);
 // The port's counters: ports/<port>/counters/* and ports/<port>/hw_counters/*
 // by file name (a name in both: the counters/ value). Unreadable and
 // non-numeric files are skipped. NOT_FOUND when the port does not exist.
-StatusOr<std::map<std::string, uint64_t>> ReadPortCounters(
-    const std::string& sysfs_root, const std::string& device, int port);
+StatusOr<std::map<std::string, uint64_t>> ReadPortCounters(const std::string& sysfs_root,
+                                                           const std::string& device, int port);
 
 // The largest IB MTU (256, 512, 1024, 2048 or 4096 bytes) whose RoCE packets
 // fit a netdev MTU of netdev_mtu bytes, as the kernel's iboe_get_mtu() rules

@@ -27,18 +27,15 @@ std::vector<DeviceInfo> ReadFixture(const std::string& name) {
   return devices.ok() ? *devices : std::vector<DeviceInfo>{};
 }
 
-GidEntry Gid(int index, std::string gid, GidType type, std::string netdev,
-             std::string ip) {
-  return GidEntry{index, std::move(gid), type, std::move(netdev),
-                  std::move(ip)};
+GidEntry Gid(int index, std::string gid, GidType type, std::string netdev, std::string ip) {
+  return GidEntry{index, std::move(gid), type, std::move(netdev), std::move(ip)};
 }
 
 // A scratch sysfs root, removed afterwards.
 class ScratchSysfs {
  public:
   ScratchSysfs()
-      : root_(fs::temp_directory_path() /
-              ("rdmad-sysfs-test-" + std::to_string(getpid()))) {
+      : root_(fs::temp_directory_path() / ("rdmad-sysfs-test-" + std::to_string(getpid()))) {
     fs::remove_all(root_);
   }
   ~ScratchSysfs() { fs::remove_all(root_); }
@@ -352,14 +349,10 @@ TEST(SysfsReaderTest, ParseRate) {
 }
 
 TEST(SysfsReaderTest, GidIpText) {
-  EXPECT_EQ(
-      GidIpText("0000:0000:0000:0000:0000:ffff:c000:0201", GidType::kRoceV2),
-      "192.0.2.1");
-  EXPECT_EQ(
-      GidIpText("fe80:0000:0000:0000:5054:00ff:fe12:3456", GidType::kRoceV1),
-      "fe80::5054:ff:fe12:3456");
-  EXPECT_EQ(GidIpText("fe80:0000:0000:0000:0c42:a103:0065:e8f4", GidType::kIb),
-            "");
+  EXPECT_EQ(GidIpText("0000:0000:0000:0000:0000:ffff:c000:0201", GidType::kRoceV2), "192.0.2.1");
+  EXPECT_EQ(GidIpText("fe80:0000:0000:0000:5054:00ff:fe12:3456", GidType::kRoceV1),
+            "fe80::5054:ff:fe12:3456");
+  EXPECT_EQ(GidIpText("fe80:0000:0000:0000:0c42:a103:0065:e8f4", GidType::kIb), "");
   EXPECT_EQ(GidIpText("garbage", GidType::kRoceV2), "");
 }
 

@@ -3,8 +3,8 @@
 #include "daemon/discovery/verbs_probe.h"
 
 #include <dlfcn.h>
-#include <net/if.h>
 #include <infiniband/verbs.h>
+#include <net/if.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -128,9 +128,9 @@ std::optional<std::vector<GidEntry>> QueryGidTable(ibv_context* ctx, const PortI
     char text[40];
     const uint8_t* b = e.gid.raw;
     std::snprintf(text, sizeof(text),
-                  "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
-                  b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                  b[12], b[13], b[14], b[15]);
+                  "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", b[0],
+                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                  b[14], b[15]);
     gid.gid = text;
     gid.type = GidTypeFor(e.gid_type == IBV_GID_TYPE_ROCE_V2, port.link_layer, node_type);
     if (gid.type != GidType::kIb) {
@@ -145,8 +145,7 @@ std::optional<std::vector<GidEntry>> QueryGidTable(ibv_context* ctx, const PortI
   return gids;
 }
 
-StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root,
-                                       const GidTableSource& gids) {
+StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root, const GidTableSource& gids) {
   auto devices = ReadSysfsDevices(sysfs_root, gids);
   if (!devices.ok()) return devices.status();
   Inventory inventory;
@@ -161,8 +160,8 @@ StatusOr<Inventory> ReadInventory(const std::string& sysfs_root) {
   for (DeviceInfo& device : inventory.devices) {
     Status probed = ProbeVerbs(&device);
     if (!probed.ok()) {
-      spdlog::warn("device {}: verbs probe failed ({}); using sysfs facts only",
-                   device.name, probed.message());
+      spdlog::warn("device {}: verbs probe failed ({}); using sysfs facts only", device.name,
+                   probed.message());
     }
   }
   return inventory;

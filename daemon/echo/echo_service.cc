@@ -92,8 +92,8 @@ void EchoService::AcceptOne() {
 
 // At the limit: refuses the next request (if one comes within a poll).
 void EchoService::RejectOne() {
-  std::string reason = "the echo service is at its limit of " +
-                       std::to_string(options_.max_channels) + " channels";
+  std::string reason =
+      "the echo service is at its limit of " + std::to_string(options_.max_channels) + " channels";
   Status st = listener_->Reject(reason, options_.accept_poll);
   if (st.ok()) {
     spdlog::warn("echo service: rejected a channel: {}", reason);
@@ -142,9 +142,9 @@ StatusOr<std::unique_ptr<BuiltinService>> MakeEchoService(const std::string& soc
   options.log_level = ParseLogLevel(std::string_view(daemon_level.data(), daemon_level.size()))
                           .value_or(LogLevel::kError);  // "critical": errors at least
   options.log_sink = [](LogLevel level, std::string_view message) {
-    constexpr spdlog::level::level_enum kLevels[] = {
-        spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
-        spdlog::level::warn,  spdlog::level::err,   spdlog::level::off};
+    constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::trace, spdlog::level::debug,
+                                                     spdlog::level::info,  spdlog::level::warn,
+                                                     spdlog::level::err,   spdlog::level::off};
     spdlog::log(kLevels[static_cast<int>(level)], "{}", message);
   };
   auto client = Client::Open(options);

@@ -76,7 +76,7 @@ class EchoService final : public BuiltinService {
   std::thread accept_thread_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;      // guarded by mu_
+  bool stopping_ = false;        // guarded by mu_
   std::list<Session> sessions_;  // guarded by mu_
 };
 

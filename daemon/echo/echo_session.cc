@@ -95,10 +95,9 @@ Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds li
     Refuse(channel, why, linger);
     return why;
   }
-  spdlog::info("echo: channel {:#x}: REGION of {} bytes registered (rkey {:#x})",
-               channel.info().id, size, region.value()->descriptor().rkey);
-  RDMAD_RETURN_IF_ERROR(
-      SendAck(channel, {Status::Ok(), region.value()->descriptor().Serialize()}));
+  spdlog::info("echo: channel {:#x}: REGION of {} bytes registered (rkey {:#x})", channel.info().id,
+               size, region.value()->descriptor().rkey);
+  RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), region.value()->descriptor().Serialize()}));
   for (;;) {
     auto message = channel.Recv(kForever);
     if (!message.ok()) return message.status();
@@ -118,8 +117,8 @@ Status Serve(Channel& channel, const EchoSessionOptions& options, EchoSessionRes
   }
   auto header = echo::DecodeHeader(first->data(), first->size());
   if (!header.ok()) {
-    spdlog::warn("echo: channel {:#x} from {}: refused: {}", channel.info().id,
-                 channel.info().peer, header.status().message());
+    spdlog::warn("echo: channel {:#x} from {}: refused: {}", channel.info().id, channel.info().peer,
+                 header.status().message());
     Refuse(channel, header.status(), options.refuse_linger);
     return header.status();
   }

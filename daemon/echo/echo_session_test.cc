@@ -8,8 +8,8 @@
 
 #include <thread>
 
-#include "common/echo_protocol.h"
 #include "client/src/tcp/tcp_test_util.h"
+#include "common/echo_protocol.h"
 #include "gtest/gtest.h"
 
 namespace rdmad {

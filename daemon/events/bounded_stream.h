@@ -58,8 +58,7 @@ class BoundedStream {
 
   enum class Pushed { kQueued, kEnding, kOverflowed };
 
-  BoundedStream(Writer* writer, Options options)
-      : writer_(writer), options_(std::move(options)) {}
+  BoundedStream(Writer* writer, Options options) : writer_(writer), options_(std::move(options)) {}
   BoundedStream(const BoundedStream&) = delete;
   BoundedStream& operator=(const BoundedStream&) = delete;
 
@@ -177,12 +176,12 @@ class BoundedStream {
   Writer* const writer_;
   const Options options_;
   mutable std::mutex mu_;
-  std::deque<T> queue_;     // guarded by mu_
-  T current_{};             // the item being written; guarded by writing_
-  bool writing_ = false;    // guarded by mu_
-  bool ending_ = false;     // guarded by mu_: no new items, finish when drained
-  bool finished_ = false;   // guarded by mu_: Finish was called
-  Status final_;            // guarded by mu_
+  std::deque<T> queue_;    // guarded by mu_
+  T current_{};            // the item being written; guarded by writing_
+  bool writing_ = false;   // guarded by mu_
+  bool ending_ = false;    // guarded by mu_: no new items, finish when drained
+  bool finished_ = false;  // guarded by mu_: Finish was called
+  Status final_;           // guarded by mu_
 };
 
 }  // namespace rdmad

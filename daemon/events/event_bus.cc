@@ -37,8 +37,7 @@ void EventBus::Unsubscribe(uint64_t id) {
 uint64_t EventBus::Publish(DaemonEventKind kind, std::string message, std::string device,
                            int port) {
   std::lock_guard lock(mu_);
-  DaemonEvent event{next_sequence_++, clock_(), kind, std::move(message), std::move(device),
-                    port};
+  DaemonEvent event{next_sequence_++, clock_(), kind, std::move(message), std::move(device), port};
   if (closed_) return event.sequence;
   for (const Entry& e : entries_) {
     if (e.kinds.empty() || e.kinds.count(kind)) e.sink->OnEvent(event);

@@ -41,8 +41,7 @@ class EventStreamer : public EventSink {
  public:
   static constexpr size_t kDefaultMaxQueued = 1024;
 
-  EventStreamer(EventBus* bus, StreamWriter* writer,
-                size_t max_queued = kDefaultMaxQueued);
+  EventStreamer(EventBus* bus, StreamWriter* writer, size_t max_queued = kDefaultMaxQueued);
   ~EventStreamer() override;
 
   // Subscribes to the bus for kinds (empty: all), then calls writer->Begin();

@@ -11,11 +11,11 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon/discovery/sysfs_reader.h"
+#include "daemon/discovery/verbs_probe.h"
 #include "daemon/lifecycle/instance_lock.h"
 #include "daemon/lifecycle/logging.h"
-#include "daemon/discovery/sysfs_reader.h"
 #include "daemon/lifecycle/unix_listener.h"
-#include "daemon/discovery/verbs_probe.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
@@ -54,10 +54,10 @@ void LogInventory(const Inventory& inventory) {
   }
   for (const DeviceInfo& d : inventory.devices) {
     for (const PortInfo& p : d.ports) {
-      spdlog::info("device {} port {}: {} {}, {}, active MTU {} (max {}), netdev {} (MTU {}), {} GIDs",
-                   d.name, p.port, d.vendor, TransportName(p.transport), p.state_name,
-                   p.active_mtu, p.max_mtu, p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu,
-                   p.gids.size());
+      spdlog::info(
+          "device {} port {}: {} {}, {}, active MTU {} (max {}), netdev {} (MTU {}), {} GIDs",
+          d.name, p.port, d.vendor, TransportName(p.transport), p.state_name, p.active_mtu,
+          p.max_mtu, p.netdev.empty() ? "-" : p.netdev, p.netdev_mtu, p.gids.size());
     }
   }
 }
@@ -75,15 +75,14 @@ Daemon::Daemon(DaemonOptions options, Config config)
       socket_path_(SocketPath(options_, config)),
       started_(std::chrono::steady_clock::now()),
       config_(std::make_shared<const Config>(std::move(config))),
-      monitor_([root = options_.sysfs_root](const GidTableSource& gids) {
-                 return ReadSysfsInventory(root, gids);
-               },
-               [this](std::shared_ptr<const Inventory> inventory,
-                      const std::vector<InventoryChange>& changes) {
-                 OnInventory(*inventory, changes);
-               },
-               // A test's fixture tree has no verbs devices behind it.
-               /*use_verbs=*/options_.sysfs_root == "/sys"),
+      monitor_(
+          [root = options_.sysfs_root](const GidTableSource& gids) {
+            return ReadSysfsInventory(root, gids);
+          },
+          [this](std::shared_ptr<const Inventory> inventory,
+                 const std::vector<InventoryChange>& changes) { OnInventory(*inventory, changes); },
+          // A test's fixture tree has no verbs devices behind it.
+          /*use_verbs=*/options_.sysfs_root == "/sys"),
       peers_([this] { return inventory(); }) {}
 
 Daemon::~Daemon() = default;
@@ -97,8 +96,8 @@ DaemonStatusSnapshot Daemon::GetStatus() const {
   DaemonStatusSnapshot s;
   s.version = RDMAD_VERSION;
   s.pid = getpid();
-  s.uptime_seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - started_).count();
+  s.uptime_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   {
     std::lock_guard lock(mu_);
     s.config_file = config_->source;
@@ -130,8 +129,7 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   lock_ = std::move(lock).value();
 
   const Config& cfg = *config();
-  auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode,
-                                      cfg.daemon.socket_group,
+  auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode, cfg.daemon.socket_group,
                                       cfg.daemon.allowed_uids, *owns_directory});
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();
@@ -201,8 +199,7 @@ void Daemon::MainLoop(int signal_fd) {
   }
 }
 
-void Daemon::OnInventory(const Inventory& inventory,
-                         const std::vector<InventoryChange>& changes) {
+void Daemon::OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes) {
   for (const InventoryChange& c : changes) {
     events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
   }
@@ -271,8 +268,7 @@ void Daemon::Reload() {
   }
   const Config& next = *loaded;
   if (SocketPath(options_, next) != socket_path_) {
-    spdlog::warn("daemon.socket changed to {}; it takes effect on restart",
-                 next.daemon.socket);
+    spdlog::warn("daemon.socket changed to {}; it takes effect on restart", next.daemon.socket);
   }
   Status level = SetLogLevel(next.daemon.log_level);
   if (!level.ok()) spdlog::warn("{}", level.message());
@@ -287,9 +283,9 @@ void Daemon::Reload() {
   ApplyChannelSettings(*config());
   UpdateEcho(*config(), /*at_start=*/false);
   spdlog::info("configuration reloaded (generation {})", generation);
-  events_.Publish(DaemonEventKind::kConfigReloaded,
-                  "configuration reloaded from " + options_.config_path +
-                      " (generation " + std::to_string(generation) + ")");
+  events_.Publish(DaemonEventKind::kConfigReloaded, "configuration reloaded from " +
+                                                        options_.config_path + " (generation " +
+                                                        std::to_string(generation) + ")");
   notifier_.Status("serving on " + socket_path_);
   notifier_.Ready();
 }

@@ -29,12 +29,12 @@
 #include "daemon/clients/client_limiter.h"
 #include "daemon/config/config.h"
 #include "daemon/discovery/device_monitor.h"
-#include "daemon/events/event_bus.h"
 #include "daemon/discovery/inventory.h"
-#include "daemon/policy/path_policy.h"
-#include "daemon/peers/peer_hub.h"
-#include "daemon/pool/pool_registry.h"
+#include "daemon/events/event_bus.h"
 #include "daemon/lifecycle/systemd_notify.h"
+#include "daemon/peers/peer_hub.h"
+#include "daemon/policy/path_policy.h"
+#include "daemon/pool/pool_registry.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -141,7 +141,7 @@ class Daemon : public DaemonCore {
   std::shared_ptr<const Config> config() const;
   void UpdateEcho(const Config& config, bool at_start);
   void ApplyChannelSettings(const Config& config);  // limits and pool targets
-  BrokerOptions MakeBrokerOptions();  // daemon_broker.cc
+  BrokerOptions MakeBrokerOptions();                // daemon_broker.cc
   void StartBroker();
   StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);

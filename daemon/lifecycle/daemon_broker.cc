@@ -49,16 +49,16 @@ void Daemon::StartBroker() {
   inbound.SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
     return broker->OnOpenChannel(call, peer_ip);
   });
-  inbound.SetCloseHandler([broker](const CloseChannelCall& call) {
-    return broker->OnCloseChannel(call);
-  });
+  inbound.SetCloseHandler(
+      [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
   inbound.SetStreamLostHandler([broker](const std::string& instance_id, const std::string& host) {
     broker->OnPeerLost(instance_id, host, "its session to this daemon ended");
   });
   peers_.ObserveSessions(
       [broker](const PeerSnapshot& peer) {
         if (!peer.remote) return;
-        if (peer.state == PeerSessionState::kDown || peer.state == PeerSessionState::kVersionMismatch ||
+        if (peer.state == PeerSessionState::kDown ||
+            peer.state == PeerSessionState::kVersionMismatch ||
             peer.state == PeerSessionState::kCircuitOpen) {
           broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
         }
@@ -75,16 +75,19 @@ void Daemon::StartBroker() {
 }
 
 void Daemon::ApplyChannelSettings(const Config& config) {
-  broker_->SetLimits(size_t(config.limits.max_channels), size_t(config.limits.max_channels_per_peer));
+  broker_->SetLimits(size_t(config.limits.max_channels),
+                     size_t(config.limits.max_channels_per_peer));
   pool_.SetConfig(config.pool, config.limits.idle_timeout_s);
-  spdlog::info("channels: at most {} in total and {} per peer; {} [[pool]] target(s); channels "
-               "beyond a pool's target close after {} s idle",
-               config.limits.max_channels, config.limits.max_channels_per_peer,
-               config.pool.size(), config.limits.idle_timeout_s);
-  spdlog::info("local API: at most {} Connect handshakes in flight per process and {} in "
-               "total, {} open streams per process",
-               config.limits.max_connects_per_client, config.limits.max_connects,
-               config.limits.max_streams_per_client);
+  spdlog::info(
+      "channels: at most {} in total and {} per peer; {} [[pool]] target(s); channels "
+      "beyond a pool's target close after {} s idle",
+      config.limits.max_channels, config.limits.max_channels_per_peer, config.pool.size(),
+      config.limits.idle_timeout_s);
+  spdlog::info(
+      "local API: at most {} Connect handshakes in flight per process and {} in "
+      "total, {} open streams per process",
+      config.limits.max_connects_per_client, config.limits.max_connects,
+      config.limits.max_streams_per_client);
 }
 
 ClientLimits Daemon::client_limits() const {
@@ -96,7 +99,8 @@ ClientLimits Daemon::client_limits() const {
 // A link through this daemon's up session to the daemon instance_id.
 StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& instance_id) {
   for (const PeerSnapshot& p : peers_.List()) {
-    if (p.state != PeerSessionState::kUp || !p.remote || p.remote->instance_id != instance_id) continue;
+    if (p.state != PeerSessionState::kUp || !p.remote || p.remote->instance_id != instance_id)
+      continue;
     StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(p.name);
     if (session.ok()) return session.value()->link();
   }
@@ -119,8 +123,7 @@ StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) 
   StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
   if (!session.ok()) {
     if (session.status().code() != StatusCode::kInvalidArgument) return session.status();
-    return Status::NotFound("unknown peer " + name_or_address + ": " +
-                            session.status().message());
+    return Status::NotFound("unknown peer " + name_or_address + ": " + session.status().message());
   }
   BrokerPeer peer;
   peer.name = session.value()->name();

@@ -13,8 +13,8 @@ namespace rdmad {
 namespace {
 
 // Splits "--name=value" or takes the next argument as the value.
-Status TakeValue(const std::vector<std::string>& args, size_t* i,
-                 const std::string& name, std::string* value) {
+Status TakeValue(const std::vector<std::string>& args, size_t* i, const std::string& name,
+                 std::string* value) {
   const std::string& arg = args[*i];
   if (arg.size() > name.size() && arg[name.size()] == '=') {
     *value = arg.substr(name.size() + 1);
@@ -44,8 +44,7 @@ int CheckConfig(const std::string& path) {
 
 StatusOr<Config> LoadStartupConfig(const DaemonFlags& flags, const EnvLookup& env) {
   auto config = LoadConfig(flags.config_path, env);
-  if (config.ok() || flags.config_given ||
-      config.status().code() != StatusCode::kNotFound) {
+  if (config.ok() || flags.config_given || config.status().code() != StatusCode::kNotFound) {
     return config;
   }
   spdlog::warn("{}; running with the built-in defaults", config.status().message());
@@ -131,8 +130,7 @@ int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
   }
   Status level = SetLogLevel(config->daemon.log_level);
   if (!level.ok()) spdlog::warn("{}", level.message());
-  spdlog::info("rdmad {} starting (pid {}, config {})", RDMAD_VERSION, getpid(),
-               config->source);
+  spdlog::info("rdmad {} starting (pid {}, config {})", RDMAD_VERSION, getpid(), config->source);
   DaemonOptions options;
   options.config_path = flags->config_path;
   options.socket_override = flags->socket;

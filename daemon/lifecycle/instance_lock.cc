@@ -22,8 +22,7 @@ std::string ReadOwnerPid(int fd) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<InstanceLock>> InstanceLock::Acquire(
-    const std::string& socket_path) {
+StatusOr<std::unique_ptr<InstanceLock>> InstanceLock::Acquire(const std::string& socket_path) {
   std::string path = socket_path + ".lock";
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
   if (fd < 0) return Status::FromErrno(errno, "cannot open lock file " + path);
@@ -32,15 +31,14 @@ StatusOr<std::unique_ptr<InstanceLock>> InstanceLock::Acquire(
     std::string owner = ReadOwnerPid(fd);
     close(fd);
     if (err == EWOULDBLOCK) {
-      return Status::FailedPrecondition("another rdmad (pid " + owner +
-                                        ") is already serving " + socket_path +
-                                        "; refusing to start a second one");
+      return Status::FailedPrecondition("another rdmad (pid " + owner + ") is already serving " +
+                                        socket_path + "; refusing to start a second one");
     }
     return Status::FromErrno(err, "cannot lock " + path);
   }
   std::string pid = std::to_string(getpid()) + "\n";
-  bool wrote = ftruncate(fd, 0) == 0 &&
-               pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());
+  bool wrote =
+      ftruncate(fd, 0) == 0 && pwrite(fd, pid.data(), pid.size(), 0) == ssize_t(pid.size());
   (void)wrote;  // The lock holds either way; only a rival's message is poorer.
   return std::unique_ptr<InstanceLock>(new InstanceLock(std::move(path), fd));
 }

@@ -24,8 +24,7 @@ TEST(InstanceLockTest, SecondAcquireIsRefusedWithOwnerPid) {
   auto second = InstanceLock::Acquire(socket);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_NE(second.status().message().find("pid " + std::to_string(getpid())),
-            std::string::npos)
+  EXPECT_NE(second.status().message().find("pid " + std::to_string(getpid())), std::string::npos)
       << second.status().message();
   EXPECT_NE(second.status().message().find(socket), std::string::npos);
   first.value().reset();

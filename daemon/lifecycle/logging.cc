@@ -18,8 +18,7 @@ class SyslogPriorityFlag : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    static constexpr const char* kPriority[] = {"<7>", "<7>", "<6>", "<4>",
-                                                "<3>", "<2>", "<6>"};
+    static constexpr const char* kPriority[] = {"<7>", "<7>", "<6>", "<4>", "<3>", "<2>", "<6>"};
     const char* p = kPriority[static_cast<int>(msg.level)];
     dest.append(p, p + 3);
   }
@@ -35,8 +34,8 @@ void SetupLogging(LogStyle style) {
     const char* journal = std::getenv("JOURNAL_STREAM");
     style = (journal && *journal) ? LogStyle::kJournal : LogStyle::kTerminal;
   }
-  auto logger = std::make_shared<spdlog::logger>(
-      "rdmad", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("rdmad", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
   if (style == LogStyle::kJournal) {
     formatter->add_flag<SyslogPriorityFlag>('*').set_pattern("%*%v");

@@ -30,9 +30,7 @@ class SystemdNotifier {
 
   // How often Watchdog() must be called: half of WATCHDOG_USEC, or nullopt
   // when systemd does not watch this process.
-  std::optional<std::chrono::microseconds> watchdog_period() const {
-    return watchdog_period_;
-  }
+  std::optional<std::chrono::microseconds> watchdog_period() const { return watchdog_period_; }
 
  private:
   void Send(std::string_view state);

@@ -44,8 +44,7 @@ std::optional<gid_t> SocketGroup(const UnixListenerOptions& options) {
   if (options.group.empty()) return std::nullopt;
   auto gid = LookupGroup(options.group);
   if (!gid.ok()) {
-    spdlog::warn("socket {} keeps the daemon's group: {}", options.path,
-                 gid.status().message());
+    spdlog::warn("socket {} keeps the daemon's group: {}", options.path, gid.status().message());
     return std::nullopt;
   }
   return *gid;
@@ -76,8 +75,7 @@ StatusOr<bool> EnsureRuntimeDir(const std::string& path) {
   return true;
 }
 
-StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(
-    const UnixListenerOptions& options) {
+StatusOr<std::unique_ptr<UnixListener>> UnixListener::Bind(const UnixListenerOptions& options) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (options.path.size() >= sizeof(addr.sun_path)) {
@@ -185,8 +183,10 @@ void UnixListener::AcceptOne() {
     return;
   }
   if (!Allowed(cred.uid)) {
-    spdlog::warn("local API: refused connection from uid {} pid {}: uid not in "
-                 "daemon.allowed_uids", cred.uid, cred.pid);
+    spdlog::warn(
+        "local API: refused connection from uid {} pid {}: uid not in "
+        "daemon.allowed_uids",
+        cred.uid, cred.pid);
     close(fd);
     return;
   }
@@ -197,8 +197,8 @@ void UnixListener::AcceptOne() {
 
 bool UnixListener::Allowed(uid_t uid) const {
   if (options_.allowed_uids.empty() || uid == 0 || uid == getuid()) return true;
-  return std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(),
-                   int64_t(uid)) != options_.allowed_uids.end();
+  return std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), int64_t(uid)) !=
+         options_.allowed_uids.end();
 }
 
 }  // namespace rdmad

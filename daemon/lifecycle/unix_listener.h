@@ -37,7 +37,7 @@ struct PeerCredentials {
 struct UnixListenerOptions {
   std::string path;
   uint32_t mode = 0660;
-  std::string group;  // "" keeps the process's group
+  std::string group;                  // "" keeps the process's group
   std::vector<int64_t> allowed_uids;  // empty: all
   // The daemon owns the socket's directory (it created it, or systemd did as
   // RuntimeDirectory): give it the socket's group too, so group members can

@@ -13,14 +13,14 @@ TEST(BackoffTest, DoublesFrom100msTo10s) {
   Backoff backoff({milliseconds(100), milliseconds(10000), 0.0}, [] { return 0.5; });
   std::vector<int64_t> delays;
   for (int i = 0; i < 10; ++i) delays.push_back(backoff.Next().count());
-  EXPECT_EQ(delays, (std::vector<int64_t>{100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000,
-                                          10000}));
+  EXPECT_EQ(delays,
+            (std::vector<int64_t>{100, 200, 400, 800, 1600, 3200, 6400, 10000, 10000, 10000}));
 }
 
 TEST(BackoffTest, JitterStaysWithinTheBand) {
   double r = 0.0;
   Backoff backoff({milliseconds(1000), milliseconds(10000), 0.2}, [&r] { return r; });
-  EXPECT_EQ(backoff.Next().count(), 800);   // r = 0: -20%
+  EXPECT_EQ(backoff.Next().count(), 800);  // r = 0: -20%
   r = 0.999999;
   EXPECT_EQ(backoff.Next().count(), 2399);  // r -> 1: +20%
   r = 0.5;

@@ -9,15 +9,12 @@
 namespace rdmad {
 namespace {
 
-Status BadTcp(std::string message) {
-  return Status::InvalidArgument("TCP endpoint: " + message);
-}
+Status BadTcp(std::string message) { return Status::InvalidArgument("TCP endpoint: " + message); }
 
 bool IsNumericAddress(const std::string& host) {
   unsigned char buf[sizeof(struct in6_addr)];
   std::string bare = host.substr(0, host.find('%'));  // fe80::1%eth0
-  return inet_pton(AF_INET, host.c_str(), buf) == 1 ||
-         inet_pton(AF_INET6, bare.c_str(), buf) == 1;
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, bare.c_str(), buf) == 1;
 }
 
 Status ValidateTcp(const internal::TcpEndpoint& e, bool listening) {

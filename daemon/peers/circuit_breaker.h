@@ -30,9 +30,9 @@ class CircuitBreaker {
   enum class State { kClosed, kOpen, kHalfOpen };
 
   struct Options {
-    int failures = 5;                        // 0: never open
+    int failures = 5;  // 0: never open
     std::chrono::milliseconds open_for{30000};
-    std::chrono::milliseconds min_span{0};   // first to last failure of the run
+    std::chrono::milliseconds min_span{0};  // first to last failure of the run
   };
 
   explicit CircuitBreaker(Options options) : options_(options) {}

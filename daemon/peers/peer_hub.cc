@@ -18,9 +18,10 @@ void LogSecurity(const Config::Daemon& d, const std::string& target) {
                  d.tls_ca);
   } else if (!IsLoopbackHost(d.peer_address)) {
     // ValidateConfig let this through only with peer_insecure.
-    spdlog::warn("peers: listening on {} WITHOUT TLS (daemon.peer_insecure = true): any host "
-                 "that reaches this port can talk to rdmad; use this on a trusted network only",
-                 target);
+    spdlog::warn(
+        "peers: listening on {} WITHOUT TLS (daemon.peer_insecure = true): any host "
+        "that reaches this port can talk to rdmad; use this on a trusted network only",
+        target);
   } else {
     spdlog::info("peers: listening on {} (loopback, plaintext)", target);
     if (d.peer_insecure) spdlog::info("daemon.peer_insecure has no effect on loopback");
@@ -62,15 +63,14 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   // A peer that is still starting is dialled every few hundred ms at first:
   // its failures must span a while before the circuit opens.
   session_options.breaker.min_span = std::chrono::seconds(10);
-  sessions_ = std::make_unique<PeerSessions>(std::move(transport->connector),
-                                             [this] { return LocalHello(); }, session_options);
+  sessions_ = std::make_unique<PeerSessions>(
+      std::move(transport->connector), [this] { return LocalHello(); }, session_options);
   sessions_->Observe(on_state_, on_event_);
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();
   spdlog::info("peers: protocol {}, instance {}, {} configured",
-               FormatProtocol(LocalProtocolVersion()),
-               instance_id_, config.peers.size());
+               FormatProtocol(LocalProtocolVersion()), instance_id_, config.peers.size());
   return Status::Ok();
 }
 
@@ -80,13 +80,15 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
   if (a.peer_address != b.peer_address || a.peer_port != b.peer_port ||
       a.peer_insecure != b.peer_insecure || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
       a.tls_ca != b.tls_ca) {
-    spdlog::warn("daemon.peer_address, peer_port, peer_insecure and tls_* changed; the peer "
-                 "listener and TLS keep their old settings until rdmad restarts");
+    spdlog::warn(
+        "daemon.peer_address, peer_port, peer_insecure and tls_* changed; the peer "
+        "listener and TLS keep their old settings until rdmad restarts");
   }
   if (a.peer_breaker_failures != b.peer_breaker_failures ||
       a.peer_breaker_open_s != b.peer_breaker_open_s) {
-    spdlog::warn("daemon.peer_breaker_failures and peer_breaker_open_s changed; peer sessions "
-                 "keep their old circuit breaker settings until rdmad restarts");
+    spdlog::warn(
+        "daemon.peer_breaker_failures and peer_breaker_open_s changed; peer sessions "
+        "keep their old circuit breaker settings until rdmad restarts");
   }
   if (sessions_) sessions_->SetConfiguredPeers(next.peers);
 }

@@ -62,9 +62,9 @@ class PeerHub {
   const std::string instance_id_;
   PeerInbound inbound_;
   std::unique_ptr<PeerServer> server_;
-  std::unique_ptr<PeerSessions> sessions_;   // set once by Start
+  std::unique_ptr<PeerSessions> sessions_;       // set once by Start
   std::atomic<PeerSessions*> running_{nullptr};  // sessions_, for readers
-  PeerSessions::StateObserver on_state_;  // set before Start
+  PeerSessions::StateObserver on_state_;         // set before Start
   PeerSessions::EventObserver on_event_;
   bool stopped_ = false;
 };

@@ -104,8 +104,7 @@ void InboundStream::Cancel() {
   Close(Status::Cancelled("cancelled by the peer"));
 }
 
-PeerInbound::PeerInbound(std::function<PeerHello()> local_hello,
-                         std::function<SteadyTime()> clock)
+PeerInbound::PeerInbound(std::function<PeerHello()> local_hello, std::function<SteadyTime()> clock)
     : local_hello_(std::move(local_hello)), clock_(std::move(clock)) {
   if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
 }
@@ -156,12 +155,10 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
   if (!first) {
     spdlog::trace("Hello from {} ({})", remote.host_name, from);
   } else if (!version.ok()) {
-    spdlog::warn("{}; answering its Hello so it knows, refusing its session",
-                 version.message());
+    spdlog::warn("{}; answering its Hello so it knows, refusing its session", version.message());
   } else {
     spdlog::info("Hello from peer {} ({}): rdmad {}, protocol {}, instance {}", remote.host_name,
-                 from, remote.daemon_version, FormatProtocol(remote.protocol),
-                 remote.instance_id);
+                 from, remote.daemon_version, FormatProtocol(remote.protocol), remote.instance_id);
   }
   return local;
 }

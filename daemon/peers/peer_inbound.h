@@ -70,8 +70,8 @@ class InboundStream : public std::enable_shared_from_this<InboundStream> {
   SessionOpen open_;
   std::string from_;
   std::mutex mu_;
-  uint64_t id_ = 0;          // registration, 0 when not registered; guarded by mu_
-  uint64_t sequence_ = 0;    // numbered in write order, under stream_'s lock
+  uint64_t id_ = 0;            // registration, 0 when not registered; guarded by mu_
+  uint64_t sequence_ = 0;      // numbered in write order, under stream_'s lock
   SteadyTime next_heartbeat_;  // guarded by mu_
 };
 
@@ -137,8 +137,8 @@ class PeerInbound {
   std::function<SteadyTime()> clock_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool closed_ = false;                                           // guarded by mu_
-  uint64_t next_id_ = 1;                                          // guarded by mu_
+  bool closed_ = false;         // guarded by mu_
+  uint64_t next_id_ = 1;        // guarded by mu_
   uint64_t registrations_ = 0;  // wakes the ticker for a new stream; guarded by mu_
   std::map<uint64_t, std::weak_ptr<InboundStream>> streams_;  // guarded by mu_
   std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_

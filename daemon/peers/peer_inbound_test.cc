@@ -36,9 +36,7 @@ PeerHello LocalHello() {
   return h;
 }
 
-SessionOpen Open(uint32_t major = 1) {
-  return SessionOpen{{major, 0}, "node-b", kPeerId, 1000};
-}
+SessionOpen Open(uint32_t major = 1) { return SessionOpen{{major, 0}, "node-b", kPeerId, 1000}; }
 
 class PeerInboundTest : public ::testing::Test {
  protected:

@@ -55,13 +55,11 @@ class PeerLink {
   // checked with ValidateHello (a malformed reply is an error), or why the
   // call failed (UNAVAILABLE with the transport's reason, DEADLINE_EXCEEDED
   // after timeout, ...).
-  virtual void Hello(const PeerHello& self, std::chrono::milliseconds timeout,
-                     HelloDone done) = 0;
+  virtual void Hello(const PeerHello& self, std::chrono::milliseconds timeout, HelloDone done) = 0;
 
   // Opens the Session stream: on_event for each event (in order), then
   // on_end exactly once with why it ended (OK: the peer closed it).
-  virtual std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open,
-                                                  EventCallback on_event,
+  virtual std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
                                                   EndCallback on_end) = 0;
 
   // The channel broker's calls, async like Hello. OpenChannel's done gets
@@ -115,9 +113,8 @@ struct PeerTransport {
 // Starts the listener (serving inbound) and makes the connector; an error
 // (address in use, unreadable TLS files) is FAILED_PRECONDITION or
 // INVALID_ARGUMENT naming the setting, and the daemon does not start.
-using PeerTransportFactory =
-    std::function<StatusOr<PeerTransport>(const PeerTransportOptions& options,
-                                          PeerInbound* inbound)>;
+using PeerTransportFactory = std::function<StatusOr<PeerTransport>(
+    const PeerTransportOptions& options, PeerInbound* inbound)>;
 
 }  // namespace rdmad
 

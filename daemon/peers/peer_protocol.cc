@@ -19,9 +19,8 @@ namespace {
 constexpr ProtocolVersion kProtocol{1, 0};
 
 bool IsHex(std::string_view text) {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 bool IsMtu(int mtu) {
@@ -87,8 +86,8 @@ Status ValidateHello(const PeerHello& hello, std::string_view field) {
       return Invalid(field, ".capabilities.ports: device 1..64 bytes, transport up to 64");
     }
     if (p.port < 1 || p.port > 255) {
-      return Invalid(field, ".capabilities.ports: port " + std::to_string(p.port) +
-                                " of " + p.device + " is not 1..255");
+      return Invalid(field, ".capabilities.ports: port " + std::to_string(p.port) + " of " +
+                                p.device + " is not 1..255");
     }
     if (!IsMtu(p.active_mtu)) {
       return Invalid(field, ".capabilities.ports: active_mtu " + std::to_string(p.active_mtu) +
@@ -171,8 +170,8 @@ StatusOr<std::string> NormalizePeerAddress(std::string_view address) {
   }
   size_t close = address.find(']');
   size_t colon = address.rfind(':');
-  bool has_port = colon != std::string_view::npos &&
-                  (close == std::string_view::npos || colon > close);
+  bool has_port =
+      colon != std::string_view::npos && (close == std::string_view::npos || colon > close);
   if (has_port) return copy;
   return copy + ":" + std::to_string(kDefaultPeerPort);
 }

@@ -41,7 +41,10 @@ TEST(PeerProtocolTest, GarbageInAHelloIsNamed) {
     std::string message;
   };
   std::vector<Case> cases = {
-      {[](PeerHello* h) { h->protocol = {0, 0}; }, "self.protocol: a major version is required"},
+      {[](PeerHello* h) {
+         h->protocol = {0, 0};
+       },
+       "self.protocol: a major version is required"},
       {[](PeerHello* h) { h->host_name = std::string(256, 'x'); },
        "self.host_name: 1..255 bytes required"},
       {[](PeerHello* h) { h->instance_id = "XYZ"; },

@@ -149,9 +149,9 @@ void PeerSession::StartAttempt(SteadyTime now) {
     return;
   }
   if (breaker_.state() == CircuitBreaker::State::kHalfOpen) {
-    spdlog::info("peer {} ({}): circuit half-open after {} s; probing once", name_, address_,
-                 std::chrono::duration_cast<std::chrono::seconds>(breaker_.options().open_for)
-                     .count());
+    spdlog::info(
+        "peer {} ({}): circuit half-open after {} s; probing once", name_, address_,
+        std::chrono::duration_cast<std::chrono::seconds>(breaker_.options().open_for).count());
     std::lock_guard lock(mu_);
     probing_ = true;
   }
@@ -241,15 +241,15 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
     phase_ = Phase::kUp;
     backoff_.Reset();
     if (breaker_.OnSuccess()) {
-      spdlog::info("peer {} ({}): circuit closed: the half-open probe succeeded", name_,
-                   address_);
+      spdlog::info("peer {} ({}): circuit closed: the half-open probe succeeded", name_, address_);
     }
     next_probe_ = at + env_->options.rtt_interval;
     PeerSnapshot s = snapshot();
-    spdlog::info("peer {} ({}) is up: host {}, rdmad {}, protocol {}, RTT {:.3f} ms, "
-                 "RDMA transports: {}",
-                 name_, address_, s.remote->host_name, s.remote->daemon_version,
-                 FormatProtocol(s.remote->protocol), s.rtt_ms, Join(s.remote->transports));
+    spdlog::info(
+        "peer {} ({}) is up: host {}, rdmad {}, protocol {}, RTT {:.3f} ms, "
+        "RDMA transports: {}",
+        name_, address_, s.remote->host_name, s.remote->daemon_version,
+        FormatProtocol(s.remote->protocol), s.rtt_ms, Join(s.remote->transports));
     {
       std::lock_guard lock(mu_);
       failures_ = 0;
@@ -263,7 +263,8 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
   std::vector<EventObserver> observers;
   {
     std::lock_guard lock(observers_mu_);
-    for (auto& [id, o] : observers_) if (o.second) observers.push_back(o.second);
+    for (auto& [id, o] : observers_)
+      if (o.second) observers.push_back(o.second);
   }
   for (auto& o : observers) o(event);
 }
@@ -282,9 +283,9 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
   phase_ = Phase::kIdle;
   bool probe = breaker_.state() == CircuitBreaker::State::kHalfOpen;
   bool opened = breaker_.OnFailure(now);
-  milliseconds delay =
-      opened ? std::chrono::duration_cast<milliseconds>(breaker_.open_until() - now)
-             : backoff_.Next();
+  milliseconds delay = opened
+                           ? std::chrono::duration_cast<milliseconds>(breaker_.open_until() - now)
+                           : backoff_.Next();
   next_attempt_ = now + delay;
   const auto& wall = env_->options.wall_clock;
   auto until_wall = (wall ? wall() : std::chrono::system_clock::now()) + delay;
@@ -305,9 +306,10 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
       spdlog::warn("peer {} ({}): circuit open again until {}: the half-open probe failed: {}",
                    name_, address_, until, error);
     } else {
-      spdlog::warn("peer {} ({}): circuit open until {} after {} failures in a row, the last: "
-                   "{}; not dialling it until then",
-                   name_, address_, until, failures, error);
+      spdlog::warn(
+          "peer {} ({}): circuit open until {} after {} failures in a row, the last: "
+          "{}; not dialling it until then",
+          name_, address_, until, failures, error);
     }
     SetState(PeerSessionState::kCircuitOpen, error, now);
     return;
@@ -357,7 +359,8 @@ void PeerSession::NotifyState() {
   std::vector<StateObserver> observers;
   {
     std::lock_guard lock(observers_mu_);
-    for (auto& [id, o] : observers_) if (o.first) observers.push_back(o.first);
+    for (auto& [id, o] : observers_)
+      if (o.first) observers.push_back(o.first);
   }
   if (observers.empty()) return;
   PeerSnapshot s = snapshot();

@@ -61,11 +61,11 @@ struct PeerSnapshot {
   std::string address;  // HOST:PORT as dialled
   bool configured = true;
   PeerSessionState state = PeerSessionState::kConnecting;
-  double rtt_ms = 0;         // last Hello round trip; 0 before the first
-  std::string last_error;    // "" while up
+  double rtt_ms = 0;                // last Hello round trip; 0 before the first
+  std::string last_error;           // "" while up
   std::optional<PeerHello> remote;  // the peer's last Hello
-  double state_seconds = 0;  // time in this state
-  int failures = 0;          // failed attempts since the last up
+  double state_seconds = 0;         // time in this state
+  int failures = 0;                 // failed attempts since the last up
   // While circuit-open: when the half-open probe is due (wall clock).
   std::chrono::system_clock::time_point circuit_open_until{};
 };
@@ -73,14 +73,14 @@ struct PeerSnapshot {
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 struct PeerSessionOptions {
-  Backoff::Options backoff;                     // 100 ms .. 10 s, +-20%
+  Backoff::Options backoff;  // 100 ms .. 10 s, +-20%
   std::chrono::milliseconds hello_timeout{3000};
   std::chrono::milliseconds rtt_interval{5000};  // Hello again while up
   std::chrono::milliseconds heartbeat_interval{1000};
-  std::chrono::milliseconds stale_after{5000};   // no event this long: down
-  std::function<SteadyTime()> clock;             // default steady_clock
-  std::function<double()> random;                // for jitter; default random
-  CircuitBreaker::Options breaker;               // 5 failures, open 30 s
+  std::chrono::milliseconds stale_after{5000};                        // no event this long: down
+  std::function<SteadyTime()> clock;                                  // default steady_clock
+  std::function<double()> random;                                     // for jitter; default random
+  CircuitBreaker::Options breaker;                                    // 5 failures, open 30 s
   std::function<std::chrono::system_clock::time_point()> wall_clock;  // default now
 };
 

@@ -66,12 +66,15 @@ class PeerSessionBreakerTest : public ::testing::Test {
     options.wall_clock = [this] { return wall_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
     options.breaker = {.failures = 3, .open_for = seconds(30)};
-    sessions_ = std::make_unique<PeerSessions>(connector_, [] {
-      PeerHello h;
-      h.protocol = {1, 0};
-      h.instance_id = "fedcba9876543210fedcba9876543210";
-      return h;
-    }, options);
+    sessions_ = std::make_unique<PeerSessions>(
+        connector_,
+        [] {
+          PeerHello h;
+          h.protocol = {1, 0};
+          h.instance_id = "fedcba9876543210fedcba9876543210";
+          return h;
+        },
+        options);
     sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
     sessions_->RunOnce();  // attempt 1
   }

@@ -84,8 +84,7 @@ void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
 
 // mu_ held.
 std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
-                                                      const std::string& address,
-                                                      bool configured) {
+                                                      const std::string& address, bool configured) {
   auto session = std::make_shared<PeerSession>(name, address, configured, env_);
   if (on_state_ || on_event_) {
     std::weak_ptr<PeerSession> weak = session;

@@ -118,8 +118,9 @@ class PeerSessionsTest : public ::testing::Test {
     PeerSessionOptions options;
     options.clock = [this] { return now_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
-    options.breaker.failures = 0;  // no circuit breaker: peer_session_breaker_test.cc
-    sessions_ = std::make_unique<PeerSessions>(connector_, [] { return LocalHello(); }, options);
+    options.breaker.failures = 0;         // no circuit breaker: peer_session_breaker_test.cc
+    sessions_ = std::make_unique<PeerSessions>(
+        connector_, [] { return LocalHello(); }, options);
   }
 
   static PeerHello LocalHello() {
@@ -206,8 +207,7 @@ TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
   sessions_->RunOnce();
   Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
   sessions_->RunOnce();
-  EXPECT_EQ(seen, (std::vector<std::string>{"b up " + std::string(kRemoteId),
-                                            "b closed 7 bye",
+  EXPECT_EQ(seen, (std::vector<std::string>{"b up " + std::string(kRemoteId), "b closed 7 bye",
                                             "b down " + std::string(kRemoteId)}));
 }
 
@@ -387,7 +387,8 @@ TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
   sessions_->RunOnce();
   Link().streams[0]->End(Status::Ok());
   sessions_->RunOnce();
-  EXPECT_EQ(states, (std::vector<PeerSessionState>{PeerSessionState::kUp, PeerSessionState::kDown}));
+  EXPECT_EQ(states,
+            (std::vector<PeerSessionState>{PeerSessionState::kUp, PeerSessionState::kDown}));
   EXPECT_EQ(closed, (std::vector<uint64_t>{42}));
   EXPECT_EQ(Peer().last_error, "the peer closed the session");
   session->Unsubscribe(id);

@@ -8,13 +8,11 @@ namespace rdmad {
 namespace {
 
 // `"=mlx5_0:1"`: the entry as the user wrote it, quoted.
-std::string Quoted(const DeviceSpec& spec) {
-  return "\"" + FormatDeviceSpec(spec) + "\"";
-}
+std::string Quoted(const DeviceSpec& spec) { return "\"" + FormatDeviceSpec(spec) + "\""; }
 
 // The first entry of specs matching device/port, or nullptr.
-const DeviceSpec* FirstMatch(const std::vector<DeviceSpec>& specs,
-                             std::string_view device, int port) {
+const DeviceSpec* FirstMatch(const std::vector<DeviceSpec>& specs, std::string_view device,
+                             int port) {
   for (const DeviceSpec& spec : specs) {
     if (DeviceSpecMatches(spec, device, port)) return &spec;
   }
@@ -33,17 +31,15 @@ std::string QuotedList(const std::vector<DeviceSpec>& specs) {
 
 }  // namespace
 
-bool DeviceSpecMatches(const DeviceSpec& spec, std::string_view device,
-                       int port) {
-  bool name_matches = spec.exact ? device == spec.name
-                                 : device.substr(0, spec.name.size()) ==
-                                       std::string_view(spec.name);
+bool DeviceSpecMatches(const DeviceSpec& spec, std::string_view device, int port) {
+  bool name_matches = spec.exact
+                          ? device == spec.name
+                          : device.substr(0, spec.name.size()) == std::string_view(spec.name);
   if (!name_matches) return false;
   return spec.port == 0 || port == 0 || spec.port == port;
 }
 
-FilterDecision DecideDevice(const Config::Devices& filter,
-                            std::string_view device, int port) {
+FilterDecision DecideDevice(const Config::Devices& filter, std::string_view device, int port) {
   for (const DeviceSpec& spec : filter.exclude) {
     // A port-restricted exclude entry does not exclude the whole device.
     if (port == 0 && spec.port != 0) continue;
@@ -60,13 +56,12 @@ FilterDecision DecideDevice(const Config::Devices& filter,
   return {false, "not matched by devices.include " + QuotedList(filter.include)};
 }
 
-bool DeviceSelected(const Config::Devices& filter, std::string_view device,
-                    int port) {
+bool DeviceSelected(const Config::Devices& filter, std::string_view device, int port) {
   return DecideDevice(filter, device, port).selected;
 }
 
-std::string DescribeFilterDecision(const Config::Devices& filter,
-                                   std::string_view device, int port) {
+std::string DescribeFilterDecision(const Config::Devices& filter, std::string_view device,
+                                   int port) {
   return DecideDevice(filter, device, port).reason;
 }
 

@@ -21,8 +21,7 @@ namespace rdmad {
 // Whether one filter entry matches device/port. port 0 asks about the device
 // as a whole: an entry restricted to a port then still matches (the device
 // has a matching port).
-bool DeviceSpecMatches(const DeviceSpec& spec, std::string_view device,
-                       int port);
+bool DeviceSpecMatches(const DeviceSpec& spec, std::string_view device, int port);
 
 // The filter's verdict on one device port, with a one-line reason such as
 // `excluded by devices.exclude "mlx5_1"` or
@@ -34,16 +33,14 @@ struct FilterDecision {
 
 // Decides device/port. port 0 asks about the device as a whole: an exclude
 // entry restricted to one port does not exclude the whole device.
-FilterDecision DecideDevice(const Config::Devices& filter,
-                            std::string_view device, int port);
+FilterDecision DecideDevice(const Config::Devices& filter, std::string_view device, int port);
 
 // DecideDevice(...).selected.
-bool DeviceSelected(const Config::Devices& filter, std::string_view device,
-                    int port);
+bool DeviceSelected(const Config::Devices& filter, std::string_view device, int port);
 
 // DecideDevice(...).reason.
-std::string DescribeFilterDecision(const Config::Devices& filter,
-                                   std::string_view device, int port);
+std::string DescribeFilterDecision(const Config::Devices& filter, std::string_view device,
+                                   int port);
 
 }  // namespace rdmad
 

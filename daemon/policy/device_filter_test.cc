@@ -44,8 +44,7 @@ TEST(DeviceFilterTest, CaretFilterStoresExcludes) {
   ASSERT_TRUE(ParseDeviceFilter("^mlx5_1,=bnxt_re0:1", &devices).ok());
   EXPECT_TRUE(devices.include.empty());
   EXPECT_EQ(devices.exclude,
-            (std::vector<DeviceSpec>{{"mlx5_1", false, 0},
-                                     {"bnxt_re0", true, 1}}));
+            (std::vector<DeviceSpec>{{"mlx5_1", false, 0}, {"bnxt_re0", true, 1}}));
 }
 
 struct SpecCase {
@@ -74,8 +73,7 @@ TEST(DeviceFilterTest, DeviceSpecMatches) {
            {"=mlx5_0:2", "mlx5_0", 1, false},
            {"=mlx5_0:2", "mlx5_01", 2, false},
        }) {
-    SCOPED_TRACE(c.spec + " vs " + c.device + " port " +
-                 std::to_string(c.port));
+    SCOPED_TRACE(c.spec + " vs " + c.device + " port " + std::to_string(c.port));
     EXPECT_EQ(DeviceSpecMatches(Spec(c.spec), c.device, c.port), c.matches);
   }
 }
@@ -110,8 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::ValuesIn(std::vector<DecideCase>{
         {"EmptySelectsEverything", "", "", "rxe0", 1, true, kEveryDevice},
         {"EmptySelectsWholeDevice", "", "", "rxe0", 0, true, kEveryDevice},
-        {"PrefixInclude", "mlx5", "", "mlx5_0", 1, true,
-         "selected by devices.include \"mlx5\""},
+        {"PrefixInclude", "mlx5", "", "mlx5_0", 1, true, "selected by devices.include \"mlx5\""},
         {"PrefixIncludeOtherVendor", "mlx5", "", "bnxt_re0", 1, false,
          "not matched by devices.include [\"mlx5\"]"},
         {"ExactInclude", "=mlx5_1", "", "mlx5_1", 1, true,
@@ -122,8 +119,8 @@ INSTANTIATE_TEST_SUITE_P(
          "not matched by devices.include [\"mlx5_0:1\"]"},
         {"PortIncludeWholeDevice", "mlx5_0:1", "", "mlx5_0", 0, true,
          "selected by devices.include \"mlx5_0:1\""},
-        {"FirstMatchingIncludeIsNamed", "bnxt,mlx5_0:2,=rxe0,rxe", "", "rxe0",
-         1, true, "selected by devices.include \"=rxe0\""},
+        {"FirstMatchingIncludeIsNamed", "bnxt,mlx5_0:2,=rxe0,rxe", "", "rxe0", 1, true,
+         "selected by devices.include \"=rxe0\""},
         {"NoMatchListsEveryInclude", "bnxt,=rxe0", "", "mlx5_0", 1, false,
          "not matched by devices.include [\"bnxt\", \"=rxe0\"]"},
         {"ExcludePrefix", "", "mlx5_1", "mlx5_1", 1, false,
@@ -135,18 +132,16 @@ INSTANTIATE_TEST_SUITE_P(
          "excluded by devices.exclude \"mlx5\""},
         {"ExcludeWinsOverPrefixInclude", "mlx5", "=mlx5_1", "mlx5_1", 1, false,
          "excluded by devices.exclude \"=mlx5_1\""},
-        {"IncludeStillAppliesBesideExclude", "mlx5", "=mlx5_1", "mlx5_0", 1,
-         true, "selected by devices.include \"mlx5\""},
+        {"IncludeStillAppliesBesideExclude", "mlx5", "=mlx5_1", "mlx5_0", 1, true,
+         "selected by devices.include \"mlx5\""},
         {"ExcludedPort", "", "mlx5_0:2", "mlx5_0", 2, false,
          "excluded by devices.exclude \"mlx5_0:2\""},
-        {"ExcludedPortLeavesOtherPort", "", "mlx5_0:2", "mlx5_0", 1, true,
-         kEveryDevice},
-        {"ExcludedPortLeavesTheDevice", "", "mlx5_0:2", "mlx5_0", 0, true,
-         kEveryDevice},
-        {"WholeDeviceExcludeCoversWholeDevice", "", "=mlx5_0", "mlx5_0", 0,
-         false, "excluded by devices.exclude \"=mlx5_0\""},
-        {"ExcludedPortButIncludedDevice", "=mlx5_0", "=mlx5_0:1", "mlx5_0", 1,
-         false, "excluded by devices.exclude \"=mlx5_0:1\""},
+        {"ExcludedPortLeavesOtherPort", "", "mlx5_0:2", "mlx5_0", 1, true, kEveryDevice},
+        {"ExcludedPortLeavesTheDevice", "", "mlx5_0:2", "mlx5_0", 0, true, kEveryDevice},
+        {"WholeDeviceExcludeCoversWholeDevice", "", "=mlx5_0", "mlx5_0", 0, false,
+         "excluded by devices.exclude \"=mlx5_0\""},
+        {"ExcludedPortButIncludedDevice", "=mlx5_0", "=mlx5_0:1", "mlx5_0", 1, false,
+         "excluded by devices.exclude \"=mlx5_0:1\""},
     }),
     [](const auto& info) { return info.param.name; });
 

@@ -13,8 +13,7 @@
 namespace rdmad {
 namespace {
 
-bool HasPrefix(const IpAddress& ip, std::initializer_list<uint8_t> base,
-               int bits) {
+bool HasPrefix(const IpAddress& ip, std::initializer_list<uint8_t> base, int bits) {
   IpAddress net;
   net.v6 = ip.v6;
   std::copy(base.begin(), base.end(), net.bytes.begin());
@@ -23,13 +22,11 @@ bool HasPrefix(const IpAddress& ip, std::initializer_list<uint8_t> base,
 
 bool IsZero(const IpAddress& ip) {
   int n = ip.v6 ? 16 : 4;
-  return std::all_of(ip.bytes.begin(), ip.bytes.begin() + n,
-                     [](uint8_t b) { return b == 0; });
+  return std::all_of(ip.bytes.begin(), ip.bytes.begin() + n, [](uint8_t b) { return b == 0; });
 }
 
 // The first overlay glob matching netdev, or nullptr.
-const std::string* OverlayGlob(const GidPreferences& prefs,
-                               const std::string& netdev) {
+const std::string* OverlayGlob(const GidPreferences& prefs, const std::string& netdev) {
   if (netdev.empty()) return nullptr;
   for (const std::string& glob : prefs.overlay_globs) {
     if (fnmatch(glob.c_str(), netdev.c_str(), 0) == 0) return &glob;
@@ -60,8 +57,7 @@ std::string RejectReason(const GidEntry& gid, const IpAddress& ip, bool iwarp,
   }
   if (ClassifyAddress(ip) == AddressScope::kLinkLocal &&
       ClassifyAddress(prefs.peer) != AddressScope::kLinkLocal) {
-    return "link-local address, the peer " + FormatIpAddress(prefs.peer) +
-           " is routable";
+    return "link-local address, the peer " + FormatIpAddress(prefs.peer) + " is routable";
   }
   if (prefs.subnet && !InSubnet(ip, *prefs.subnet)) {
     return "outside gid.subnet " + prefs.subnet_text;
@@ -70,12 +66,11 @@ std::string RejectReason(const GidEntry& gid, const IpAddress& ip, bool iwarp,
 }
 
 // Fills scope_rank and scope_text.
-void Classify(const GidPreferences& prefs, const std::string& netdev,
-              GidCandidate* c) {
+void Classify(const GidPreferences& prefs, const std::string& netdev, GidCandidate* c) {
   if (const std::string* glob = OverlayGlob(prefs, netdev)) {
     c->scope_rank = 2;
-    c->scope_text = "an address on overlay netdev " + netdev +
-                    " (gid.overlay_netdevs \"" + *glob + "\")";
+    c->scope_text =
+        "an address on overlay netdev " + netdev + " (gid.overlay_netdevs \"" + *glob + "\")";
     return;
   }
   switch (ClassifyAddress(c->ip)) {
@@ -103,8 +98,7 @@ std::optional<IpAddress> ParseIpAddress(std::string_view text) {
   if (inet_pton(AF_INET6, s.c_str(), ip.bytes.data()) != 1) {
     return std::nullopt;
   }
-  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0,    0,
-                                          0, 0, 0, 0, 0xff, 0xff};
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   if (std::memcmp(ip.bytes.data(), kMapped, sizeof(kMapped)) == 0) {
     std::memmove(ip.bytes.data(), ip.bytes.data() + 12, 4);
     std::fill(ip.bytes.begin() + 4, ip.bytes.end(), 0);
@@ -126,10 +120,9 @@ std::optional<Subnet> ParseSubnet(std::string_view cidr) {
   std::optional<IpAddress> base = ParseIpAddress(cidr.substr(0, slash));
   std::string_view bits = cidr.substr(slash + 1);
   int prefix = -1;
-  auto [end, ec] = std::from_chars(bits.data(), bits.data() + bits.size(),
-                                   prefix);
-  if (!base || ec != std::errc() || end != bits.data() + bits.size() ||
-      bits.empty() || prefix < 0 || prefix > (base->v6 ? 128 : 32)) {
+  auto [end, ec] = std::from_chars(bits.data(), bits.data() + bits.size(), prefix);
+  if (!base || ec != std::errc() || end != bits.data() + bits.size() || bits.empty() ||
+      prefix < 0 || prefix > (base->v6 ? 128 : 32)) {
     return std::nullopt;
   }
   return Subnet{*base, prefix};
@@ -153,21 +146,19 @@ AddressScope ClassifyAddress(const IpAddress& ip) {
     return AddressScope::kRoutable;
   }
   if (HasPrefix(ip, {169, 254}, 16)) return AddressScope::kLinkLocal;
-  if (HasPrefix(ip, {10}, 8) || HasPrefix(ip, {172, 16}, 12) ||
-      HasPrefix(ip, {100, 64}, 10) || HasPrefix(ip, {192, 168}, 16)) {
+  if (HasPrefix(ip, {10}, 8) || HasPrefix(ip, {172, 16}, 12) || HasPrefix(ip, {100, 64}, 10) ||
+      HasPrefix(ip, {192, 168}, 16)) {
     return AddressScope::kPrivate;
   }
   return AddressScope::kRoutable;
 }
 
-StatusOr<GidPreferences> MakeGidPreferences(const Config::Gid& gid,
-                                            const IpAddress& peer) {
+StatusOr<GidPreferences> MakeGidPreferences(const Config::Gid& gid, const IpAddress& peer) {
   GidPreferences p;
   p.peer = peer;
   std::string family = gid.family.empty() ? "auto" : gid.family;
   if (family != "auto" && family != "ipv4" && family != "ipv6") {
-    return Status::InvalidArgument("gid.family \"" + family +
-                                   "\" is not auto, ipv4 or ipv6");
+    return Status::InvalidArgument("gid.family \"" + family + "\" is not auto, ipv4 or ipv6");
   }
   p.family_forced = family != "auto";
   p.want_v6 = p.family_forced ? family == "ipv6" : peer.v6;
@@ -195,20 +186,18 @@ StatusOr<GidPreferences> MakeGidPreferences(const Config::Gid& gid,
 
 bool RanksBefore(const GidCandidate& a, const GidCandidate& b) {
   auto key = [](const GidCandidate& c) {
-    return std::make_tuple(c.v1_fallback, !c.kernel_source, c.scope_rank,
-                           c.gid.index);
+    return std::make_tuple(c.v1_fallback, !c.kernel_source, c.scope_rank, c.gid.index);
   };
   return key(a) < key(b);
 }
 
-PortGids RankPortGids(const PortInfo& port, bool iwarp,
-                      const GidPreferences& prefs,
+PortGids RankPortGids(const PortInfo& port, bool iwarp, const GidPreferences& prefs,
                       const std::optional<IpAddress>& kernel_source) {
   PortGids out;
   for (const GidEntry& gid : port.gids) {
     std::optional<IpAddress> ip = GidIpAddress(gid);
-    std::string why = ip ? RejectReason(gid, *ip, iwarp, prefs)
-                         : "no IP address in \"" + gid.gid + "\"";
+    std::string why =
+        ip ? RejectReason(gid, *ip, iwarp, prefs) : "no IP address in \"" + gid.gid + "\"";
     if (!why.empty()) {
       out.rejected.push_back(DescribeGid(gid) + ": " + why);
       continue;
@@ -217,8 +206,7 @@ PortGids RankPortGids(const PortInfo& port, bool iwarp,
     c.gid = gid;
     c.ip = *ip;
     c.kernel_source = kernel_source && *kernel_source == *ip;
-    c.v1_fallback = !iwarp && prefs.v1_is_fallback &&
-                    gid.type != GidType::kRoceV2;
+    c.v1_fallback = !iwarp && prefs.v1_is_fallback && gid.type != GidType::kRoceV2;
     Classify(prefs, gid.netdev.empty() ? port.netdev : gid.netdev, &c);
     out.candidates.push_back(std::move(c));
   }

@@ -61,8 +61,8 @@ AddressScope ClassifyAddress(const IpAddress& ip);
 // The gid.* settings applied to one peer.
 struct GidPreferences {
   IpAddress peer;
-  bool want_v6 = false;       // the GID address family
-  bool family_forced = false; // gid.family ipv4|ipv6 rather than the peer's
+  bool want_v6 = false;        // the GID address family
+  bool family_forced = false;  // gid.family ipv4|ipv6 rather than the peer's
   bool allow_v2 = true;
   bool allow_v1 = false;
   bool v1_is_fallback = false;  // prefer-v2
@@ -74,8 +74,7 @@ struct GidPreferences {
 
 // INVALID_ARGUMENT for a gid.family, gid.roce_version or gid.subnet the
 // config layer should have refused (defence in depth).
-StatusOr<GidPreferences> MakeGidPreferences(const Config::Gid& gid,
-                                            const IpAddress& peer);
+StatusOr<GidPreferences> MakeGidPreferences(const Config::Gid& gid, const IpAddress& peer);
 
 // A usable GID of one port, with what ranks it.
 struct GidCandidate {
@@ -101,8 +100,7 @@ struct PortGids {
 // Ranks the GIDs of an Ethernet (RoCE or iWARP) port. For iWARP the RoCE
 // version is ignored: any GID with an address counts. kernel_source is the
 // address the kernel would send from to reach the peer, if known.
-PortGids RankPortGids(const PortInfo& port, bool iwarp,
-                      const GidPreferences& prefs,
+PortGids RankPortGids(const PortInfo& port, bool iwarp, const GidPreferences& prefs,
                       const std::optional<IpAddress>& kernel_source);
 
 // The IP address a GID maps: its ip field, else for a RoCE GID the GID text

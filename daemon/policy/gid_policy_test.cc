@@ -37,8 +37,7 @@ TEST(IpAddressTest, ParseAndFormat) {
            {"SysfsV4MappedGid", v4_gid, "10.1.0.5"},
            {"SysfsLinkLocalGid", "fe80:0000:0000:0000:bace:f6ff:fea1:2b3c",
             "fe80::bace:f6ff:fea1:2b3c", true},
-           {"SysfsGlobalGid", "2001:0db8:0001:0000:0000:0000:0000:0005",
-            "2001:db8:1::5", true},
+           {"SysfsGlobalGid", "2001:0db8:0001:0000:0000:0000:0000:0005", "2001:db8:1::5", true},
            {"NullGid", "0000:0000:0000:0000:0000:0000:0000:0000", "::", true},
            {"Empty", "", std::nullopt},
            {"HostName", "host.example", std::nullopt},
@@ -72,14 +71,19 @@ TEST(IpSubnetTest, ParseSubnet) {
     std::string name, cidr;
     int prefix;  // -1: malformed
   };
-  for (const Case& c : std::vector<Case>{
-           {"V4", "10.1.0.0/16", 16},        {"V4All", "0.0.0.0/0", 0},
-           {"V4Host", "192.0.2.7/32", 32},   {"V6", "2001:db8::/32", 32},
-           {"V6Host", "::/128", 128},        {"NoSlash", "10.1.0.0", -1},
-           {"NoBits", "10.1.0.0/", -1},      {"V4Too", "10.1.0.0/33", -1},
-           {"V6Too", "2001:db8::/129", -1},  {"Neg", "10.1.0.0/-1", -1},
-           {"Trailing", "10.1.0.0/16x", -1}, {"BadBase", "10.1.0/16", -1},
-           {"NoBase", "/16", -1}}) {
+  for (const Case& c : std::vector<Case>{{"V4", "10.1.0.0/16", 16},
+                                         {"V4All", "0.0.0.0/0", 0},
+                                         {"V4Host", "192.0.2.7/32", 32},
+                                         {"V6", "2001:db8::/32", 32},
+                                         {"V6Host", "::/128", 128},
+                                         {"NoSlash", "10.1.0.0", -1},
+                                         {"NoBits", "10.1.0.0/", -1},
+                                         {"V4Too", "10.1.0.0/33", -1},
+                                         {"V6Too", "2001:db8::/129", -1},
+                                         {"Neg", "10.1.0.0/-1", -1},
+                                         {"Trailing", "10.1.0.0/16x", -1},
+                                         {"BadBase", "10.1.0/16", -1},
+                                         {"NoBase", "/16", -1}}) {
     SCOPED_TRACE(c.name);
     std::optional<Subnet> subnet = ParseSubnet(c.cidr);
     ASSERT_EQ(subnet.has_value(), c.prefix >= 0);
@@ -94,21 +98,21 @@ TEST(IpSubnetTest, InSubnet) {
     std::string name, ip, cidr;
     bool inside;
   };
-  for (const Case& c : std::vector<Case>{
-           {"Inside16", "10.1.200.3", "10.1.0.0/16", true},
-           {"Outside16", "10.2.0.3", "10.1.0.0/16", false},
-           {"OddPrefixInside", "172.31.255.255", "172.16.0.0/12", true},
-           {"OddPrefixOutside", "172.32.0.0", "172.16.0.0/12", false},
-           {"HostBitsInBaseIgnored", "10.1.9.9", "10.1.2.3/16", true},
-           {"Slash32Exact", "192.0.2.7", "192.0.2.7/32", true},
-           {"Slash32Other", "192.0.2.8", "192.0.2.7/32", false},
-           {"ZeroPrefixSameFamily", "203.0.113.1", "0.0.0.0/0", true},
-           {"ZeroPrefixOtherFamily", "2001:db8::1", "0.0.0.0/0", false},
-           {"Ipv6Inside", "2001:db8:1::5", "2001:db8::/32", true},
-           {"Ipv6Outside", "2001:db9::5", "2001:db8::/32", false},
-           {"Ipv6Slash128", "2001:db8::5", "2001:db8::5/128", true},
-           {"Ipv4NotInIpv6", "10.1.0.5", "::/0", false},
-           {"MappedGidInIpv4", "::ffff:10.1.0.5", "10.1.0.0/16", true}}) {
+  for (const Case& c :
+       std::vector<Case>{{"Inside16", "10.1.200.3", "10.1.0.0/16", true},
+                         {"Outside16", "10.2.0.3", "10.1.0.0/16", false},
+                         {"OddPrefixInside", "172.31.255.255", "172.16.0.0/12", true},
+                         {"OddPrefixOutside", "172.32.0.0", "172.16.0.0/12", false},
+                         {"HostBitsInBaseIgnored", "10.1.9.9", "10.1.2.3/16", true},
+                         {"Slash32Exact", "192.0.2.7", "192.0.2.7/32", true},
+                         {"Slash32Other", "192.0.2.8", "192.0.2.7/32", false},
+                         {"ZeroPrefixSameFamily", "203.0.113.1", "0.0.0.0/0", true},
+                         {"ZeroPrefixOtherFamily", "2001:db8::1", "0.0.0.0/0", false},
+                         {"Ipv6Inside", "2001:db8:1::5", "2001:db8::/32", true},
+                         {"Ipv6Outside", "2001:db9::5", "2001:db8::/32", false},
+                         {"Ipv6Slash128", "2001:db8::5", "2001:db8::5/128", true},
+                         {"Ipv4NotInIpv6", "10.1.0.5", "::/0", false},
+                         {"MappedGidInIpv4", "::ffff:10.1.0.5", "10.1.0.0/16", true}}) {
     SCOPED_TRACE(c.name);
     std::optional<IpAddress> ip = ParseIpAddress(c.ip);
     std::optional<Subnet> subnet = ParseSubnet(c.cidr);
@@ -124,22 +128,22 @@ TEST(IpClassifyTest, ScopesAndTheirEdges) {
     std::string ip;
     AddressScope scope;
   };
-  for (const Case& c : std::vector<Case>{
-           {"0.0.0.0", S::kUnspecified},       {"::", S::kUnspecified},
-           {"10.0.0.0", S::kPrivate},          {"10.255.255.255", S::kPrivate},
-           {"9.255.255.255", S::kRoutable},    {"11.0.0.0", S::kRoutable},
-           {"172.16.0.1", S::kPrivate},        {"172.31.255.255", S::kPrivate},
-           {"172.15.255.255", S::kRoutable},   {"172.32.0.0", S::kRoutable},
-           {"100.64.0.1", S::kPrivate},        {"100.127.255.255", S::kPrivate},
-           {"100.63.255.255", S::kRoutable},   {"100.128.0.0", S::kRoutable},
-           {"192.168.0.1", S::kPrivate},       {"192.169.0.1", S::kRoutable},
-           {"169.254.3.3", S::kLinkLocal},     {"169.253.3.3", S::kRoutable},
-           {"192.0.2.1", S::kRoutable},        {"203.0.113.5", S::kRoutable},
-           {"fe80::1", S::kLinkLocal},         {"febf:ffff::1", S::kLinkLocal},
-           {"fec0::1", S::kRoutable},          {"fc00::1", S::kPrivate},
-           {"fdff:ffff::1", S::kPrivate},      {"fe00::1", S::kRoutable},
-           {"fbff::1", S::kRoutable},          {"2001:db8::1", S::kRoutable},
-           {"::ffff:192.168.1.1", S::kPrivate}}) {
+  for (const Case& c :
+       std::vector<Case>{{"0.0.0.0", S::kUnspecified},       {"::", S::kUnspecified},
+                         {"10.0.0.0", S::kPrivate},          {"10.255.255.255", S::kPrivate},
+                         {"9.255.255.255", S::kRoutable},    {"11.0.0.0", S::kRoutable},
+                         {"172.16.0.1", S::kPrivate},        {"172.31.255.255", S::kPrivate},
+                         {"172.15.255.255", S::kRoutable},   {"172.32.0.0", S::kRoutable},
+                         {"100.64.0.1", S::kPrivate},        {"100.127.255.255", S::kPrivate},
+                         {"100.63.255.255", S::kRoutable},   {"100.128.0.0", S::kRoutable},
+                         {"192.168.0.1", S::kPrivate},       {"192.169.0.1", S::kRoutable},
+                         {"169.254.3.3", S::kLinkLocal},     {"169.253.3.3", S::kRoutable},
+                         {"192.0.2.1", S::kRoutable},        {"203.0.113.5", S::kRoutable},
+                         {"fe80::1", S::kLinkLocal},         {"febf:ffff::1", S::kLinkLocal},
+                         {"fec0::1", S::kRoutable},          {"fc00::1", S::kPrivate},
+                         {"fdff:ffff::1", S::kPrivate},      {"fe00::1", S::kRoutable},
+                         {"fbff::1", S::kRoutable},          {"2001:db8::1", S::kRoutable},
+                         {"::ffff:192.168.1.1", S::kPrivate}}) {
     std::optional<IpAddress> ip = ParseIpAddress(c.ip);
     ASSERT_TRUE(ip) << c.ip;
     EXPECT_EQ(ClassifyAddress(*ip), c.scope) << c.ip;
@@ -156,8 +160,7 @@ IpAddress Ip(const std::string& text) {
 }
 
 TEST(GidPolicyTest, PreferencesFromTheDefaultConfig) {
-  StatusOr<GidPreferences> p =
-      MakeGidPreferences(DefaultConfig().gid, Ip("192.0.2.2"));
+  StatusOr<GidPreferences> p = MakeGidPreferences(DefaultConfig().gid, Ip("192.0.2.2"));
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_EQ(p->peer, Ip("192.0.2.2"));
   EXPECT_FALSE(p->want_v6);
@@ -167,9 +170,8 @@ TEST(GidPolicyTest, PreferencesFromTheDefaultConfig) {
   EXPECT_FALSE(p->v1_is_fallback);
   EXPECT_EQ(p->roce_version, "v2");
   EXPECT_FALSE(p->subnet);
-  EXPECT_EQ(p->overlay_globs,
-            (std::vector<std::string>{"docker*", "cni*", "flannel*", "calico*",
-                                      "vxlan*", "tunl0"}));
+  EXPECT_EQ(p->overlay_globs, (std::vector<std::string>{"docker*", "cni*", "flannel*", "calico*",
+                                                        "vxlan*", "tunl0"}));
 }
 
 TEST(GidPolicyTest, PreferencesTable) {
@@ -177,31 +179,41 @@ TEST(GidPolicyTest, PreferencesTable) {
     std::string name;
     std::string family = "", roce_version = "", subnet = "", peer = "";
     // Expected on success:
-    bool want_v6 = false, forced = false, v2 = true, v1 = false,
-         fallback = false;
+    bool want_v6 = false, forced = false, v2 = true, v1 = false, fallback = false;
     std::string error = "";  // non-empty: INVALID_ARGUMENT, this message
   };
   for (const Case& c : std::vector<Case>{
            {.name = "EmptyMeansAutoV2", .peer = "192.0.2.2"},
-           {.name = "AutoFamilyFollowsIpv6Peer", .family = "auto",
-            .peer = "2001:db8::2", .want_v6 = true},
-           {.name = "ForcedIpv6", .family = "ipv6", .peer = "192.0.2.2",
-            .want_v6 = true, .forced = true},
-           {.name = "ForcedIpv4", .family = "ipv4", .peer = "2001:db8::2",
-            .forced = true},
-           {.name = "V1Only", .roce_version = "v1", .peer = "192.0.2.2",
-            .v2 = false, .v1 = true},
-           {.name = "PreferV2", .roce_version = "prefer-v2",
-            .peer = "192.0.2.2", .v1 = true, .fallback = true},
+           {.name = "AutoFamilyFollowsIpv6Peer",
+           .family = "auto",
+           .peer = "2001:db8::2",
+           .want_v6 = true},
+           {.name = "ForcedIpv6",
+           .family = "ipv6",
+           .peer = "192.0.2.2",
+           .want_v6 = true,
+           .forced = true},
+           {.name = "ForcedIpv4", .family = "ipv4", .peer = "2001:db8::2", .forced = true},
+           {.name = "V1Only", .roce_version = "v1", .peer = "192.0.2.2", .v2 = false, .v1 = true},
+           {.name = "PreferV2",
+           .roce_version = "prefer-v2",
+           .peer = "192.0.2.2",
+           .v1 = true,
+           .fallback = true},
            {.name = "Subnet", .subnet = "10.1.0.0/16", .peer = "10.1.0.9"},
-           {.name = "BadFamily", .family = "inet", .peer = "192.0.2.2",
-            .error = "gid.family \"inet\" is not auto, ipv4 or ipv6"},
-           {.name = "BadRoceVersion", .roce_version = "v3",
-            .peer = "192.0.2.2",
-            .error = "gid.roce_version \"v3\" is not v2, v1 or prefer-v2"},
-           {.name = "BadSubnet", .subnet = "10.1.0.0", .peer = "192.0.2.2",
-            .error = "gid.subnet \"10.1.0.0\" is not a CIDR such as "
-                     "10.1.0.0/16"}}) {
+           {.name = "BadFamily",
+           .family = "inet",
+           .peer = "192.0.2.2",
+           .error = "gid.family \"inet\" is not auto, ipv4 or ipv6"},
+           {.name = "BadRoceVersion",
+           .roce_version = "v3",
+           .peer = "192.0.2.2",
+           .error = "gid.roce_version \"v3\" is not v2, v1 or prefer-v2"},
+           {.name = "BadSubnet",
+           .subnet = "10.1.0.0",
+           .peer = "192.0.2.2",
+           .error = "gid.subnet \"10.1.0.0\" is not a CIDR such as "
+                    "10.1.0.0/16"}}) {
     SCOPED_TRACE(c.name);
     Config::Gid gid;  // empty strings: the defaults
     gid.family = c.family;
@@ -228,17 +240,14 @@ TEST(GidPolicyTest, PreferencesTable) {
 // RankPortGids
 
 // A RoCE GID as the reader fills it: ip set (the GID text is only shown).
-GidEntry Roce(int index, GidType type, const std::string& ip,
-              const std::string& netdev = "eth0") {
+GidEntry Roce(int index, GidType type, const std::string& ip, const std::string& netdev = "eth0") {
   std::string text = Ip(ip).v6 ? ip : "::ffff:" + ip;
   return GidEntry{index, text, type, netdev, ip};
 }
-GidEntry V2(int index, const std::string& ip,
-            const std::string& netdev = "eth0") {
+GidEntry V2(int index, const std::string& ip, const std::string& netdev = "eth0") {
   return Roce(index, GidType::kRoceV2, ip, netdev);
 }
-GidEntry V1(int index, const std::string& ip,
-            const std::string& netdev = "eth0") {
+GidEntry V1(int index, const std::string& ip, const std::string& netdev = "eth0") {
   return Roce(index, GidType::kRoceV1, ip, netdev);
 }
 
@@ -250,11 +259,10 @@ struct RankCase {
   std::string roce_version = "v2";
   std::string family = "auto";
   std::string subnet = "";
-  std::vector<std::string> overlay = {"docker*", "cni*",   "flannel*",
-                                      "calico*", "vxlan*", "tunl0"};
+  std::vector<std::string> overlay = {"docker*", "cni*", "flannel*", "calico*", "vxlan*", "tunl0"};
   bool iwarp = false;
   std::string port_netdev = "eth0";
-  std::vector<int> ranked;  // candidate indices, best first
+  std::vector<int> ranked;                   // candidate indices, best first
   std::map<int, std::string> rejected = {};  // GID index -> reason text
 };
 void PrintTo(const RankCase& c, std::ostream* os) { *os << c.name; }
@@ -282,8 +290,8 @@ TEST_P(GidPolicyRankTest, Ranks) {
   for (const GidCandidate& cand : out.candidates) {
     ranked.push_back(cand.gid.index);
     EXPECT_EQ(cand.kernel_source, source && *source == cand.ip);
-    EXPECT_EQ(cand.v1_fallback, !c.iwarp && c.roce_version == "prefer-v2" &&
-                                    cand.gid.type == GidType::kRoceV1);
+    EXPECT_EQ(cand.v1_fallback,
+              !c.iwarp && c.roce_version == "prefer-v2" && cand.gid.type == GidType::kRoceV1);
   }
   EXPECT_EQ(ranked, c.ranked);
   // One reason per dropped GID, naming the GID.
@@ -296,94 +304,115 @@ TEST_P(GidPolicyRankTest, Ranks) {
   }
 }
 
-const GidEntry kNull{7, "0000:0000:0000:0000:0000:0000:0000:0000",
-                     GidType::kRoceV2, "eth0", ""};
+const GidEntry kNull{7, "0000:0000:0000:0000:0000:0000:0000:0000", GidType::kRoceV2, "eth0", ""};
 
 INSTANTIATE_TEST_SUITE_P(
     Table, GidPolicyRankTest,
     ::testing::ValuesIn(std::vector<RankCase>{
         {.name = "DefaultV2DropsV1AndNull",
          .gids = {V1(2, "10.1.0.5"), V2(3, "10.1.0.5"), kNull},
-         .peer = "10.1.0.9", .ranked = {3},
+         .peer = "10.1.0.9",
+         .ranked = {3},
          .rejected = {{2, "RoCE v1 (gid.roce_version v2)"}, {7, "null GID"}}},
         {.name = "V1OnlyDropsV2",
          .gids = {V1(2, "10.1.0.5"), V2(3, "10.1.0.5")},
-         .peer = "10.1.0.9", .roce_version = "v1", .ranked = {2},
+         .peer = "10.1.0.9",
+         .roce_version = "v1",
+         .ranked = {2},
          .rejected = {{3, "RoCE v2 (gid.roce_version v1)"}}},
         {.name = "PreferV2RanksV1AfterEveryV2",
-         .gids = {V1(0, "203.0.113.5"), V2(5, "10.1.0.5"),
-                  V2(7, "172.17.0.1", "docker0")},
-         .peer = "203.0.113.9", .kernel_source = "203.0.113.5",
-         .roce_version = "prefer-v2", .ranked = {5, 7, 0}},
+         .gids = {V1(0, "203.0.113.5"), V2(5, "10.1.0.5"), V2(7, "172.17.0.1", "docker0")},
+         .peer = "203.0.113.9",
+         .kernel_source = "203.0.113.5",
+         .roce_version = "prefer-v2",
+         .ranked = {5, 7, 0}},
         {.name = "FamilyFollowsThePeer",
          .gids = {V2(3, "10.1.0.5"), V2(5, "2001:db8:1::5")},
-         .peer = "10.1.0.9", .ranked = {3},
+         .peer = "10.1.0.9",
+         .ranked = {3},
          .rejected = {{5, "IPv6 address, the peer 10.1.0.9 is IPv4"}}},
         {.name = "FamilyForced",
          .gids = {V2(3, "10.1.0.5"), V2(5, "2001:db8:1::5")},
-         .peer = "10.1.0.9", .family = "ipv6", .ranked = {5},
+         .peer = "10.1.0.9",
+         .family = "ipv6",
+         .ranked = {5},
          .rejected = {{3, "IPv4 address, gid.family is ipv6"}}},
         {.name = "LinkLocalDroppedForRoutablePeer",
          .gids = {V2(1, "fe80::bace:f6ff:fea1:2b3c"), V2(5, "2001:db8:1::5")},
-         .peer = "2001:db8:1::9", .ranked = {5},
-         .rejected = {{1, "link-local address, the peer 2001:db8:1::9 is "
-                          "routable"}}},
+         .peer = "2001:db8:1::9",
+         .ranked = {5},
+         .rejected = {{1,
+                       "link-local address, the peer 2001:db8:1::9 is "
+                       "routable"}}},
         {.name = "LinkLocalDroppedForPrivatePeer",
          .gids = {V2(1, "169.254.3.3"), V2(3, "10.1.0.5")},
-         .peer = "10.1.0.9", .ranked = {3},
+         .peer = "10.1.0.9",
+         .ranked = {3},
          .rejected = {{1, "link-local address"}}},
         {.name = "LinkLocalKeptForLinkLocalPeer",
          .gids = {V2(1, "fe80::bace:f6ff:fea1:2b3c"), V2(5, "2001:db8:1::5")},
-         .peer = "fe80::2%eth0", .ranked = {5, 1}},
+         .peer = "fe80::2%eth0",
+         .ranked = {5, 1}},
         {.name = "OutsideSubnet",
          .gids = {V2(3, "10.1.0.5"), V2(5, "10.2.0.5")},
-         .peer = "10.2.0.9", .subnet = "10.1.0.0/16", .ranked = {3},
+         .peer = "10.2.0.9",
+         .subnet = "10.1.0.0/16",
+         .ranked = {3},
          .rejected = {{5, "outside gid.subnet 10.1.0.0/16"}}},
         {.name = "RoutableThenPrivateThenOverlay",
-         .gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"),
-                  V2(3, "203.0.113.5"), V2(4, "192.168.1.5")},
-         .peer = "198.51.100.9", .ranked = {3, 1, 4, 2}},
+         .gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"), V2(3, "203.0.113.5"),
+                  V2(4, "192.168.1.5")},
+         .peer = "198.51.100.9",
+         .ranked = {3, 1, 4, 2}},
         {.name = "KernelSourceFirst",
-         .gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"),
-                  V2(3, "203.0.113.5"), V2(4, "192.168.1.5")},
-         .peer = "198.51.100.9", .kernel_source = "192.168.1.5",
+         .gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"), V2(3, "203.0.113.5"),
+                  V2(4, "192.168.1.5")},
+         .peer = "198.51.100.9",
+         .kernel_source = "192.168.1.5",
          .ranked = {4, 3, 1, 2}},
         {.name = "TiesGoToTheLowestIndex",
          .gids = {V2(9, "10.9.0.5"), V2(4, "10.4.0.5"), V2(6, "10.6.0.5")},
-         .peer = "10.1.0.9", .ranked = {4, 6, 9}},
+         .peer = "10.1.0.9",
+         .ranked = {4, 6, 9}},
         {.name = "OverlayGlobsAreConfigurable",
-         .gids = {V2(1, "10.1.0.5"), V2(2, "10.244.1.5", "macvlan0"),
-                  V2(3, "10.3.0.5", "docker0")},
-         .peer = "10.1.0.9", .overlay = {"macvlan*"}, .ranked = {1, 3, 2}},
+         .gids = {V2(1, "10.1.0.5"), V2(2, "10.244.1.5", "macvlan0"), V2(3, "10.3.0.5", "docker0")},
+         .peer = "10.1.0.9",
+         .overlay = {"macvlan*"},
+         .ranked = {1, 3, 2}},
         {.name = "OverlayRanksWithLinkLocal",
-         .gids = {V2(5, "fe80::1"), V2(2, "2001:db8::5", "vxlan.calico"),
-                  V2(3, "fd00::5", "tunl0"), V2(4, "2001:db8::7")},
-         .peer = "fe80::2", .ranked = {4, 2, 3, 5}},
+         .gids = {V2(5, "fe80::1"), V2(2, "2001:db8::5", "vxlan.calico"), V2(3, "fd00::5", "tunl0"),
+                  V2(4, "2001:db8::7")},
+         .peer = "fe80::2",
+         .ranked = {4, 2, 3, 5}},
         {.name = "OverlayFallsBackToThePortNetdev",
          .gids = {V2(1, "10.1.0.5", ""), V2(2, "10.2.0.5", "eth1")},
-         .peer = "10.1.0.9", .port_netdev = "flannel.1", .ranked = {2, 1}},
+         .peer = "10.1.0.9",
+         .port_netdev = "flannel.1",
+         .ranked = {2, 1}},
         {.name = "IwarpIgnoresTheGidType",
          .gids = {GidEntry{0, "::ffff:10.5.0.2", GidType::kIb, "", "10.5.0.2"}},
-         .peer = "10.5.0.9", .iwarp = true, .ranked = {0}},
+         .peer = "10.5.0.9",
+         .iwarp = true,
+         .ranked = {0}},
         {.name = "IwarpMacGidIsNoAddress",
-         .gids = {GidEntry{0, "0007:4356:1a30:0000:0000:0000:0000:0000",
-                           GidType::kIb, "", ""}},
-         .peer = "2001:db8::9", .iwarp = true, .ranked = {},
+         .gids = {GidEntry{0, "0007:4356:1a30:0000:0000:0000:0000:0000", GidType::kIb, "", ""}},
+         .peer = "2001:db8::9",
+         .iwarp = true,
+         .ranked = {},
          .rejected = {{0, "no IP address in"}}},
         {.name = "GidWithoutIpTextUsesTheGid",
-         .gids = {GidEntry{3, "0000:0000:0000:0000:0000:ffff:0a01:0005",
-                           GidType::kRoceV2, "eth0", ""}},
-         .peer = "10.1.0.9", .ranked = {3}},
+         .gids = {GidEntry{3, "0000:0000:0000:0000:0000:ffff:0a01:0005", GidType::kRoceV2, "eth0",
+                           ""}},
+         .peer = "10.1.0.9",
+         .ranked = {3}},
     }),
     [](const auto& info) { return info.param.name; });
 
 TEST(GidPolicyTest, ScopeTextNamesTheOverlayGlob) {
-  StatusOr<GidPreferences> prefs =
-      MakeGidPreferences(DefaultConfig().gid, Ip("10.1.0.9"));
+  StatusOr<GidPreferences> prefs = MakeGidPreferences(DefaultConfig().gid, Ip("10.1.0.9"));
   ASSERT_TRUE(prefs.ok());
   PortInfo port;
-  port.gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"),
-               V2(3, "203.0.113.5")};
+  port.gids = {V2(1, "10.1.0.5"), V2(2, "172.17.0.1", "docker0"), V2(3, "203.0.113.5")};
   PortGids out = RankPortGids(port, false, *prefs, std::nullopt);
   ASSERT_EQ(out.candidates.size(), 3u);
   EXPECT_EQ(out.candidates[0].scope_text, "a routable address");
@@ -391,29 +420,28 @@ TEST(GidPolicyTest, ScopeTextNamesTheOverlayGlob) {
   EXPECT_EQ(out.candidates[1].scope_text, "a private address");
   EXPECT_EQ(out.candidates[1].scope_rank, 1);
   EXPECT_EQ(out.candidates[2].scope_rank, 2);
-  EXPECT_THAT(out.candidates[2].scope_text,
-              HasSubstr("overlay netdev docker0 (gid.overlay_netdevs "
-                        "\"docker*\")"));
+  EXPECT_THAT(out.candidates[2].scope_text, HasSubstr("overlay netdev docker0 (gid.overlay_netdevs "
+                                                      "\"docker*\")"));
 }
 
 TEST(GidPolicyTest, DescribeGid) {
   EXPECT_EQ(DescribeGid(V2(3, "10.1.0.5", "enp59s0f0np0")),
             "GID 3 (RoCE v2, 10.1.0.5 on enp59s0f0np0)");
   EXPECT_EQ(DescribeGid(V1(2, "10.1.0.5", "")), "GID 2 (RoCE v1, 10.1.0.5)");
-  EXPECT_EQ(DescribeGid(GidEntry{0, "fe80:0000:0000:0000:0c42:a103:0065:e8f4",
-                                 GidType::kIb, "", ""}),
-            "GID 0 (IB, fe80:0000:0000:0000:0c42:a103:0065:e8f4)");
+  EXPECT_EQ(
+      DescribeGid(GidEntry{0, "fe80:0000:0000:0000:0c42:a103:0065:e8f4", GidType::kIb, "", ""}),
+      "GID 0 (IB, fe80:0000:0000:0000:0c42:a103:0065:e8f4)");
 }
 
 TEST(GidPolicyTest, GidIpAddress) {
   EXPECT_EQ(GidIpAddress(V2(3, "10.1.0.5")), Ip("10.1.0.5"));
-  EXPECT_EQ(GidIpAddress(GidEntry{3, "2001:0db8:0000:0000:0000:0000:0000:0005",
-                                  GidType::kRoceV1, "eth0", ""}),
+  EXPECT_EQ(GidIpAddress(GidEntry{3, "2001:0db8:0000:0000:0000:0000:0000:0005", GidType::kRoceV1,
+                                  "eth0", ""}),
             Ip("2001:db8::5"));
   // IB and iWARP GIDs hold a subnet prefix + GUID or a MAC, no address.
-  EXPECT_EQ(GidIpAddress(GidEntry{0, "fe80:0000:0000:0000:0c42:a103:0065:e8f4",
-                                  GidType::kIb, "", ""}),
-            std::nullopt);
+  EXPECT_EQ(
+      GidIpAddress(GidEntry{0, "fe80:0000:0000:0000:0c42:a103:0065:e8f4", GidType::kIb, "", ""}),
+      std::nullopt);
 }
 
 }  // namespace

@@ -42,9 +42,8 @@ std::string LocalText(const PortInfo& port, int local_active, bool limiting) {
   }
   if (limiting && NetdevLimits(port, local_active)) {
     int target = FloorIbMtu(port.max_mtu);
-    text += " (netdev " + port.netdev + " MTU " +
-            std::to_string(port.netdev_mtu) + " limits it; >= " +
-            std::to_string(NetdevMtuFor(target)) + " gives " +
+    text += " (netdev " + port.netdev + " MTU " + std::to_string(port.netdev_mtu) +
+            " limits it; >= " + std::to_string(NetdevMtuFor(target)) + " gives " +
             std::to_string(target) + ")";
   } else if (limiting) {
     text += " (limits it)";
@@ -55,8 +54,7 @@ std::string LocalText(const PortInfo& port, int local_active, bool limiting) {
 }  // namespace
 
 bool IsIbMtu(int mtu) {
-  return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 ||
-         mtu == 4096;
+  return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
 }
 
 Status ValidateIbMtu(int mtu) {
@@ -66,9 +64,7 @@ Status ValidateIbMtu(int mtu) {
                                  "or 4096)");
 }
 
-int NetdevMtuFor(int ib_mtu) {
-  return (ib_mtu + kRoceOverhead + 99) / 100 * 100;
-}
+int NetdevMtuFor(int ib_mtu) { return (ib_mtu + kRoceOverhead + 99) / 100 * 100; }
 
 MtuDecision ChooseMtu(const PortInfo& local, int peer_active_mtu, int cap) {
   MtuDecision d;
@@ -96,8 +92,8 @@ MtuDecision ChooseMtu(const PortInfo& local, int peer_active_mtu, int cap) {
   if (cap != d.cap) cap_text += " (mtu.cap " + std::to_string(cap) + ")";
   if (limits(d.cap)) cap_text += " (mtu.cap limits it)";
   d.reason = std::to_string(d.mtu) + ": " +
-             LocalText(local, d.local_active, limits(d.local_active)) + ", " +
-             peer + ", " + cap_text;
+             LocalText(local, d.local_active, limits(d.local_active)) + ", " + peer + ", " +
+             cap_text;
   return d;
 }
 

@@ -52,12 +52,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 }
 
 PortKind KindOf(const DeviceInfo& device, const PortInfo& port) {
-  if (port.link_layer == LinkLayer::kInfiniBand ||
-      port.transport == Transport::kInfiniBand) {
+  if (port.link_layer == LinkLayer::kInfiniBand || port.transport == Transport::kInfiniBand) {
     return PortKind::kInfiniBand;
   }
-  if (port.transport == Transport::kIwarp ||
-      device.node_type == NodeType::kRnic) {
+  if (port.transport == Transport::kIwarp || device.node_type == NodeType::kRnic) {
     return PortKind::kIwarp;
   }
   return PortKind::kRoce;
@@ -85,19 +83,17 @@ GidCandidate InfiniBandGid(const PortInfo& port, int pinned) {
 }
 
 // Adds port to the survey as an option or with the reason it is rejected.
-void SurveyPort(const Context& ctx, const DeviceInfo& device,
-                const PortInfo& port, Survey* survey) {
+void SurveyPort(const Context& ctx, const DeviceInfo& device, const PortInfo& port,
+                Survey* survey) {
   std::string label = PortLabel(device, port);
-  FilterDecision filter = DecideDevice(ctx.config.devices, device.name,
-                                       port.port);
+  FilterDecision filter = DecideDevice(ctx.config.devices, device.name, port.port);
   if (!filter.selected) {
     survey->rejected.push_back(label + ": " + filter.reason);
     return;
   }
   if (port.state != kPortActive) {
-    std::string state = port.state_name.empty()
-                            ? "state " + std::to_string(port.state)
-                            : port.state_name;
+    std::string state =
+        port.state_name.empty() ? "state " + std::to_string(port.state) : port.state_name;
     survey->rejected.push_back(label + ": " + state + ", not ACTIVE");
     return;
   }
@@ -109,27 +105,24 @@ void SurveyPort(const Context& ctx, const DeviceInfo& device,
   int pinned = ctx.config.gid.index;
   if (o.kind == PortKind::kInfiniBand) {
     if (port.lid == 0) {
-      survey->rejected.push_back(
-          label + ": InfiniBand port without a LID (no subnet manager?)");
+      survey->rejected.push_back(label + ": InfiniBand port without a LID (no subnet manager?)");
       return;
     }
     o.best = InfiniBandGid(port, pinned);
     survey->options.push_back(std::move(o));
     return;
   }
-  o.gids = RankPortGids(port, o.kind == PortKind::kIwarp, ctx.prefs,
-                        ctx.kernel_source);
+  o.gids = RankPortGids(port, o.kind == PortKind::kIwarp, ctx.prefs, ctx.kernel_source);
   for (const GidCandidate& c : o.gids.candidates) {
     o.owns_source = o.owns_source || c.kernel_source;
   }
   if (!o.gids.candidates.empty()) {
     o.best = o.gids.candidates.front();
-  } else if (pinned < 0 || o.kind == PortKind::kIwarp ||
-             FindGid(port, pinned) == nullptr) {
-    survey->rejected.push_back(
-        label + ": no usable GID" +
-        (o.gids.rejected.empty() ? " (empty GID table)"
-                                 : " [" + Join(o.gids.rejected, ", ") + "]"));
+  } else if (pinned < 0 || o.kind == PortKind::kIwarp || FindGid(port, pinned) == nullptr) {
+    survey->rejected.push_back(label + ": no usable GID" +
+                               (o.gids.rejected.empty()
+                                    ? " (empty GID table)"
+                                    : " [" + Join(o.gids.rejected, ", ") + "]"));
     return;
   }
   survey->options.push_back(std::move(o));
@@ -139,14 +132,12 @@ void SurveyPort(const Context& ctx, const DeviceInfo& device,
 Survey SurveyPorts(const Context& ctx, const Inventory& inventory) {
   std::vector<const DeviceInfo*> devices;
   for (const DeviceInfo& d : inventory.devices) devices.push_back(&d);
-  std::sort(devices.begin(), devices.end(),
-            [](auto* a, auto* b) { return a->name < b->name; });
+  std::sort(devices.begin(), devices.end(), [](auto* a, auto* b) { return a->name < b->name; });
   Survey survey;
   for (const DeviceInfo* device : devices) {
     std::vector<const PortInfo*> ports;
     for (const PortInfo& p : device->ports) ports.push_back(&p);
-    std::sort(ports.begin(), ports.end(),
-              [](auto* a, auto* b) { return a->port < b->port; });
+    std::sort(ports.begin(), ports.end(), [](auto* a, auto* b) { return a->port < b->port; });
     if (ports.empty()) survey.rejected.push_back(device->name + ": no ports");
     for (const PortInfo* port : ports) {
       SurveyPort(ctx, *device, *port, &survey);
@@ -158,8 +149,7 @@ Survey SurveyPorts(const Context& ctx, const Inventory& inventory) {
 bool OptionBefore(const Option& a, const Option& b) {
   auto key = [](const Option& o) {
     const GidCandidate* c = o.best ? &*o.best : nullptr;
-    return std::make_tuple(c == nullptr, !o.owns_source,
-                           c != nullptr && c->v1_fallback,
+    return std::make_tuple(c == nullptr, !o.owns_source, c != nullptr && c->v1_fallback,
                            c ? c->scope_rank : 3, c ? c->gid.index : 0,
                            std::string_view(o.device->name), o.port->port);
   };
@@ -171,32 +161,32 @@ Status CheckPinned(const Option& o, int pinned) {
   if (FindGid(*o.port, pinned) != nullptr) return Status::Ok();
   std::vector<std::string> have;
   for (const GidEntry& gid : o.port->gids) have.push_back(DescribeGid(gid));
-  return Status::FailedPrecondition(
-      "gid.index " + std::to_string(pinned) + " does not exist on " +
-      PortLabel(*o.device, *o.port) + "; it has " +
-      (have.empty() ? "no GIDs" : Join(have, ", ")));
+  return Status::FailedPrecondition("gid.index " + std::to_string(pinned) + " does not exist on " +
+                                    PortLabel(*o.device, *o.port) + "; it has " +
+                                    (have.empty() ? "no GIDs" : Join(have, ", ")));
 }
 
 // Why auto picks candidate c on port o.
-std::string WhyAuto(const Context& ctx, const Option& o,
-                    const GidCandidate& c) {
+std::string WhyAuto(const Context& ctx, const Option& o, const GidCandidate& c) {
   std::string why;
-  std::string source =
-      ctx.kernel_source ? FormatIpAddress(*ctx.kernel_source) : "";
+  std::string source = ctx.kernel_source ? FormatIpAddress(*ctx.kernel_source) : "";
   if (c.kernel_source) {
     why = "the kernel's source address for " + ctx.peer;
   } else if (o.owns_source) {
-    why = c.scope_text + ", preferred over the RoCE v1 GID of the kernel's "
-          "source address " + source;
+    why = c.scope_text +
+          ", preferred over the RoCE v1 GID of the kernel's "
+          "source address " +
+          source;
   } else if (ctx.kernel_source) {
-    why = c.scope_text + "; the kernel's source address for " + ctx.peer +
-          " is " + source + ", on no usable GID of a selected port";
+    why = c.scope_text + "; the kernel's source address for " + ctx.peer + " is " + source +
+          ", on no usable GID of a selected port";
   } else {
     why = c.scope_text + "; the kernel gave no source address for " + ctx.peer;
   }
   if (c.v1_fallback) {
-    why += "; RoCE v1 fallback: no usable RoCE v2 GID (gid.roce_version "
-           "prefer-v2)";
+    why +=
+        "; RoCE v1 fallback: no usable RoCE v2 GID (gid.roce_version "
+        "prefer-v2)";
   }
   if (ctx.prefs.subnet) why += "; inside gid.subnet " + ctx.prefs.subnet_text;
   if (ctx.prefs.family_forced) {
@@ -206,14 +196,12 @@ std::string WhyAuto(const Context& ctx, const Option& o,
 }
 
 // The GID line for a RoCE port where gid.index pins `used`.
-std::string PinnedReason(const Context& ctx, const Option& o,
-                         const GidEntry& used) {
+std::string PinnedReason(const Context& ctx, const Option& o, const GidEntry& used) {
   std::string label = DescribeGid(used);
-  std::string why = label + ": pinned by gid.index " +
-                    std::to_string(used.index);
+  std::string why = label + ": pinned by gid.index " + std::to_string(used.index);
   if (o.best && o.best->gid.index != used.index) {
-    why += "; auto would pick GID " + std::to_string(o.best->gid.index) +
-           " (" + WhyAuto(ctx, o, *o.best) + ")";
+    why += "; auto would pick GID " + std::to_string(o.best->gid.index) + " (" +
+           WhyAuto(ctx, o, *o.best) + ")";
   }
   for (const std::string& rejected : o.gids.rejected) {
     if (rejected.rfind(label + ": ", 0) == 0) {
@@ -249,14 +237,12 @@ std::string ChooseGid(const Context& ctx, const Option& o, PathDecision* d) {
     d->gid_type = c.gid.type;
     d->source_ip = FormatIpAddress(c.ip);
     d->netdev = c.gid.netdev.empty() ? port.netdev : c.gid.netdev;
-    return "iWARP: no GID index (rdma_cm addresses the port by IP); source " +
-           d->source_ip + (d->netdev.empty() ? "" : " on " + d->netdev) +
-           ": " + WhyAuto(ctx, o, c) +
+    return "iWARP: no GID index (rdma_cm addresses the port by IP); source " + d->source_ip +
+           (d->netdev.empty() ? "" : " on " + d->netdev) + ": " + WhyAuto(ctx, o, c) +
            (pinned >= 0 ? "; gid.index ignored" : "");
   }
   const GidEntry& used = pinned >= 0 ? *FindGid(port, pinned) : o.best->gid;
-  d->transport = used.type == GidType::kRoceV2 ? Transport::kRoceV2
-                                                : Transport::kRoceV1;
+  d->transport = used.type == GidType::kRoceV2 ? Transport::kRoceV2 : Transport::kRoceV1;
   d->gid_index = used.index;
   d->gid = used.gid;
   d->gid_type = used.type;
@@ -266,20 +252,19 @@ std::string ChooseGid(const Context& ctx, const Option& o, PathDecision* d) {
   return DescribeGid(used) + ": " + WhyAuto(ctx, o, *o.best);
 }
 
-std::string PortReason(const Context& ctx, const Option& o,
-                       const PathDecision& d, const Survey& survey) {
+std::string PortReason(const Context& ctx, const Option& o, const PathDecision& d,
+                       const Survey& survey) {
   std::string text = "port " + std::to_string(o.port->port) + " (ACTIVE, " +
                      std::string(TransportName(d.transport));
   if (!o.port->netdev.empty()) text += ", netdev " + o.port->netdev;
   text += "): ";
   if (o.owns_source) {
-    text += "holds the kernel's source address " +
-            FormatIpAddress(*ctx.kernel_source) + " for " + ctx.peer;
+    text += "holds the kernel's source address " + FormatIpAddress(*ctx.kernel_source) + " for " +
+            ctx.peer;
   } else if (survey.options.size() == 1) {
     text += "the only usable port";
   } else {
-    text += "best-ranked GID of " + std::to_string(survey.options.size()) +
-            " usable ports";
+    text += "best-ranked GID of " + std::to_string(survey.options.size()) + " usable ports";
   }
   if (!survey.rejected.empty()) {
     text += "; not used: " + Join(survey.rejected, "; ");
@@ -313,26 +298,21 @@ StatusOr<Context> MakeContext(const Config& config, const PathRequest& request,
 
 }  // namespace
 
-StatusOr<PathDecision> ResolvePath(const Inventory& inventory,
-                                   const Config& config,
-                                   const PathRequest& request,
-                                   const SourceAddressLookup& lookup) {
+StatusOr<PathDecision> ResolvePath(const Inventory& inventory, const Config& config,
+                                   const PathRequest& request, const SourceAddressLookup& lookup) {
   StatusOr<Context> ctx = MakeContext(config, request, lookup);
   if (!ctx.ok()) return ctx.status();
   StatusOr<QpPlan> qp = ResolveQpAttributes(config);
   if (!qp.ok()) return qp.status();
   if (inventory.devices.empty()) {
-    return Status::FailedPrecondition(
-        "no RDMA devices; channels will use TCP");
+    return Status::FailedPrecondition("no RDMA devices; channels will use TCP");
   }
   Survey survey = SurveyPorts(*ctx, inventory);
   if (survey.options.empty()) {
-    return Status::FailedPrecondition("no usable RDMA port for " +
-                                      request.peer_ip + ": " +
+    return Status::FailedPrecondition("no usable RDMA port for " + request.peer_ip + ": " +
                                       Join(survey.rejected, "; "));
   }
-  const Option& o = *std::min_element(
-      survey.options.begin(), survey.options.end(), OptionBefore);
+  const Option& o = *std::min_element(survey.options.begin(), survey.options.end(), OptionBefore);
   RDMAD_RETURN_IF_ERROR(CheckPinned(o, config.gid.index));
 
   PathDecision d;
@@ -341,9 +321,8 @@ StatusOr<PathDecision> ResolvePath(const Inventory& inventory,
   d.qp = *qp;
   std::string gid_reason = ChooseGid(*ctx, o, &d);
   d.mtu = ChooseMtu(*o.port, request.peer_active_mtu, config.mtu.cap);
-  d.reasons = {"device " + d.device + ": " + o.filter_reason,
-               PortReason(*ctx, o, d, survey), gid_reason,
-               "MTU " + d.mtu.reason, DescribeQpAttributes(d.qp)};
+  d.reasons = {"device " + d.device + ": " + o.filter_reason, PortReason(*ctx, o, d, survey),
+               gid_reason, "MTU " + d.mtu.reason, DescribeQpAttributes(d.qp)};
   return d;
 }
 

@@ -22,9 +22,9 @@
 
 #include "daemon/config/config.h"
 #include "daemon/discovery/inventory.h"
+#include "daemon/discovery/route_lookup.h"
 #include "daemon/policy/mtu_policy.h"
 #include "daemon/policy/qp_policy.h"
-#include "daemon/discovery/route_lookup.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -38,8 +38,8 @@ struct PathDecision {
   std::string device;  // "mlx5_0"
   int port = 0;
   Transport transport = Transport::kUnknown;  // of this path (v1 GID: RoCE v1)
-  int gid_index = -1;  // -1 for iWARP
-  std::string gid;     // sysfs text; "" for iWARP
+  int gid_index = -1;                         // -1 for iWARP
+  std::string gid;                            // sysfs text; "" for iWARP
   GidType gid_type = GidType::kIb;
   std::string source_ip;  // the local address; "" for InfiniBand
   std::string netdev;     // "" for InfiniBand
@@ -56,10 +56,8 @@ struct PathDecision {
 // TCP" when the inventory is empty; no usable port, with the reason each
 // port was rejected; a pinned gid.index missing on the chosen port, naming
 // the indices that exist.
-StatusOr<PathDecision> ResolvePath(const Inventory& inventory,
-                                   const Config& config,
-                                   const PathRequest& request,
-                                   const SourceAddressLookup& lookup);
+StatusOr<PathDecision> ResolvePath(const Inventory& inventory, const Config& config,
+                                   const PathRequest& request, const SourceAddressLookup& lookup);
 
 }  // namespace rdmad
 

@@ -24,8 +24,7 @@ constexpr std::array<IntField, 13> kIntFields = {{
     {&QpPlan::retry_cnt, "retry_cnt", "qp.retry_cnt", 0, 7},
     {&QpPlan::rnr_retry, "rnr_retry", "qp.rnr_retry", 0, 7},
     {&QpPlan::min_rnr_timer, "min_rnr_timer", "qp.min_rnr_timer", 0, 31},
-    {&QpPlan::traffic_class, "traffic_class", "qp.traffic_class", 0,
-     255},
+    {&QpPlan::traffic_class, "traffic_class", "qp.traffic_class", 0, 255},
     {&QpPlan::service_level, "service_level", "qp.service_level", 0, 15},
     {&QpPlan::hop_limit, "hop_limit", "qp.hop_limit", 1, 255},
     {&QpPlan::max_inline, "max_inline", "qp.max_inline", 0, 1024},
@@ -33,25 +32,22 @@ constexpr std::array<IntField, 13> kIntFields = {{
     {&QpPlan::recv_depth, "recv_depth", "qp.recv_depth", 3, 32768},
     {&QpPlan::qps_per_channel, "qps_per_channel", "qp.per_channel", 1, 1},
     {&QpPlan::spin_us, "spin_us", "qp.spin_us", 0, 1000000},
-    {&QpPlan::relaxed_ordering, "relaxed_ordering", "qp.relaxed_ordering", 0,
-     2},
+    {&QpPlan::relaxed_ordering, "relaxed_ordering", "qp.relaxed_ordering", 0, 2},
 }};
 
 // "" when every field is in range, else "<prefix><name> 40 is out of range
 // 0..31" for the first field that is not.
-std::string FirstRangeError(const QpPlan& qp, bool config_names,
-                            std::string_view prefix) {
+std::string FirstRangeError(const QpPlan& qp, bool config_names, std::string_view prefix) {
   if (qp.type != "RC") {
-    return std::string(prefix) + (config_names ? "qp.type" : "type") + " \"" +
-           qp.type + "\" is not supported; only RC";
+    return std::string(prefix) + (config_names ? "qp.type" : "type") + " \"" + qp.type +
+           "\" is not supported; only RC";
   }
   for (const IntField& f : kIntFields) {
     int value = qp.*f.field;
     if (value >= f.min && value <= f.max) continue;
-    return std::string(prefix) +
-           std::string(config_names ? f.config_key : f.name) + " " +
-           std::to_string(value) + " is out of range " +
-           std::to_string(f.min) + ".." + std::to_string(f.max);
+    return std::string(prefix) + std::string(config_names ? f.config_key : f.name) + " " +
+           std::to_string(value) + " is out of range " + std::to_string(f.min) + ".." +
+           std::to_string(f.max);
   }
   return "";
 }
@@ -78,10 +74,9 @@ std::string TimeoutText(int timeout) {
 // The IB encoding of the RNR NAK timer (IBTA table 45), in milliseconds.
 std::string MinRnrTimerText(int code) {
   static constexpr std::array<double, 32> kMillis = {
-      655.36, 0.01,  0.02,  0.03,  0.04,  0.06,   0.08,   0.12,
-      0.16,   0.24,  0.32,  0.48,  0.64,  0.96,   1.28,   1.92,
-      2.56,   3.84,  5.12,  7.68,  10.24, 15.36,  20.48,  30.72,
-      40.96,  61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
+      655.36, 0.01,  0.02,  0.03,  0.04,  0.06,   0.08,   0.12,   0.16,   0.24,  0.32,
+      0.48,   0.64,  0.96,  1.28,  1.92,  2.56,   3.84,   5.12,   7.68,   10.24, 15.36,
+      20.48,  30.72, 40.96, 61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52};
   if (code < 0 || code > 31) return "invalid";
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g ms", kMillis[code]);
@@ -113,8 +108,7 @@ StatusOr<QpPlan> ResolveQpAttributes(const Config& config) {
 }
 
 Status ValidatePeerQpAttributes(const QpPlan& qp) {
-  std::string error =
-      FirstRangeError(qp, /*config_names=*/false, "peer QP attribute ");
+  std::string error = FirstRangeError(qp, /*config_names=*/false, "peer QP attribute ");
   if (!error.empty()) return Status::InvalidArgument(error);
   return Status::Ok();
 }
@@ -123,17 +117,14 @@ std::string DescribeQpAttributes(const QpPlan& qp) {
   std::string rnr_retry = std::to_string(qp.rnr_retry);
   if (qp.rnr_retry == 7) rnr_retry += " (infinite)";
   return "QP " + qp.type + ": timeout " + std::to_string(qp.timeout) + " (" +
-         TimeoutText(qp.timeout) + "), retry_cnt " +
-         std::to_string(qp.retry_cnt) + ", rnr_retry " + rnr_retry +
-         ", min_rnr_timer " + std::to_string(qp.min_rnr_timer) + " (" +
+         TimeoutText(qp.timeout) + "), retry_cnt " + std::to_string(qp.retry_cnt) + ", rnr_retry " +
+         rnr_retry + ", min_rnr_timer " + std::to_string(qp.min_rnr_timer) + " (" +
          MinRnrTimerText(qp.min_rnr_timer) + "), traffic_class " +
-         std::to_string(qp.traffic_class) + ", service_level " +
-         std::to_string(qp.service_level) + ", hop_limit " +
-         std::to_string(qp.hop_limit) + ", max_inline " +
-         std::to_string(qp.max_inline) + ", send/recv depth " +
-         std::to_string(qp.send_depth) + "/" + std::to_string(qp.recv_depth) +
-         ", " + std::to_string(qp.qps_per_channel) + " QP(s) per channel" +
-         ", spin " + std::to_string(qp.spin_us) + " us, slot " +
+         std::to_string(qp.traffic_class) + ", service_level " + std::to_string(qp.service_level) +
+         ", hop_limit " + std::to_string(qp.hop_limit) + ", max_inline " +
+         std::to_string(qp.max_inline) + ", send/recv depth " + std::to_string(qp.send_depth) +
+         "/" + std::to_string(qp.recv_depth) + ", " + std::to_string(qp.qps_per_channel) +
+         " QP(s) per channel" + ", spin " + std::to_string(qp.spin_us) + " us, slot " +
          std::to_string(qp.slot_size) + " B, relaxed_ordering " +
          std::to_string(qp.relaxed_ordering);
 }

@@ -84,10 +84,10 @@ void PrintTo(const RangeCase& c, std::ostream* os) { *os << c.name; }
 
 // A case for the integer field that the config calls config_key and a peer
 // calls peer_key.
-#define RDMAD_QP_CASE(name, cfg_field, peer_field, value, cfg_err, peer_err) \
-  RangeCase {                                                                \
-    name, [](Config::Qp* q) { q->cfg_field = value; },                       \
-        [](QpPlan* q) { q->peer_field = value; }, cfg_err, peer_err    \
+#define RDMAD_QP_CASE(name, cfg_field, peer_field, value, cfg_err, peer_err)                     \
+  RangeCase {                                                                                    \
+    name, [](Config::Qp* q) { q->cfg_field = value; }, [](QpPlan* q) { q->peer_field = value; }, \
+        cfg_err, peer_err                                                                        \
   }
 
 std::vector<RangeCase> RangeCases() {
@@ -95,24 +95,19 @@ std::vector<RangeCase> RangeCases() {
   return {
       RDMAD_QP_CASE("TimeoutMax", timeout, timeout, 31, "", ""),
       RDMAD_QP_CASE("TimeoutZeroInfinite", timeout, timeout, 0, "", ""),
-      RDMAD_QP_CASE("TimeoutTooBig", timeout, timeout, 32,
-                    "qp.timeout 32 is out of range 0..31",
+      RDMAD_QP_CASE("TimeoutTooBig", timeout, timeout, 32, "qp.timeout 32 is out of range 0..31",
                     p + "timeout 32 is out of range 0..31"),
-      RDMAD_QP_CASE("TimeoutNegative", timeout, timeout, -1,
-                    "qp.timeout -1 is out of range 0..31",
+      RDMAD_QP_CASE("TimeoutNegative", timeout, timeout, -1, "qp.timeout -1 is out of range 0..31",
                     p + "timeout -1 is out of range 0..31"),
       RDMAD_QP_CASE("RetryCntTooBig", retry_cnt, retry_cnt, 8,
-                    "qp.retry_cnt 8 is out of range 0..7",
-                    p + "retry_cnt 8 is out of range 0..7"),
+                    "qp.retry_cnt 8 is out of range 0..7", p + "retry_cnt 8 is out of range 0..7"),
       RDMAD_QP_CASE("RetryCntZero", retry_cnt, retry_cnt, 0, "", ""),
       RDMAD_QP_CASE("RnrRetryTooBig", rnr_retry, rnr_retry, 8,
-                    "qp.rnr_retry 8 is out of range 0..7",
-                    p + "rnr_retry 8 is out of range 0..7"),
+                    "qp.rnr_retry 8 is out of range 0..7", p + "rnr_retry 8 is out of range 0..7"),
       RDMAD_QP_CASE("MinRnrTimerTooBig", min_rnr_timer, min_rnr_timer, 32,
                     "qp.min_rnr_timer 32 is out of range 0..31",
                     p + "min_rnr_timer 32 is out of range 0..31"),
-      RDMAD_QP_CASE("TrafficClassMax", traffic_class, traffic_class, 255, "",
-                    ""),
+      RDMAD_QP_CASE("TrafficClassMax", traffic_class, traffic_class, 255, "", ""),
       RDMAD_QP_CASE("TrafficClassTooBig", traffic_class, traffic_class, 256,
                     "qp.traffic_class 256 is out of range 0..255",
                     p + "traffic_class 256 is out of range 0..255"),
@@ -151,8 +146,7 @@ std::vector<RangeCase> RangeCases() {
       RDMAD_QP_CASE("RelaxedOrderingThree", relaxed_ordering, relaxed_ordering, 3,
                     "qp.relaxed_ordering 3 is out of range 0..2",
                     p + "relaxed_ordering 3 is out of range 0..2"),
-      RangeCase{"TypeUd", [](Config::Qp* q) { q->type = "UD"; },
-                [](QpPlan* q) { q->type = "UD"; },
+      RangeCase{"TypeUd", [](Config::Qp* q) { q->type = "UD"; }, [](QpPlan* q) { q->type = "UD"; },
                 "qp.type \"UD\" is not supported; only RC",
                 p + "type \"UD\" is not supported; only RC"},
   };
@@ -192,8 +186,7 @@ TEST_P(QpPolicyRangeTest, PeerValue) {
   EXPECT_EQ(status.message(), c.peer_error);
 }
 
-INSTANTIATE_TEST_SUITE_P(Table, QpPolicyRangeTest,
-                         ::testing::ValuesIn(RangeCases()),
+INSTANTIATE_TEST_SUITE_P(Table, QpPolicyRangeTest, ::testing::ValuesIn(RangeCases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(QpPolicyTest, DefaultsPassPeerValidation) {
@@ -217,31 +210,24 @@ TEST(QpPolicyTest, DescribeTimersAndRetries) {
     std::string contains;
   };
   for (const Case& c : std::vector<Case>{
-           {"TimeoutZeroIsInfinite", [](QpPlan* q) { q->timeout = 0; },
-            "timeout 0 (infinite)"},
-           {"Timeout1Micros", [](QpPlan* q) { q->timeout = 1; },
-            "timeout 1 (8.2 us)"},  // 8.192 us
+           {"TimeoutZeroIsInfinite", [](QpPlan* q) { q->timeout = 0; }, "timeout 0 (infinite)"},
+           {"Timeout1Micros", [](QpPlan* q) { q->timeout = 1; }, "timeout 1 (8.2 us)"},  // 8.192 us
            {"Timeout8Millis", [](QpPlan* q) { q->timeout = 8; },
             "timeout 8 (1.0 ms)"},  // 1048.576 us
            {"Timeout18Seconds", [](QpPlan* q) { q->timeout = 18; },
             "timeout 18 (1.1 s)"},  // 1.07 s
-           {"RnrRetryFiniteHasNoNote",
-            [](QpPlan* q) { q->rnr_retry = 6; }, "rnr_retry 6, "},
-           {"RnrTimerZeroIsTheLongest",
-            [](QpPlan* q) { q->min_rnr_timer = 0; },
+           {"RnrRetryFiniteHasNoNote", [](QpPlan* q) { q->rnr_retry = 6; }, "rnr_retry 6, "},
+           {"RnrTimerZeroIsTheLongest", [](QpPlan* q) { q->min_rnr_timer = 0; },
             "min_rnr_timer 0 (655.36 ms)"},
-           {"RnrTimerOne", [](QpPlan* q) { q->min_rnr_timer = 1; },
-            "min_rnr_timer 1 (0.01 ms)"},
-           {"RnrTimer31", [](QpPlan* q) { q->min_rnr_timer = 31; },
-            "min_rnr_timer 31 (491.52 ms)"},
+           {"RnrTimerOne", [](QpPlan* q) { q->min_rnr_timer = 1; }, "min_rnr_timer 1 (0.01 ms)"},
+           {"RnrTimer31", [](QpPlan* q) { q->min_rnr_timer = 31; }, "min_rnr_timer 31 (491.52 ms)"},
            {"SpinAndRelaxedOrdering",
             [](QpPlan* q) {
               q->spin_us = 0;
               q->relaxed_ordering = 1;
             },
             "spin 0 us, slot 65536 B, relaxed_ordering 1"},
-           {"SlotSize", [](QpPlan* q) { q->slot_size = 4096; },
-            "slot 4096 B"},
+           {"SlotSize", [](QpPlan* q) { q->slot_size = 4096; }, "slot 4096 B"},
        }) {
     SCOPED_TRACE(c.name);
     QpPlan qp;

@@ -30,7 +30,8 @@ void PoolRegistry::SetConfig(const std::vector<PoolTarget>& targets, int idle_ti
     if (config_ == targets && idle_timeout_s_ == idle_timeout_s) return;
     config_ = targets;
     idle_timeout_s_ = idle_timeout_s;
-    for (const auto& [id, client] : clients_) tell.emplace_back(client.sink, TargetsLocked(id, client));
+    for (const auto& [id, client] : clients_)
+      tell.emplace_back(client.sink, TargetsLocked(id, client));
   }
   for (const auto& [sink, t] : tell) sink->OnTargets(t);
 }
@@ -77,15 +78,14 @@ Status PoolRegistry::Prewarm(uint64_t client_id, const std::string& peer,
     sink = it->second.sink;
     targets = TargetsLocked(client_id, it->second);
   }
-  spdlog::info("pool: client {} prewarms {} channel(s) to {} service {}", client_id, channels,
-               peer, service);
+  spdlog::info("pool: client {} prewarms {} channel(s) to {} service {}", client_id, channels, peer,
+               service);
   sink->OnTargets(targets);
   return Status::Ok();
 }
 
-Status PoolRegistry::Report(uint64_t client_id, const std::string& peer,
-                            const std::string& service, int warm, int in_use,
-                            const std::string& last_error) {
+Status PoolRegistry::Report(uint64_t client_id, const std::string& peer, const std::string& service,
+                            int warm, int in_use, const std::string& last_error) {
   if (warm < 0 || in_use < 0) return Status::InvalidArgument("warm, in_use: must be >= 0");
   std::lock_guard lock(mu_);
   auto it = clients_.find(client_id);

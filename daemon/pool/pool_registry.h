@@ -88,8 +88,8 @@ class PoolRegistry {
   Status Prewarm(uint64_t client_id, const std::string& peer, const std::string& service,
                  int channels);
   // The library's count for one of its targets. NOT_FOUND as Prewarm.
-  Status Report(uint64_t client_id, const std::string& peer, const std::string& service,
-                int warm, int in_use, const std::string& last_error);
+  Status Report(uint64_t client_id, const std::string& peer, const std::string& service, int warm,
+                int in_use, const std::string& last_error);
 
   std::vector<PoolRow> List() const;
   size_t clients() const;

@@ -37,7 +37,7 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
   if (!endpoint.ok()) return Reply(context, endpoint.status());
   return Reply(context,
-              broker->services().Accept(request->request_id(), std::move(endpoint).value()));
+               broker->services().Accept(request->request_id(), std::move(endpoint).value()));
 }
 
 grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* context,
@@ -77,18 +77,18 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   auto* reactor = context->DefaultReactor();
   // The server's Shutdown waits for this Finish, and the daemon stops the
   // broker first (pending opens fail at once), so the broker outlives it.
-  Status queued = handshakes_.Submit([broker, context, reactor, response, lease,
-                                      id = request->channel_id(),
-                                      endpoint = std::move(endpoint).value()] {
-    StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
-    if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
-      Status released = broker->Release(id, "the application went away during the handshake");
-      if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
-    }
-    if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
-    lease->Reset();  // before the answer: the client may Connect again at once
-    reactor->Finish(ToGrpcStatus(peer.status()));
-  });
+  Status queued =
+      handshakes_.Submit([broker, context, reactor, response, lease, id = request->channel_id(),
+                          endpoint = std::move(endpoint).value()] {
+        StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
+        if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
+          Status released = broker->Release(id, "the application went away during the handshake");
+          if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
+        }
+        if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
+        lease->Reset();  // before the answer: the client may Connect again at once
+        reactor->Finish(ToGrpcStatus(peer.status()));
+      });
   if (!queued.ok()) reactor->Finish(ToGrpcStatus(queued));
   return reactor;
 }

@@ -19,8 +19,7 @@ inline grpc::Status ToGrpcStatus(const Status& status) {
 }
 
 // Ends a unary call with status (the reply as filled so far).
-inline grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context,
-                                       const Status& status) {
+inline grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, const Status& status) {
   auto* reactor = context->DefaultReactor();
   reactor->Finish(ToGrpcStatus(status));
   return reactor;

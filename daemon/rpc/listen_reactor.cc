@@ -39,9 +39,9 @@ namespace {
 BoundedStream<v1::ListenEvent>::Options ListenStreamOptions() {
   BoundedStream<v1::ListenEvent>::Options o;
   o.max_queued = ListenReactor::kMaxQueued;
-  o.overflow = Status::ResourceExhausted("Listen stream closed: the client is not reading (" +
-                                         std::to_string(ListenReactor::kMaxQueued) +
-                                         " events queued)");
+  o.overflow =
+      Status::ResourceExhausted("Listen stream closed: the client is not reading (" +
+                                std::to_string(ListenReactor::kMaxQueued) + " events queued)");
   o.write_failed = Status::Cancelled("the listener went away");
   return o;
 }
@@ -72,9 +72,10 @@ void ListenReactor::Enqueue(v1::ListenEvent event) {
   if (stream_.Push(std::move(event)) != BoundedStream<v1::ListenEvent>::Pushed::kOverflowed) {
     return;
   }
-  spdlog::warn("service {}: the listener is not reading ({} events queued); its Listen stream "
-               "ends and the service is unregistered",
-               service_, kMaxQueued);
+  spdlog::warn(
+      "service {}: the listener is not reading ({} events queued); its Listen stream "
+      "ends and the service is unregistered",
+      service_, kMaxQueued);
   std::lock_guard lock(mu_);
   registration_.reset();  // requests waiting on it fail at once
 }

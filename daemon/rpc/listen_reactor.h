@@ -25,9 +25,9 @@
 #include <memory>
 #include <mutex>
 
+#include "daemon/broker/service_registry.h"
 #include "daemon/clients/client_limiter.h"
 #include "daemon/events/bounded_stream.h"
-#include "daemon/broker/service_registry.h"
 #include "rdmad/v1/rdmad.pb.h"
 
 namespace rdmad {
@@ -53,8 +53,7 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent>,
   static constexpr size_t kMaxQueued = 1024;
 
   // Registers service; on error the stream finishes with it at once.
-  ListenReactor(ServiceRegistry* registry, const std::string& service,
-                ClientLimiter::Lease lease);
+  ListenReactor(ServiceRegistry* registry, const std::string& service, ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);
 

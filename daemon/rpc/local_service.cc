@@ -39,8 +39,7 @@ StatusOr<std::set<DaemonEventKind>> KindsFromRequest(const v1::WatchEventsReques
 constexpr size_t kDefaultHandshakeWorkers = 64;
 
 // Writes one WatchEvents stream; deletes itself when gRPC is done with it.
-class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>,
-                                 public StreamWriter {
+class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>, public StreamWriter {
  public:
   EventStreamReactor(EventBus* bus, ClientLimiter::Lease lease)
       : lease_(std::move(lease)), streamer_(bus, this) {}
@@ -133,9 +132,9 @@ grpc::ServerUnaryReactor* LocalService::GetDevice(grpc::CallbackServerContext* c
   return Reply(context, Status::Ok());
 }
 
-grpc::ServerUnaryReactor* LocalService::GetPortCounters(
-    grpc::CallbackServerContext* context, const v1::GetPortCountersRequest* request,
-    v1::GetPortCountersResponse* response) {
+grpc::ServerUnaryReactor* LocalService::GetPortCounters(grpc::CallbackServerContext* context,
+                                                        const v1::GetPortCountersRequest* request,
+                                                        v1::GetPortCountersResponse* response) {
   if (request->device().empty() || request->port() == 0 || request->port() > 255) {
     return Reply(context, Status::InvalidArgument("device and port (1..255) are required"));
   }
@@ -150,9 +149,8 @@ grpc::ServerUnaryReactor* LocalService::ResolvePath(grpc::CallbackServerContext*
   if (request->peer_address().empty()) {
     return Reply(context, Status::InvalidArgument("peer_address: an IP address is required"));
   }
-  auto path = core_->ResolvePath(
-      PathRequest{request->peer_address(), int(std::min<uint32_t>(request->peer_active_mtu(),
-                                                                   1u << 20))});
+  auto path = core_->ResolvePath(PathRequest{
+      request->peer_address(), int(std::min<uint32_t>(request->peer_active_mtu(), 1u << 20))});
   if (path.ok()) ToProto(*path, response);
   return Reply(context, path.status());
 }

@@ -19,8 +19,8 @@
 #define RDMAD_DAEMON_RPC_LOCAL_SERVICE_H_
 
 #include "daemon/clients/client_limiter.h"
-#include "daemon/lifecycle/daemon.h"
 #include "daemon/clients/worker_pool.h"
+#include "daemon/lifecycle/daemon.h"
 #include "daemon/rpc/client_directory.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -39,9 +39,8 @@ class LocalService final : public v1::Rdmad::CallbackService {
                                       const v1::GetStatusRequest* request,
                                       v1::GetStatusResponse* response) override;
 
-  grpc::ServerWriteReactor<v1::Event>* WatchEvents(
-      grpc::CallbackServerContext* context,
-      const v1::WatchEventsRequest* request) override;
+  grpc::ServerWriteReactor<v1::Event>* WatchEvents(grpc::CallbackServerContext* context,
+                                                   const v1::WatchEventsRequest* request) override;
 
   grpc::ServerUnaryReactor* ListDevices(grpc::CallbackServerContext* context,
                                         const v1::ListDevicesRequest* request,

@@ -87,8 +87,7 @@ void ToProto(const PeerEvent& event, v1::PeerEvent* out) {
       out->mutable_channel_closed()->set_channel_id(event.channel_id);
       out->mutable_channel_closed()->set_reason(event.reason);
       break;
-    case PeerEvent::Kind::kUnknown:
-      break;
+    case PeerEvent::Kind::kUnknown: break;
   }
 }
 
@@ -105,9 +104,7 @@ PeerEvent FromProto(const v1::PeerEvent& in) {
       event.channel_id = in.channel_closed().channel_id();
       event.reason = in.channel_closed().reason().substr(0, 1024);
       break;
-    default:
-      event.kind = PeerEvent::Kind::kUnknown;
-      break;
+    default: event.kind = PeerEvent::Kind::kUnknown; break;
   }
   return event;
 }
@@ -128,10 +125,9 @@ void ToProto(const PeerSnapshot& peer, v1::Peer* out) {
   out->set_state_seconds(peer.state_seconds);
   out->set_failures(uint32_t(std::max(peer.failures, 0)));
   if (peer.state == PeerSessionState::kCircuitOpen) {
-    out->set_circuit_open_until_unix_ms(
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            peer.circuit_open_until.time_since_epoch())
-            .count());
+    out->set_circuit_open_until_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            peer.circuit_open_until.time_since_epoch())
+                                            .count());
   }
 }
 
@@ -139,8 +135,8 @@ int EstablishedChannelsWith(const PeerSnapshot& peer, const std::vector<ChannelR
   int count = 0;
   for (const ChannelRecord& c : channels) {
     if (c.state != ChannelState::kEstablished) continue;
-    bool same_instance = peer.remote && !c.peer_instance.empty() &&
-                         c.peer_instance == peer.remote->instance_id;
+    bool same_instance =
+        peer.remote && !c.peer_instance.empty() && c.peer_instance == peer.remote->instance_id;
     if (same_instance || c.peer == peer.name) ++count;
   }
   return count;

@@ -19,8 +19,7 @@ constexpr int kMaxMessage = 1 << 20;
 
 Status FromGrpc(const grpc::Status& status, std::string_view what) {
   if (status.ok()) return Status::Ok();
-  return Status(StatusCodeFromInt(status.error_code()),
-                std::string(what) + status.error_message());
+  return Status(StatusCodeFromInt(status.error_code()), std::string(what) + status.error_message());
 }
 
 // One Session stream. Owned by the session (as PeerStream); the destructor

@@ -68,8 +68,7 @@ class PeerServerTest : public ::testing::Test {
   }
 
   std::unique_ptr<v1::RdmadPeer::Stub> RawStub() {
-    return v1::RdmadPeer::NewStub(
-        grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
+    return v1::RdmadPeer::NewStub(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
   }
 
   PeerInbound inbound_{[] { return kServer; }};

@@ -58,8 +58,8 @@ grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* contex
   return reactor;
 }
 
-grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(
-    grpc::CallbackServerContext* context, const v1::SessionRequest* request) {
+grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(grpc::CallbackServerContext* context,
+                                                              const v1::SessionRequest* request) {
   auto* reactor = new SessionReactor(inbound_);
   reactor->Start(FromProto(*request), context->peer());
   return reactor;
@@ -75,8 +75,7 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
     return reactor;
   }
   // The server's Shutdown waits for this Finish, so inbound_ outlives it.
-  std::thread([this, reactor, response, from = context->peer(),
-               call = std::move(call).value()] {
+  std::thread([this, reactor, response, from = context->peer(), call = std::move(call).value()] {
     StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call, from);
     if (answer.ok()) ToProto(answer.value(), response->mutable_acceptor());
     reactor->Finish(ToGrpcStatus(answer.status()));

@@ -58,7 +58,7 @@ class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent>,
 
  private:
   PoolRegistry* registry_;
-  ClientLimiter::Lease lease_;  // one of the client's open streams
+  ClientLimiter::Lease lease_;           // one of the client's open streams
   BoundedStream<v1::PoolEvent> stream_;  // kKeepLatest: only the newest list waits
   std::shared_ptr<PoolStreamSink> sink_;
   uint64_t client_id_ = 0;

@@ -5,8 +5,8 @@
 #ifndef RDMAD_DAEMON_RPC_PROTO_CONVERT_H_
 #define RDMAD_DAEMON_RPC_PROTO_CONVERT_H_
 
-#include "daemon/lifecycle/daemon.h"
 #include "daemon/discovery/inventory.h"
+#include "daemon/lifecycle/daemon.h"
 #include "daemon/policy/path_policy.h"
 #include "rdmad/v1/rdmad.pb.h"
 

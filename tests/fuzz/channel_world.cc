@@ -4,8 +4,8 @@
 
 #include <arpa/inet.h>
 
-#include "daemon/policy/path_policy.h"
 #include "daemon/peers/peer_protocol.h"
+#include "daemon/policy/path_policy.h"
 #include "daemon/rpc/channel_convert.h"
 #include "daemon/rpc/peer_convert.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -53,11 +53,10 @@ Inventory FakeInventory() {
   p.active_mtu = 1024;
   p.netdev = "veth0";
   p.netdev_mtu = 1500;
-  p.gids = {RoceGid(0, "fe80:0000:0000:0000:0000:00ff:fe00:0001", "fe80::ff:fe00:1",
-                    GidType::kRoceV1),
-            RoceGid(1, "0000:0000:0000:0000:0000:ffff:c000:0201", "192.0.2.1", GidType::kRoceV2),
-            RoceGid(2, "2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1",
-                    GidType::kRoceV2)};
+  p.gids = {
+      RoceGid(0, "fe80:0000:0000:0000:0000:00ff:fe00:0001", "fe80::ff:fe00:1", GidType::kRoceV1),
+      RoceGid(1, "0000:0000:0000:0000:0000:ffff:c000:0201", "192.0.2.1", GidType::kRoceV2),
+      RoceGid(2, "2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1", GidType::kRoceV2)};
   rxe.ports.push_back(p);
   PortInfo down = p;
   down.port = 2;
@@ -143,8 +142,7 @@ class ChannelWorld::Link final : public PeerLink {
     on_end(Status::Unimplemented("fuzz link"));
     return nullptr;
   }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
-                   OpenDone done) override {
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
     v1::OpenChannelRequest wire;  // what goes to the peer
     ToProto(call, &wire);
     done(world_->NextPeerReply(call));
@@ -173,8 +171,7 @@ class ChannelWorld::LoopLink final : public PeerLink {
     on_end(Status::Unimplemented("fuzz link"));
     return nullptr;
   }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
-                   OpenDone done) override {
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
     v1::OpenChannelRequest wire;
     ToProto(call, &wire);
     StatusOr<OpenChannelCall> back = FromProto(wire);
@@ -238,8 +235,10 @@ BrokerOptions ChannelWorld::Options() {
                        });
   };
   o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
-    if (name == "B") return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
-    if (name == "self") return BrokerPeer{"self", "127.0.0.1:7581", kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
+    if (name == "B")
+      return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
+    if (name == "self")
+      return BrokerPeer{"self", "127.0.0.1:7581", kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
     if (name == "down") {
       return BrokerPeer{"down", "192.0.2.8:7581", "",
                         Status::Unavailable("peer down: connection refused")};
@@ -248,7 +247,8 @@ BrokerOptions ChannelWorld::Options() {
       return Status::NotFound("unknown peer " + name + ": not a [[peers]] name nor an IP address");
     }
     StatusOr<std::string> address = NormalizePeerAddress(name);
-    if (!address.ok()) return Status::NotFound("unknown peer " + name + ": " + address.status().message());
+    if (!address.ok())
+      return Status::NotFound("unknown peer " + name + ": " + address.status().message());
     return BrokerPeer{name, address.value(), kPeerInstance, std::shared_ptr<PeerLink>(link_)};
   };
   o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
@@ -349,9 +349,9 @@ void ChannelWorld::CheckTable() {
     FUZZ_CHECK(!ChannelEnded(r.state) || !r.reason.empty());
     auto it = seen_.find(r.channel_id);
     if (it != seen_.end()) {
-      FUZZ_CHECK_MSG(Rank(it->second) <= Rank(r.state),
-                     std::string(ChannelStateName(it->second)) + " -> " +
-                         std::string(ChannelStateName(r.state)));
+      FUZZ_CHECK_MSG(Rank(it->second) <= Rank(r.state), std::string(ChannelStateName(it->second)) +
+                                                            " -> " +
+                                                            std::string(ChannelStateName(r.state)));
       FUZZ_CHECK_MSG(!ChannelEnded(it->second) || it->second == r.state,
                      std::string(ChannelStateName(it->second)) + " -> " +
                          std::string(ChannelStateName(r.state)));
@@ -491,8 +491,8 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     case ChannelOp::kQueueReject: {
       v1::RejectRequest req;
       if (!Parse(payload, &req) || answers_.size() >= 16) return;
-      answers_.push_back({false, req.request_id(), Status(StatusCode::kUnknown, "unset"),
-                          req.reason()});
+      answers_.push_back(
+          {false, req.request_id(), Status(StatusCode::kUnknown, "unset"), req.reason()});
       break;
     }
     case ChannelOp::kQueuePeerReply: {

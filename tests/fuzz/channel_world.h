@@ -53,11 +53,11 @@ Inventory FakeInventory();
 // listener's answer): the other side of the race.
 enum class Meanwhile : uint8_t {
   kNothing,
-  kRelease,      // the application releases the channel
-  kPeerLost,     // the peer daemon is lost
-  kPeerClose,    // the peer closes it (CloseChannel)
-  kUnlisten,     // the listener goes away (acceptor only)
-  kShutdown,     // rdmad stops
+  kRelease,    // the application releases the channel
+  kPeerLost,   // the peer daemon is lost
+  kPeerClose,  // the peer closes it (CloseChannel)
+  kUnlisten,   // the listener goes away (acceptor only)
+  kShutdown,   // rdmad stops
   kCount,
 };
 
@@ -104,12 +104,12 @@ inline constexpr ChannelOp kLocalChannelOps[] = {
     ChannelOp::kPeerLost,       ChannelOp::kSweep,          ChannelOp::kShutdown,
 };
 inline constexpr ChannelOp kPeerChannelOps[] = {
-    ChannelOp::kOpenChannel,    ChannelOp::kCloseChannel,   ChannelOp::kPeerEvent,
-    ChannelOp::kListen,         ChannelOp::kUnlisten,       ChannelOp::kQueueAccept,
-    ChannelOp::kQueueReject,    ChannelOp::kQueueMeanwhile, ChannelOp::kHoldChannel,
-    ChannelOp::kUnhold,         ChannelOp::kReleaseChannel, ChannelOp::kListChannels,
-    ChannelOp::kPlanChannel,    ChannelOp::kConnect,        ChannelOp::kPeerLost,
-    ChannelOp::kSweep,          ChannelOp::kShutdown,
+    ChannelOp::kOpenChannel, ChannelOp::kCloseChannel,   ChannelOp::kPeerEvent,
+    ChannelOp::kListen,      ChannelOp::kUnlisten,       ChannelOp::kQueueAccept,
+    ChannelOp::kQueueReject, ChannelOp::kQueueMeanwhile, ChannelOp::kHoldChannel,
+    ChannelOp::kUnhold,      ChannelOp::kReleaseChannel, ChannelOp::kListChannels,
+    ChannelOp::kPlanChannel, ChannelOp::kConnect,        ChannelOp::kPeerLost,
+    ChannelOp::kSweep,       ChannelOp::kShutdown,
 };
 
 // Runs a script (fuzz_support.h) against a fresh world with the table.

@@ -11,9 +11,9 @@
 #include <array>
 #include <cstring>
 
-#include "common/echo_protocol.h"
 #include "client/src/rdma/wire.h"
 #include "client/src/tcp/tcp_frame.h"
+#include "common/echo_protocol.h"
 #include "rdmad/channel.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -55,8 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<internal::Imm> decoded = internal::DecodeImm(imm);
   if (decoded) FUZZ_CHECK(internal::EncodeImm(*decoded) == imm);
 
-  std::string text = internal::SanitizePeerText(
-      std::string_view(reinterpret_cast<const char*>(data), size));
+  std::string text =
+      internal::SanitizePeerText(std::string_view(reinterpret_cast<const char*>(data), size));
   FUZZ_CHECK(text.size() <= internal::kMaxReasonBytes);
   for (char c : text) FUZZ_CHECK(c >= 0x20 && c < 0x7f);
   return 0;

@@ -68,8 +68,8 @@ void PrepareArtifactPaths() {
   uint64_t h = Hash(g_current);
   std::snprintf(g_crash_path, sizeof(g_crash_path), "%s/crash-%016llx", g_artifacts.c_str(),
                 static_cast<unsigned long long>(h));
-  std::snprintf(g_timeout_path, sizeof(g_timeout_path), "%s/timeout-%016llx",
-                g_artifacts.c_str(), static_cast<unsigned long long>(h));
+  std::snprintf(g_timeout_path, sizeof(g_timeout_path), "%s/timeout-%016llx", g_artifacts.c_str(),
+                static_cast<unsigned long long>(h));
 }
 
 void WriteAll(int fd, const char* data, size_t size) {
@@ -185,13 +185,15 @@ class Mutator {
     return s;
   }
 
-  size_t Below(size_t n) { return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_); }
+  size_t Below(size_t n) {
+    return n == 0 ? 0 : std::uniform_int_distribution<size_t>(0, n - 1)(rng_);
+  }
 
  private:
   void MutateOnce(std::string* s, const std::vector<std::string>& corpus) {
     static constexpr uint8_t kBytes[] = {0, 1, 2, 0x7f, 0x80, 0xfe, 0xff, 0x10, 0x20, 0x40};
-    static constexpr uint32_t kWords[] = {0, 1, 0xffffffffu, 0x1000000u, 0xffffffu,
-                                          0x7fffffffu, 0x80000000u, 255, 256, 65535, 65536};
+    static constexpr uint32_t kWords[] = {
+        0, 1, 0xffffffffu, 0x1000000u, 0xffffffu, 0x7fffffffu, 0x80000000u, 255, 256, 65535, 65536};
     switch (Below(9)) {
       case 0:  // flip a bit
         if (!s->empty()) (*s)[Below(s->size())] ^= char(1u << Below(8));

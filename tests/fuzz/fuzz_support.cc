@@ -37,7 +37,8 @@ void CheckFailed(const char* file, int line, const char* what, const std::string
 void CheckStatus(const Status& status) {
   if (status.ok()) return;
   int code = static_cast<int>(status.code());
-  FUZZ_CHECK_MSG(code > 0 && code <= static_cast<int>(StatusCode::kUnauthenticated), status.ToString());
+  FUZZ_CHECK_MSG(code > 0 && code <= static_cast<int>(StatusCode::kUnauthenticated),
+                 status.ToString());
   FUZZ_CHECK_MSG(!status.message().empty(), status.ToString());
 }
 

@@ -38,8 +38,8 @@ void FuzzInit();
 [[noreturn]] void CheckFailed(const char* file, int line, const char* what,
                               const std::string& detail);
 
-#define FUZZ_CHECK(cond)                                                   \
-  do {                                                                     \
+#define FUZZ_CHECK(cond)                                                    \
+  do {                                                                      \
     if (!(cond)) ::rdmad::fuzz::CheckFailed(__FILE__, __LINE__, #cond, ""); \
   } while (0)
 #define FUZZ_CHECK_MSG(cond, detail)                                            \

@@ -45,8 +45,7 @@ class LoopLink final : public PeerLink {
     on_end(Status::Unimplemented("fuzz link"));
     return nullptr;
   }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds,
-                   OpenDone done) override {
+  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
     done(inbound_->OpenChannel(call, "ipv4:127.0.0.1:40000"));
   }
   void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
@@ -64,9 +63,8 @@ class FuzzCore final : public DaemonCore {
     inbound_.SetChannelHandler([this](const OpenChannelCall& call, const std::string& ip) {
       return broker_->OnOpenChannel(call, ip);
     });
-    inbound_.SetCloseHandler([this](const CloseChannelCall& call) {
-      return broker_->OnCloseChannel(call);
-    });
+    inbound_.SetCloseHandler(
+        [this](const CloseChannelCall& call) { return broker_->OnCloseChannel(call); });
     inbound_.Start();
   }
 
@@ -83,10 +81,9 @@ class FuzzCore final : public DaemonCore {
     return Status::NotFound("no counters in the fuzz core");
   }
   StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override {
-    return rdmad::ResolvePath(*inventory_, config_, request,
-                              [](const std::string&) -> std::optional<std::string> {
-                                return "192.0.2.1";
-                              });
+    return rdmad::ResolvePath(
+        *inventory_, config_, request,
+        [](const std::string&) -> std::optional<std::string> { return "192.0.2.1"; });
   }
   std::vector<PeerSnapshot> ListPeers() const override { return {}; }
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name) override {
@@ -105,7 +102,9 @@ class FuzzCore final : public DaemonCore {
     o.open_timeout = 1000ms;
     o.resolve = [this](const PathRequest& r) { return ResolvePath(r); };
     o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
-      if (name == "self") return BrokerPeer{"self", "127.0.0.1:7581", fuzz::kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
+      if (name == "self")
+        return BrokerPeer{"self", "127.0.0.1:7581", fuzz::kSelfInstance,
+                          std::shared_ptr<PeerLink>(loop_)};
       if (name == "B") {
         return BrokerPeer{"B", "192.0.2.7:7581", "", Status::Unavailable("peer B: refused")};
       }
@@ -172,8 +171,8 @@ struct Servers {
     peer_stub = std::make_unique<grpc::GenericStub>(grpc::CreateChannel(
         "127.0.0.1:" + std::to_string(peer->port()), grpc::InsecureChannelCredentials()));
 
-    for (const auto* file : {v1::GetStatusRequest::descriptor()->file(),
-                             v1::HelloRequest::descriptor()->file()}) {
+    for (const auto* file :
+         {v1::GetStatusRequest::descriptor()->file(), v1::HelloRequest::descriptor()->file()}) {
       for (int s = 0; s < file->service_count(); ++s) {
         const auto* service = file->service(s);
         grpc::GenericStub* stub = service->name() == "Rdmad" ? local_stub.get() : peer_stub.get();

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
+#include "common/endpoint_convert.h"
 #include "daemon/config/config.h"
 #include "daemon/policy/path_policy.h"
-#include "common/endpoint_convert.h"
 #include "daemon/rpc/proto_convert.h"
 #include "tests/fuzz/channel_world.h"
 #include "tests/fuzz/fuzz_support.h"
@@ -55,8 +55,8 @@ struct World {
         if (!fuzz::Parse(payload, &req) || req.peer_address().empty()) return;
         PathRequest request{req.peer_address(),
                             int(std::min<uint32_t>(req.peer_active_mtu(), 1u << 20))};
-        auto path = ResolvePath(inventory, config, request,
-                                [this](const std::string&) { return source; });
+        auto path =
+            ResolvePath(inventory, config, request, [this](const std::string&) { return source; });
         fuzz::CheckStatus(path.status());
         if (!path.ok()) return;
         const PathDecision& p = path.value();

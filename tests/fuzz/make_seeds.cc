@@ -17,9 +17,9 @@
 #include <functional>
 #include <string>
 
-#include "common/echo_protocol.h"
 #include "client/src/rdma/wire.h"
 #include "client/src/tcp/tcp_frame.h"
+#include "common/echo_protocol.h"
 #include "rdmad/channel.h"
 #include "rdmad/v1/peer.pb.h"
 #include "rdmad/v1/rdmad.pb.h"
@@ -107,7 +107,9 @@ v1::Endpoint TcpEndpoint(bool listening) {
   return e;
 }
 
-std::string Raw(std::initializer_list<uint8_t> bytes) { return std::string(bytes.begin(), bytes.end()); }
+std::string Raw(std::initializer_list<uint8_t> bytes) {
+  return std::string(bytes.begin(), bytes.end());
+}
 
 // --- endpoint ---
 
@@ -470,11 +472,12 @@ void GrpcApiSeeds() {
   // The method index: Rdmad's methods, then RdmadPeer's, in .proto order.
   auto index = [](const std::string& service, const std::string& method) -> uint8_t {
     int i = 0;
-    for (const auto* file : {v1::GetStatusRequest::descriptor()->file(),
-                             v1::HelloRequest::descriptor()->file()}) {
+    for (const auto* file :
+         {v1::GetStatusRequest::descriptor()->file(), v1::HelloRequest::descriptor()->file()}) {
       for (int s = 0; s < file->service_count(); ++s) {
         for (int m = 0; m < file->service(s)->method_count(); ++m, ++i) {
-          if (file->service(s)->name() == service && file->service(s)->method(m)->name() == method) {
+          if (file->service(s)->name() == service &&
+              file->service(s)->method(m)->name() == method) {
             return uint8_t(i);
           }
         }
@@ -566,14 +569,18 @@ void GrpcApiSeeds() {
 std::string Bytes(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 
 void DataPathSeeds() {
-  Write("data_path", "echo-header", Bytes(echo::EncodeHeader({echo::kVersion, echo::Mode::kEcho, 0})));
-  Write("data_path", "sink-header", Bytes(echo::EncodeHeader({echo::kVersion, echo::Mode::kSink, 16})));
+  Write("data_path", "echo-header",
+        Bytes(echo::EncodeHeader({echo::kVersion, echo::Mode::kEcho, 0})));
+  Write("data_path", "sink-header",
+        Bytes(echo::EncodeHeader({echo::kVersion, echo::Mode::kSink, 16})));
   Write("data_path", "region-header",
         Bytes(echo::EncodeHeader({echo::kVersion, echo::Mode::kRegion, 1 << 20})));
   Write("data_path", "ack", Bytes(echo::EncodeAck({Status::Ok(), {'o', 'k'}})));
-  Write("data_path", "ack-error", Bytes(echo::EncodeAck({Status::InvalidArgument("bad mode"), {}})));
+  Write("data_path", "ack-error",
+        Bytes(echo::EncodeAck({Status::InvalidArgument("bad mode"), {}})));
   Write("data_path", "count", Bytes(echo::EncodeCount(42)));
-  Write("data_path", "region", Bytes(RegionDescriptor{0x7f0000001000, 4096, 0x1234, 0}.Serialize()));
+  Write("data_path", "region",
+        Bytes(RegionDescriptor{0x7f0000001000, 4096, 0x1234, 0}.Serialize()));
   internal::FrameHeader frame;
   frame.type = internal::FrameType::kWrite;
   frame.payload_len = 4096;

@@ -149,9 +149,8 @@ struct World {
         v1::PeerEvent wire;
         if (!fuzz::Parse(payload, &wire)) return;
         PeerEvent event = FromProto(wire);
-        std::string instance = instances.empty()
-                                   ? std::string(fuzz::kPeerInstance)
-                                   : instances[event.channel_id % instances.size()];
+        std::string instance = instances.empty() ? std::string(fuzz::kPeerInstance)
+                                                 : instances[event.channel_id % instances.size()];
         Status sent = inbound.Send(instance, event);
         fuzz::CheckStatus(sent);
         break;

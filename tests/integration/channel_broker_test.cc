@@ -55,9 +55,9 @@ class ChannelBrokerTest : public ::testing::Test {
   void Start(Node* n, const Node& peer) {
     std::string text = "[daemon]\nsocket = \"" + n->socket +
                        "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
-                       "peer_address = \"127.0.0.1\"\npeer_port = " + std::to_string(n->port) +
-                       "\n\n[[peers]]\nname = \"" + peer.name + "\"\naddress = \"127.0.0.1:" +
-                       std::to_string(peer.port) + "\"\n";
+                       "peer_address = \"127.0.0.1\"\npeer_port = " +
+                       std::to_string(n->port) + "\n\n[[peers]]\nname = \"" + peer.name +
+                       "\"\naddress = \"127.0.0.1:" + std::to_string(peer.port) + "\"\n";
     std::string config = dir_.Write(n->name + ".toml", text);
     n->process = std::make_unique<Process>(
         RDMAD_BINARY, std::vector<std::string>{"--config", config},

@@ -40,8 +40,7 @@ int main(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "";
   bool listens = mode == "listen" || mode == "serve";
   if (!((mode == "connect" && argc == 5) || (listens && argc == 4))) {
-    std::fprintf(stderr,
-                 "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve SERVICE\n",
+    std::fprintf(stderr, "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve SERVICE\n",
                  argv[0]);
     return 2;
   }

@@ -40,7 +40,7 @@ struct RawHold {
 
 RawHold HoldRaw(const std::string& socket, uint64_t channel_id) {
   std::string request = "\x08";
-  for (uint64_t v = channel_id; ; v >>= 7) {
+  for (uint64_t v = channel_id;; v >>= 7) {
     request.push_back(char((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
     if (v < 0x80) break;
   }
@@ -121,8 +121,7 @@ class ChannelCloseTest : public ::testing::Test {
 
   std::unique_ptr<Process> Helper(const std::vector<std::string>& args) {
     return std::make_unique<Process>(CHANNEL_CLOSE_HELPER, args,
-                                     std::map<std::string, std::string>{},
-                                     dir_.File("helper.log"));
+                                     std::map<std::string, std::string>{}, dir_.File("helper.log"));
   }
 
   // How a blocked Recv on channel ended, when, and the channel (kept open,
@@ -220,9 +219,8 @@ TEST_F(ChannelCloseTest, APeerDaemonKilledMidHandshakeIsUnavailable) {
     if (peers.ok() && !peers->empty() && peers->at(0).state == PeerState::kUp) break;
     std::this_thread::sleep_for(milliseconds(50));
   }
-  auto connect = std::async(std::launch::async, [&] {
-    return pair_.a().client->Connect("B", "svc").status();
-  });
+  auto connect = std::async(std::launch::async,
+                            [&] { return pair_.a().client->Connect("B", "svc").status(); });
   bool opening = false;
   for (auto end = Clock::now() + seconds(10); !opening && Clock::now() < end;) {
     auto rows = pair_.b().client->ListChannels();

@@ -87,7 +87,8 @@ TEST_F(ChannelTest, LabComesUpAsRdma) {
   auto channel = ConnectAB("B");
   ASSERT_TRUE(channel.ok()) << channel.status().ToString() << "\n" << Logs();
   EXPECT_EQ(channel.value()->info().transport, ChannelTransport::kRdma)
-      << channel.value()->info().transport_reason << "\n" << Logs();
+      << channel.value()->info().transport_reason << "\n"
+      << Logs();
   std::vector<uint8_t> msg(1 << 20, 0x42);
   ASSERT_TRUE(channel.value()->Send(msg.data(), msg.size()).ok());
   auto echo = channel.value()->Recv(seconds(10));

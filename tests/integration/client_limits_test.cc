@@ -161,10 +161,9 @@ constexpr int kStreamsPerClient = 6;
 class ClientLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Status started = pair_.Start("[limits]\nmax_connects_per_client = " +
-                                 std::to_string(kConnectsPerClient) +
-                                 "\nmax_streams_per_client = " +
-                                 std::to_string(kStreamsPerClient) + "\n");
+    Status started =
+        pair_.Start("[limits]\nmax_connects_per_client = " + std::to_string(kConnectsPerClient) +
+                    "\nmax_streams_per_client = " + std::to_string(kStreamsPerClient) + "\n");
     ASSERT_TRUE(started.ok()) << started.ToString();
     ASSERT_TRUE(testing::DaemonPair::WaitForLog(pair_.b(), "echo service: listening")) << Logs();
   }
@@ -219,7 +218,8 @@ TEST_F(ClientLimitsTest, AConnectFloodIsRefusedAndOthersStillConnect) {
     if (c.wait_until(t0 + 2s) != std::future_status::ready) continue;  // in flight
     const Reply& r = c.get();
     ASSERT_EQ(r.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
-        << r.status.error_message() << "\n" << Logs();
+        << r.status.error_message() << "\n"
+        << Logs();
     EXPECT_EQ(r.status.error_message(),
               "client pid " + Pid() + " has " + std::to_string(kConnectsPerClient) +
                   " Connect handshakes in flight, its limit (limits.max_connects_per_client = " +
@@ -237,7 +237,7 @@ TEST_F(ClientLimitsTest, AConnectFloodIsRefusedAndOthersStillConnect) {
   EXPECT_LT(took, 5s);
   EXPECT_EQ(Rdmactl({"channels"}, &out, &took), 0) << out;
   EXPECT_LT(took, 5s);
-  EXPECT_EQ(CountLines(out, {"sink", "opening"}), kConnectsPerClient) << out;  // in flight
+  EXPECT_EQ(CountLines(out, {"sink", "opening"}), kConnectsPerClient) << out;      // in flight
   EXPECT_EQ(CountLines(out, {"sink", "planned"}), 2 * kConnectsPerClient) << out;  // refused
   EXPECT_EQ(Rdmactl({"ping", "B", "-c", "3", "-i", "0"}, &out, &took), 0) << out << Logs();
   EXPECT_TRUE(Contains(out, "3 sent, 3 received, 0 lost")) << out;
@@ -285,10 +285,10 @@ TEST_F(ClientLimitsTest, UnreadStreamsAreLimitedPerProcess) {
 
   std::string out;
   auto t0 = Clock::now();
-  EXPECT_EQ(testing::RunCommand(RDMACTL_BINARY,
-                                {"--socket", pair_.a().socket, "ping", "B", "-c", "3", "-i", "0"},
-                                &out),
-            0)
+  EXPECT_EQ(
+      testing::RunCommand(RDMACTL_BINARY,
+                          {"--socket", pair_.a().socket, "ping", "B", "-c", "3", "-i", "0"}, &out),
+      0)
       << out << Logs();
   EXPECT_LT(Clock::now() - t0, 5s);
   EXPECT_TRUE(Contains(out, "3 sent, 3 received, 0 lost")) << out;

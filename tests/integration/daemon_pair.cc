@@ -77,14 +77,14 @@ Status DaemonPair::WaitForPeer(const DaemonNode& n, const std::string& peer) {
   }
 }
 
-Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer,
-                             const std::string& extra_toml) {
+Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer, const std::string& extra_toml) {
   n->extra_toml = extra_toml;
   std::string log = n->name + (n->starts++ == 0 ? "" : "." + std::to_string(n->starts)) + ".log";
   std::string ip = Ip();
   std::string text = "[daemon]\nsocket = \"" + n->socket +
                      "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
-                     "peer_address = \"" + ip + "\"\npeer_port = " + std::to_string(n->port) +
+                     "peer_address = \"" +
+                     ip + "\"\npeer_port = " + std::to_string(n->port) +
                      (ip == "127.0.0.1" ? "" : "\npeer_insecure = true") + "\n\n" + extra_toml +
                      "\n[[peers]]\nname = \"" + peer.name + "\"\naddress = \"" + ip + ":" +
                      std::to_string(peer.port) + "\"\n";

@@ -14,8 +14,8 @@
 
 #include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -129,8 +129,7 @@ int DecodeWaitStatus(int status) {
 }  // namespace
 
 TempDir::TempDir() {
-  std::string pattern =
-      (std::filesystem::temp_directory_path() / "rdmad-test-XXXXXX").string();
+  std::string pattern = (std::filesystem::temp_directory_path() / "rdmad-test-XXXXXX").string();
   path_ = mkdtemp(pattern.data()) ? pattern : "";
 }
 
@@ -206,8 +205,7 @@ std::optional<int> Process::WaitExit(std::chrono::milliseconds timeout) {
   return exit_code_;
 }
 
-int RunCommand(const std::string& binary, const std::vector<std::string>& args,
-               std::string* out) {
+int RunCommand(const std::string& binary, const std::vector<std::string>& args, std::string* out) {
   TempDir dir;
   std::string log = dir.File("out");
   Process p(binary, args, {}, log);

@@ -62,8 +62,7 @@ class Process {
 };
 
 // Runs a command to completion; returns its exit code, output in *out.
-int RunCommand(const std::string& binary, const std::vector<std::string>& args,
-               std::string* out);
+int RunCommand(const std::string& binary, const std::vector<std::string>& args, std::string* out);
 
 // A Unix datagram socket standing in for systemd's notify socket.
 class FakeNotifySocket {

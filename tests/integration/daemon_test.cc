@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <cstring>
-
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -254,8 +253,8 @@ class SocketAccessTest : public DaemonTest {
   }
   void WriteConfig(const std::string& allowed_uids) {
     dir_.Write("rdmad.toml", "[daemon]\nsocket = \"" + socket_ +
-                                 "\"\nsocket_group = \"nogroup\"\nallowed_uids = " +
-                                 allowed_uids + "\n");
+                                 "\"\nsocket_group = \"nogroup\"\nallowed_uids = " + allowed_uids +
+                                 "\n");
   }
   static constexpr uid_t kNobody = 65534;
   gid_t gid_ = 0;
@@ -274,8 +273,7 @@ TEST_F(SocketAccessTest, GroupMembersReachTheSocketThroughItsDirectory) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  EXPECT_NE(daemon->log().find("client connected: uid 65534"), std::string::npos)
-      << daemon->log();
+  EXPECT_NE(daemon->log().find("client connected: uid 65534"), std::string::npos) << daemon->log();
 }
 
 TEST_F(SocketAccessTest, OthersCannotOpenTheSocket) {

@@ -207,10 +207,12 @@ TEST_F(DrillTest, ALinkDownFailsRdmaChannelsWithThePortsReason) {
   }
   ASSERT_EQ(std::system((ip_link + " up").c_str()), 0);
   // Once the port is ACTIVE again a new channel is RDMA, and the pool is full.
-  bool rdma = Eventually([&] {
-    auto c = pair_.a().client->Connect("B", "svc");
-    return c.ok() && c.value()->info().transport == ChannelTransport::kRdma;
-  }, 60s);
+  bool rdma = Eventually(
+      [&] {
+        auto c = pair_.a().client->Connect("B", "svc");
+        return c.ok() && c.value()->info().transport == ChannelTransport::kRdma;
+      },
+      60s);
   EXPECT_TRUE(rdma) << pair_.Logs();
   EXPECT_TRUE(Eventually([&] { return Row().warm == kWarm; })) << pair_.Logs();
 }

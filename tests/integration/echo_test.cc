@@ -90,15 +90,13 @@ TEST_F(EchoTest, ConnectReportsTcpAndWhy) {
 TEST_F(EchoTest, PingCountsAndPercentiles) {
   StartBoth();
   std::string out;
-  ASSERT_EQ(Rdmactl({"ping", "B", "-c", "20", "-s", "4096", "-i", "0"}, &out), 0)
-      << out << Logs();
+  ASSERT_EQ(Rdmactl({"ping", "B", "-c", "20", "-s", "4096", "-i", "0"}, &out), 0) << out << Logs();
   EXPECT_TRUE(Contains(out, "PING B (rdmad.echo): 4096 bytes over TCP (")) << out;
   EXPECT_TRUE(Contains(out, "4096 bytes from B (TCP): seq=20 time=")) << out;
   EXPECT_TRUE(Contains(out, "20 sent, 20 received, 0 lost (0%)")) << out;
   EXPECT_TRUE(Contains(out, "rtt min/avg/p50/p99/max = ")) << out;
 
-  ASSERT_EQ(Rdmactl({"--json", "ping", BAddress(), "-c", "20", "-s", "4096", "-i", "0"}, &out),
-            0)
+  ASSERT_EQ(Rdmactl({"--json", "ping", BAddress(), "-c", "20", "-s", "4096", "-i", "0"}, &out), 0)
       << out;
   Json json = Json::parse(out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(json.is_discarded()) << out;
@@ -167,8 +165,8 @@ TEST_F(EchoTest, RegionIsWrittenAndReadBack) {
 
   auto big = ConnectToEcho();
   ASSERT_TRUE(big.ok()) << big.status().ToString();
-  auto refused = echo::Handshake(**big, {echo::kVersion, echo::Mode::kRegion,
-                                         echo::kMaxRegionBytes + 1}, seconds(10));
+  auto refused = echo::Handshake(
+      **big, {echo::kVersion, echo::Mode::kRegion, echo::kMaxRegionBytes + 1}, seconds(10));
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Contains(refused.status().message(), "cap of 1073741824 bytes"))
       << refused.status().message();

@@ -56,17 +56,17 @@ class PeerTest : public ::testing::Test {
                        "peer_address = \"127.0.0.1\"\npeer_port = " +
                        std::to_string(n->port) + "\n" + daemon_extra;
     for (const Node* p : peers) {
-      text += "\n[[peers]]\nname = \"" + p->name + "\"\naddress = \"127.0.0.1:" +
-              std::to_string(p->port) + "\"\n";
+      text += "\n[[peers]]\nname = \"" + p->name +
+              "\"\naddress = \"127.0.0.1:" + std::to_string(p->port) + "\"\n";
     }
     n->config = dir_.Write(n->name + ".toml", text);
   }
 
   void Start(Node* n, std::map<std::string, std::string> env = {}) {
     env["RDMAD_DAEMON_PEER_PORT"] = std::to_string(n->port);
-    n->process = std::make_unique<Process>(
-        RDMAD_BINARY, std::vector<std::string>{"--config", n->config}, env,
-        dir_.File(n->name + ".log"));
+    n->process =
+        std::make_unique<Process>(RDMAD_BINARY, std::vector<std::string>{"--config", n->config},
+                                  env, dir_.File(n->name + ".log"));
     ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
   }
 
@@ -114,11 +114,10 @@ class PeerTest : public ::testing::Test {
       EXPECT_EQ(code, 0) << out;
       return code == 0;
     };
-    if (!run({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-              "-nodes", "-keyout", dir_.File(ca + ".key"), "-out", dir_.File(ca + ".pem"),
-              "-days", "2", "-subj", "/CN=rdmad test " + ca, "-addext",
-              "basicConstraints=critical,CA:TRUE", "-addext",
-              "keyUsage=critical,keyCertSign,cRLSign"})) {
+    if (!run({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+              "-keyout", dir_.File(ca + ".key"), "-out", dir_.File(ca + ".pem"), "-days", "2",
+              "-subj", "/CN=rdmad test " + ca, "-addext", "basicConstraints=critical,CA:TRUE",
+              "-addext", "keyUsage=critical,keyCertSign,cRLSign"})) {
       return false;
     }
     for (const std::string& name : names) {
@@ -242,9 +241,9 @@ TEST_F(PeerTest, ReloadFollowsThePeerList) {
 }
 
 TEST_F(PeerTest, PlaintextOffLoopbackIsRefused) {
-  std::string config = dir_.Write("off.toml",
-                                  "[daemon]\nsocket = \"" + dir_.File("off/rdmad.sock") +
-                                      "\"\npeer_address = \"192.0.2.10\"\n");
+  std::string config =
+      dir_.Write("off.toml", "[daemon]\nsocket = \"" + dir_.File("off/rdmad.sock") +
+                                 "\"\npeer_address = \"192.0.2.10\"\n");
   std::string out;
   EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", config}, &out), 1) << out;
   EXPECT_NE(out.find("daemon.peer_address = \"192.0.2.10\" is not a loopback address"),
@@ -287,8 +286,7 @@ TEST_F(PeerTest, ACertificateFromAnotherCaIsRefused) {
   // Down at first because b is not listening yet, then because of TLS.
   auto is_tls = [](const std::string& e) {
     return e.find("SSL") != std::string::npos || e.find("ssl") != std::string::npos ||
-           e.find("certificate") != std::string::npos ||
-           e.find("handshake") != std::string::npos;
+           e.find("certificate") != std::string::npos || e.find("handshake") != std::string::npos;
   };
   Json ab;
   auto deadline = Clock::now() + seconds(15);
@@ -300,8 +298,7 @@ TEST_F(PeerTest, ACertificateFromAnotherCaIsRefused) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   ASSERT_FALSE(ab.is_null()) << Peers(a).dump() << Logs(a, b);
-  std::printf("a certificate from another CA: %s\n",
-              ab["last_error"].get<std::string>().c_str());
+  std::printf("a certificate from another CA: %s\n", ab["last_error"].get<std::string>().c_str());
   // It stays down: no later attempt gets through.
   std::this_thread::sleep_for(seconds(2));
   for (const Json& p : Peers(a)) EXPECT_NE(p["state"], "up") << p.dump();

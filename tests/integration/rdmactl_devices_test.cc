@@ -38,8 +38,7 @@ class RdmactlDevicesTest : public ::testing::Test {
   void StartDaemon(const std::string& sysfs_root, const std::string& extra_config = "") {
     socket_ = dir_.File("rdmad.sock");
     std::string config = dir_.Write("rdmad.toml", "[daemon]\nsocket = \"" + socket_ +
-                                                      "\"\nsocket_group = \"\"\n" +
-                                                      extra_config);
+                                                      "\"\nsocket_group = \"\"\n" + extra_config);
     daemon_ = std::make_unique<Process>(
         RDMAD_BINARY, std::vector<std::string>{"--config", config, "--sysfs-root", sysfs_root},
         std::map<std::string, std::string>{}, dir_.File("rdmad.log"));
@@ -124,9 +123,8 @@ TEST_F(RdmactlDevicesTest, DevicesJsonHasEveryFieldOfTheFixture) {
   for (const auto& [key, value] : d.items()) keys.push_back(key);
   EXPECT_EQ(keys, (std::vector<std::string>{
                       "name", "node_guid", "vendor_id", "vendor_part_id", "vendor", "driver",
-                      "fw_ver", "hw_rev", "node_type", "numa_node", "pci_address",
-                      "parent_netdev", "max_qp", "max_mr", "max_cq", "relaxed_ordering",
-                      "dmabuf", "ports"}));
+                      "fw_ver", "hw_rev", "node_type", "numa_node", "pci_address", "parent_netdev",
+                      "max_qp", "max_mr", "max_cq", "relaxed_ordering", "dmabuf", "ports"}));
   EXPECT_EQ(d["name"], "mlx5_0");
   EXPECT_EQ(d["node_guid"], "b8ce:f603:00a1:2b3c");
   EXPECT_EQ(d["vendor_id"], 0x15b3);
@@ -159,13 +157,13 @@ TEST_F(RdmactlDevicesTest, DevicesTableAndOneDevice) {
   StartDaemon(Fixture("connectx-roce"));
   std::string out;
   ASSERT_EQ(Rdmactl({"devices"}, &out), 0) << out;
-  EXPECT_EQ(out.rfind("DEVICE  VENDOR           DRIVER     NODE  TRANSPORT  ACTIVE/PORTS", 0),
-            0u)
+  EXPECT_EQ(out.rfind("DEVICE  VENDOR           DRIVER     NODE  TRANSPORT  ACTIVE/PORTS", 0), 0u)
       << out;
   EXPECT_TRUE(Contains(out, "\nmlx5_0  Mellanox/NVIDIA  mlx5_core  CA    RoCE v2    1/1")) << out;
-  EXPECT_TRUE(Contains(out, "0000:3b:00.1\n  port 1: ACTIVE (LinkUp), Ethernet/RoCE v2, "
-                            "100 Gb/sec (4X EDR), MTU unknown, netdev enp59s0f1np1 (MTU 9000), "
-                            "4 GIDs\n"))
+  EXPECT_TRUE(Contains(out,
+                       "0000:3b:00.1\n  port 1: ACTIVE (LinkUp), Ethernet/RoCE v2, "
+                       "100 Gb/sec (4X EDR), MTU unknown, netdev enp59s0f1np1 (MTU 9000), "
+                       "4 GIDs\n"))
       << out;
   ASSERT_EQ(Rdmactl({"devices", "mlx5_1"}, &out), 0) << out;
   EXPECT_EQ(out.rfind("mlx5_1: Mellanox/NVIDIA CA, RoCE v2, 1/1 ports active\n", 0), 0u) << out;
@@ -198,8 +196,9 @@ TEST_F(RdmactlDevicesTest, GidsListTypesAndAddresses) {
   std::string out;
   ASSERT_EQ(Rdmactl({"gids", "mlx5_1"}, &out), 0) << out;
   EXPECT_EQ(out.rfind("DEV     PORT  INDEX  GID", 0), 0u) << out;
-  EXPECT_TRUE(Contains(out, "\nmlx5_1  1     3      0000:0000:0000:0000:0000:ffff:0a01:0105  "
-                            "RoCE v2  enp59s0f1np1  10.1.1.5\n"))
+  EXPECT_TRUE(Contains(out,
+                       "\nmlx5_1  1     3      0000:0000:0000:0000:0000:ffff:0a01:0105  "
+                       "RoCE v2  enp59s0f1np1  10.1.1.5\n"))
       << out;
   EXPECT_FALSE(Contains(out, "mlx5_0")) << out;
 }
@@ -295,9 +294,10 @@ TEST_F(RdmactlDevicesTest, StatusSummarisesTheDevices) {
   StartDaemon(Fixture("connectx-roce"));
   std::string out;
   ASSERT_EQ(Rdmactl({"status"}, &out), 0) << out;
-  EXPECT_TRUE(Contains(out, "  devices: 2 (2 ports, 2 active)\n"
-                            "    mlx5_0  RoCE v2  1/1 ports active\n"
-                            "    mlx5_1  RoCE v2  1/1 ports active\n"))
+  EXPECT_TRUE(Contains(out,
+                       "  devices: 2 (2 ports, 2 active)\n"
+                       "    mlx5_0  RoCE v2  1/1 ports active\n"
+                       "    mlx5_1  RoCE v2  1/1 ports active\n"))
       << out;
   EXPECT_FALSE(Contains(out, "TCP")) << out;
   Json json = RdmactlJson({"status"});
@@ -314,12 +314,11 @@ TEST_F(RdmactlDevicesTest, StatusSummarisesTheDevices) {
 // device and port (the monitor rescans at least every 10 s).
 TEST_F(RdmactlDevicesTest, PortEventsNameDeviceAndPort) {
   TempDir sysfs;
-  std::filesystem::copy(Fixture("connectx-roce"), sysfs.path(),
-                        std::filesystem::copy_options::recursive |
-                            std::filesystem::copy_options::copy_symlinks);
+  std::filesystem::copy(
+      Fixture("connectx-roce"), sysfs.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
   StartDaemon(sysfs.path());
-  Process json_events(RDMACTL_BINARY,
-                      {"--socket", socket_, "--json", "events", "--count", "1"}, {},
+  Process json_events(RDMACTL_BINARY, {"--socket", socket_, "--json", "events", "--count", "1"}, {},
                       dir_.File("events.json"));
   Process text_events(RDMACTL_BINARY, {"--socket", socket_, "events", "--count", "1"}, {},
                       dir_.File("events.txt"));

@@ -231,8 +231,8 @@ TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
   std::printf(
       "SCALE channels=%d transport=%s connectors=%d seconds=%.2f rate=%.1f "
       "rss_a_mib=%.1f rss_b_mib=%.1f rss_a0_mib=%.1f rss_b0_mib=%.1f fds_a=%d fds_b=%d\n",
-      n, rdma == n ? "RDMA" : "TCP", connectors, seconds, n / seconds, rss_a, rss_b, rss_a0,
-      rss_b0, CountFds(PidA()), CountFds(PidB()));
+      n, rdma == n ? "RDMA" : "TCP", connectors, seconds, n / seconds, rss_a, rss_b, rss_a0, rss_b0,
+      CountFds(PidA()), CountFds(PidB()));
   std::fflush(stdout);
 
   channels.clear();  // every close reaches B, whose ends are then dropped
@@ -243,9 +243,9 @@ TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
   constexpr int kGrpcSlack = 2;
   EXPECT_TRUE(Eventually([&] {
     return CountFds(PidA()) <= fds_a + kGrpcSlack && CountFds(PidB()) <= fds_b + kGrpcSlack;
-  }))
-      << "fds A " << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB())
-      << " (was " << fds_b << ")";
+  })) << "fds A "
+      << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB()) << " (was " << fds_b
+      << ")";
   std::printf("SCALE after close: fds_a=%d (was %d) fds_b=%d (was %d)\n", CountFds(PidA()), fds_a,
               CountFds(PidB()), fds_b);
 }
@@ -276,16 +276,18 @@ TEST_F(ScaleTest, OpenCloseCyclesLeakNothing) {
 
   EXPECT_TRUE(Eventually([&] {
     return CountFds(PidA()) == fds_a && CountFds(PidB()) == fds_b && CountFds(self) == fds_self;
-  })) << "fds A " << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB())
-      << " (was " << fds_b << "), app " << CountFds(self) << " (was " << fds_self << ")";
+  })) << "fds A "
+      << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB()) << " (was " << fds_b
+      << "), app " << CountFds(self) << " (was " << fds_self << ")";
   if (InLab()) {
     EXPECT_GE(qps, 0) << "no `rdma resource show` in the lab";
     EXPECT_EQ(RdmaResources("qp", self), qps);
     EXPECT_EQ(RdmaResources("mr", self), mrs);
   }
   double rss_a = RssMib(PidA()), rss_b = RssMib(PidB());
-  std::printf("LEAK cycles=%d seconds=%.2f qps=%d mrs=%d rss_a_mib=%.1f->%.1f rss_b_mib=%.1f->%.1f\n",
-              cycles, seconds, qps, mrs, rss_a0, rss_a, rss_b0, rss_b);
+  std::printf(
+      "LEAK cycles=%d seconds=%.2f qps=%d mrs=%d rss_a_mib=%.1f->%.1f rss_b_mib=%.1f->%.1f\n",
+      cycles, seconds, qps, mrs, rss_a0, rss_a, rss_b0, rss_b);
   std::fflush(stdout);
   // The channel table keeps ended channels (at most 256); beyond that the
   // daemons' memory must not grow with the cycles.

@@ -62,8 +62,8 @@ class RDMAD_EXPORT MemoryRegion {
 
 // Everything known about how a channel was set up, for logs and rdmactl.
 struct ChannelInfo {
-  uint64_t id = 0;               // the daemons' channel id
-  std::string peer;              // the peer daemon's name or address
+  uint64_t id = 0;   // the daemons' channel id
+  std::string peer;  // the peer daemon's name or address
   std::string service;
   ChannelTransport transport = ChannelTransport::kTcp;
   std::string transport_reason;  // why RDMA or why TCP
@@ -75,8 +75,8 @@ struct ChannelInfo {
   uint32_t local_qpn = 0, peer_qpn = 0;
   uint32_t mtu = 0, local_active_mtu = 0, peer_active_mtu = 0;
   uint32_t send_depth = 0, recv_depth = 0;
-  uint32_t slot_size = 0;        // bytes per receive slot
-  double handshake_ms = 0;       // Connect/Accept to ready
+  uint32_t slot_size = 0;           // bytes per receive slot
+  double handshake_ms = 0;          // Connect/Accept to ready
   std::string tcp_local, tcp_peer;  // "192.0.2.1:40123" for TCP channels
 };
 

@@ -104,9 +104,9 @@ struct PoolSummary {
   std::string peer;
   std::string service;
   uint32_t target = 0;
-  std::string source;  // "config" ([[pool]]) or "api" (Prewarm)
-  uint32_t warm = 0;   // established, waiting in the pool
-  uint32_t in_use = 0; // handed out by Connect
+  std::string source;   // "config" ([[pool]]) or "api" (Prewarm)
+  uint32_t warm = 0;    // established, waiting in the pool
+  uint32_t in_use = 0;  // handed out by Connect
   std::string last_error;
 };
 
@@ -124,8 +124,8 @@ struct ChannelSummary {
 
 // How Client::Connect sets a channel up.
 struct ConnectOptions {
-  bool force_tcp = false;                     // skip RDMA even with a path
-  std::chrono::milliseconds timeout{15000};   // the whole handshake
+  bool force_tcp = false;                    // skip RDMA even with a path
+  std::chrono::milliseconds timeout{15000};  // the whole handshake
 };
 
 // A service this application listens on (Client::Listen). The daemon keeps

@@ -18,18 +18,18 @@ namespace rdmad {
 struct Gid {
   uint32_t index = 0;
   std::string gid;
-  std::string type;    // "IB", "RoCE v1", "RoCE v2"
+  std::string type;  // "IB", "RoCE v1", "RoCE v2"
   std::string netdev;
-  std::string ip;      // the address the GID maps, "" for IB GIDs
+  std::string ip;  // the address the GID maps, "" for IB GIDs
 };
 
 struct Port {
   uint32_t port = 0;
-  std::string state;         // "ACTIVE", "DOWN", ...
-  uint32_t state_code = 0;   // ibv_port_state
-  std::string phys_state;    // "LinkUp", ...
-  std::string link_layer;    // "InfiniBand", "Ethernet"
-  std::string transport;     // "InfiniBand", "RoCE v1", "RoCE v2", "iWARP"
+  std::string state;        // "ACTIVE", "DOWN", ...
+  uint32_t state_code = 0;  // ibv_port_state
+  std::string phys_state;   // "LinkUp", ...
+  std::string link_layer;   // "InfiniBand", "Ethernet"
+  std::string transport;    // "InfiniBand", "RoCE v1", "RoCE v2", "iWARP"
   double rate_gbps = 0;
   std::string rate;
   uint32_t max_mtu = 0;

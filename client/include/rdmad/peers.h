@@ -31,22 +31,22 @@ enum class PeerState {
 RDMAD_EXPORT std::string_view PeerStateName(PeerState state);
 
 struct PeerInfo {
-  std::string name;      // the [[peers]] name; the address when on demand
-  std::string address;   // HOST:PORT as dialled
+  std::string name;     // the [[peers]] name; the address when on demand
+  std::string address;  // HOST:PORT as dialled
   PeerState state = PeerState::kUnspecified;
-  double rtt_ms = 0;     // last Hello round trip; 0 before the first
+  double rtt_ms = 0;       // last Hello round trip; 0 before the first
   std::string last_error;  // why it is down or mismatched; "" while up
   // What the peer said in its last Hello; "" before the first.
   std::string remote_host;
   std::string remote_version;
-  std::string remote_protocol;  // "1.0"
+  std::string remote_protocol;                 // "1.0"
   std::vector<std::string> remote_transports;  // RDMA transports; empty: TCP only
-  bool configured = true;  // false: opened on demand
-  double state_seconds = 0;  // time in the current state
-  int channels = 0;          // established channels with this peer
+  bool configured = true;                      // false: opened on demand
+  double state_seconds = 0;                    // time in the current state
+  int channels = 0;                            // established channels with this peer
   // While kCircuitOpen: when rdmad next tries the peer (Unix ms); else 0.
   int64_t circuit_open_until_unix_ms = 0;
-  int failures = 0;          // failed attempts since it was last up
+  int failures = 0;  // failed attempts since it was last up
 };
 
 }  // namespace rdmad

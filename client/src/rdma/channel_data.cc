@@ -35,8 +35,7 @@ Status RdmaChannel::Send(const MemoryRegion& region, size_t offset, size_t len) 
   if (!own.ok()) return own.status();
   if (offset > region.size() || len > region.size() - offset) {
     return Status::OutOfRange("Send: [" + std::to_string(offset) + ", +" + std::to_string(len) +
-                              ") exceeds the region's " + std::to_string(region.size()) +
-                              " bytes");
+                              ") exceeds the region's " + std::to_string(region.size()) + " bytes");
   }
   // Fragments address the region through its iova (data() is null for a dmabuf).
   const uint8_t* base = reinterpret_cast<const uint8_t*>(own.value()->iova());
@@ -99,7 +98,8 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
   wr.imm_data = htonl(EncodeImm(imm));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-    Status s = Status::Unavailable("RDMA channel: ibv_post_send: " + std::string(std::strerror(rc)));
+    Status s =
+        Status::Unavailable("RDMA channel: ibv_post_send: " + std::string(std::strerror(rc)));
     Fail(s);
     return s;
   }
@@ -116,7 +116,8 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
   for (;;) {
     RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
     if (ready_.empty()) {
-      RDMAD_RETURN_IF_ERROR(WaitFor(lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
     }
     Fragment f = ready_.front();
     ready_.pop_front();
@@ -126,7 +127,7 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
     }
     if (f.first == in_message_) {
       Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
-                            std::to_string(f.first) + ")"));
+                                             std::to_string(f.first) + ")"));
       return error_;
     }
     if (f.first) {

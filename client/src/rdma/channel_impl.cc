@@ -178,20 +178,20 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
   std::optional<Imm> imm;
   if (wc.wc_flags & IBV_WC_WITH_IMM) imm = DecodeImm(ntohl(wc.imm_data));
   if (!imm) {
-    Fail(Status(StatusCode::kDataLoss, "RDMA channel: malformed message from the peer (immediate data)"));
+    Fail(Status(StatusCode::kDataLoss,
+                "RDMA channel: malformed message from the peer (immediate data)"));
     return;
   }
   if (!credits_.OnCreditsReturned(imm->credits, remote_.ring_slots)) {
-    Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer returned more credits than its ring holds"));
+    Fail(Status(StatusCode::kDataLoss,
+                "RDMA channel: the peer returned more credits than its ring holds"));
     return;
   }
   switch (imm->type) {
     case MessageType::kData:
       ready_.push_back({slot, wc.byte_len, imm->first, imm->last, false});
       break;
-    case MessageType::kCredit:
-      Repost(slot);
-      break;
+    case MessageType::kCredit: Repost(slot); break;
     case MessageType::kClose:
       peer_closed_ = true;
       ready_.push_back({slot, 0, false, false, true});
@@ -245,17 +245,16 @@ Status RdmaChannel::CompletionError(const ibv_wc& wc) const {
   std::string msg = text;
   switch (wc.status) {
     case IBV_WC_RETRY_EXC_ERR:
-      return Status::Unavailable(msg + "; the peer did not answer: wrong GID/QPN, peer gone, or no route");
+      return Status::Unavailable(
+          msg + "; the peer did not answer: wrong GID/QPN, peer gone, or no route");
     case IBV_WC_RNR_RETRY_EXC_ERR:
       return Status::Unavailable(msg + "; the peer had no receive posted");
     case IBV_WC_WR_FLUSH_ERR:
       return Status::Unavailable(msg + "; the QP had entered the error state");
     case IBV_WC_LOC_LEN_ERR:
     case IBV_WC_LOC_PROT_ERR:
-    case IBV_WC_LOC_QP_OP_ERR:
-      return Status::Internal(msg);
-    default:
-      return Status::Unavailable(msg);
+    case IBV_WC_LOC_QP_OP_ERR: return Status::Internal(msg);
+    default: return Status::Unavailable(msg);
   }
 }
 
@@ -306,8 +305,8 @@ void RdmaChannel::Close() {
     return done() && error_.ok() && !peer_closed_;
   };
   if (!pump([&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
-    ClientLog().info("RDMA channel {} QP {}: could not tell the peer about the close", local_.device,
-                 local_.qpn);
+    ClientLog().info("RDMA channel {} QP {}: could not tell the peer about the close",
+                     local_.device, local_.qpn);
     return;
   }
   if (Status s = PostControl(MessageType::kClose); !s.ok()) return;
@@ -317,17 +316,17 @@ void RdmaChannel::Close() {
 void RdmaChannel::Abort(const Status& status) {
   Lock lock(mu_);
   if (closed_ || !error_.ok()) return;
-  Drain();  // the peer's own CLOSE may be waiting in the CQ
+  Drain();                   // the peer's own CLOSE may be waiting in the CQ
   if (peer_closed_) return;  // Recv delivers what came before it, then says so
   ClientLog().info("RDMA channel on {} QP {:#x} (peer QP {:#x}): {}", local_.device, local_.qpn,
-               remote_.qpn, status.message());
+                   remote_.qpn, status.message());
   error_ = status;
   Fail(status);  // wakes the poller and the waiters
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;  // outstanding work requests flush
   if (int rc = ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE); rc != 0) {
     ClientLog().warn("RDMA channel on {} QP {:#x}: moving the QP to ERR: {}", local_.device,
-                 local_.qpn, std::strerror(rc));
+                     local_.qpn, std::strerror(rc));
   }
 }
 

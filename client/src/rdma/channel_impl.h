@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
-#include "common/endpoint.h"
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/wire.h"
+#include "common/endpoint.h"
 #include "rdmad/channel.h"
 
 struct ibv_wc;
@@ -92,8 +92,8 @@ class RdmaChannel final : public AbortableChannel {
 
   // channel_data.cc: messages.
   Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
-  Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region,
-                      bool first, bool last);
+  Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
+                      bool last);
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
@@ -110,20 +110,20 @@ class RdmaChannel final : public AbortableChannel {
   std::condition_variable cv_;
   bool poller_ = false;  // a thread sleeps on the completion channel
   CreditState credits_;
-  uint32_t sq_outstanding_ = 0;     // send WRs posted, not completed
-  uint32_t recv_posted_ = 0;        // receive WRs posted, not completed
+  uint32_t sq_outstanding_ = 0;  // send WRs posted, not completed
+  uint32_t recv_posted_ = 0;     // receive WRs posted, not completed
   uint32_t zero_copy_outstanding_ = 0;
   uint32_t one_sided_outstanding_ = 0;
   const char* one_sided_op_ = "RDMA WRITE";
   std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
   std::deque<Fragment> ready_;
-  std::vector<uint8_t> partial_;    // the message being reassembled
-  size_t last_message_size_ = 0;    // Recv reserves this much for the next one
+  std::vector<uint8_t> partial_;  // the message being reassembled
+  size_t last_message_size_ = 0;  // Recv reserves this much for the next one
   bool in_message_ = false;
-  Status error_;                    // the first failure
-  bool closed_ = false;             // Close() was called
-  bool peer_closed_ = false;        // the peer's CLOSE arrived
-  bool recv_saw_close_ = false;     // Recv reached it
+  Status error_;                 // the first failure
+  bool closed_ = false;          // Close() was called
+  bool peer_closed_ = false;     // the peer's CLOSE arrived
+  bool recv_saw_close_ = false;  // Recv reached it
 };
 
 }  // namespace rdmad::internal

@@ -43,7 +43,8 @@ StatusOr<const RdmaMemoryRegion*> RdmaChannel::OwnRegion(const MemoryRegion& reg
                                                          const char* what) const {
   const auto* own = dynamic_cast<const RdmaMemoryRegion*>(&region);
   if (own == nullptr) {
-    return Status::InvalidArgument(std::string(what) + ": the region was not registered by an "
+    return Status::InvalidArgument(std::string(what) +
+                                   ": the region was not registered by an "
                                    "RDMA channel");
   }
   if (own->device() != res_->device.get()) {
@@ -80,7 +81,8 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
   }
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-  uint64_t max_wr = std::min<uint64_t>(kMaxOneSidedBytes, res_->max_msg_size ? res_->max_msg_size : kMaxOneSidedBytes);
+  uint64_t max_wr = std::min<uint64_t>(kMaxOneSidedBytes,
+                                       res_->max_msg_size ? res_->max_msg_size : kMaxOneSidedBytes);
   one_sided_op_ = write ? "RDMA WRITE" : "RDMA READ";
   for (uint64_t done = 0; done < len;) {
     auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
@@ -100,8 +102,8 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     wr.wr.rdma.rkey = remote.rkey;
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-      Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") +
-                                     one_sided_op_ + "): " + std::strerror(rc));
+      Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") + one_sided_op_ +
+                                     "): " + std::strerror(rc));
       Fail(s);
       return s;
     }
@@ -110,7 +112,8 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     done += n;
   }
   if (one_sided_outstanding_ == 0) return Status::Ok();
-  return WaitFor(lock, [&] { return one_sided_outstanding_ == 0; }, std::nullopt, Side::kSend);
+  return WaitFor(
+      lock, [&] { return one_sided_outstanding_ == 0; }, std::nullopt, Side::kSend);
 }
 
 }  // namespace rdmad::internal

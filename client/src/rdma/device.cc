@@ -52,8 +52,8 @@ StatusOr<ibv_context*> OpenContext(const std::string& name) {
     ibv_context* ctx = ibv_open_device(list.get()[i]);
     if (ctx == nullptr) {
       int err = errno;
-      return Status::Unavailable("RDMA device " + name + ": ibv_open_device failed: " +
-                                 std::strerror(err));
+      return Status::Unavailable("RDMA device " + name +
+                                 ": ibv_open_device failed: " + std::strerror(err));
     }
     return ctx;
   }
@@ -85,8 +85,8 @@ StatusOr<std::shared_ptr<RdmaDevice>> RdmaDevice::Open(const std::string& name) 
   if (pd == nullptr) {
     int err = errno;
     ibv_close_device(*ctx);
-    return Status::Unavailable("RDMA device " + name + ": ibv_alloc_pd failed: " +
-                               std::strerror(err));
+    return Status::Unavailable("RDMA device " + name +
+                               ": ibv_alloc_pd failed: " + std::strerror(err));
   }
   std::shared_ptr<RdmaDevice> device(new RdmaDevice(name, *ctx, pd));
   RDMAD_RETURN_IF_ERROR(device->Start());
@@ -100,8 +100,8 @@ RdmaDevice::RdmaDevice(std::string name, ibv_context* context, ibv_pd* pd)
 Status RdmaDevice::Start() {
   ibv_device_attr attr{};
   if (int rc = ibv_query_device(context_, &attr); rc != 0) {
-    return Status::Unavailable("RDMA device " + name_ + ": ibv_query_device failed: " +
-                               std::strerror(rc));
+    return Status::Unavailable("RDMA device " + name_ +
+                               ": ibv_query_device failed: " + std::strerror(rc));
   }
   max_rd_atomic_ = std::clamp<uint32_t>(attr.max_qp_init_rd_atom, 1, kMaxRdAtomic);
   max_dest_rd_atomic_ = std::clamp<uint32_t>(attr.max_qp_rd_atom, 1, kMaxRdAtomic);
@@ -120,13 +120,14 @@ Status RdmaDevice::Start() {
 RdmaDevice::~RdmaDevice() {
   if (events_.joinable()) {
     uint64_t one = 1;
-    if (write(stop_fd_, &one, sizeof(one)) < 0) ClientLog().warn("device {}: eventfd write failed", name_);
+    if (write(stop_fd_, &one, sizeof(one)) < 0)
+      ClientLog().warn("device {}: eventfd write failed", name_);
     events_.join();
   }
   if (stop_fd_ >= 0) close(stop_fd_);
   if (int rc = ibv_dealloc_pd(pd_); rc != 0) {
     ClientLog().warn("device {}: ibv_dealloc_pd: {} (memory regions still registered?)", name_,
-                 std::strerror(rc));
+                     std::strerror(rc));
   }
   ibv_close_device(context_);
 }

@@ -45,7 +45,8 @@ Status RegError(int err, const RdmaDevice& device, const std::string& what, size
 RelaxedOrdering ChooseRelaxedOrdering(int mode, const RdmaDevice& device) {
   if (mode == 0) return {false, "off (relaxed_ordering = 0)"};
   if (RegMrIova2() == nullptr) return {false, "off (libibverbs has no ibv_reg_mr_iova2)"};
-  if (mode == 2 && !device.on_pci()) return {false, "off (auto: " + device.name() + " is not on PCI)"};
+  if (mode == 2 && !device.on_pci())
+    return {false, "off (auto: " + device.name() + " is not on PCI)"};
   return {true, mode == 1 ? "on (relaxed_ordering = 1)" : "on (auto)"};
 }
 
@@ -54,8 +55,8 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterHost(
     bool local_only) {
   if (addr == nullptr || len == 0) {
     return Status::InvalidArgument("RegisterMemory: empty range (address " +
-                                   std::to_string(reinterpret_cast<uintptr_t>(addr)) +
-                                   ", length " + std::to_string(len) + ")");
+                                   std::to_string(reinterpret_cast<uintptr_t>(addr)) + ", length " +
+                                   std::to_string(len) + ")");
   }
   ibv_mr* mr = nullptr;
   unsigned access = local_only ? unsigned(IBV_ACCESS_LOCAL_WRITE) : kAccess;

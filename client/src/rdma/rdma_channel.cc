@@ -8,9 +8,9 @@
 #include <cstring>
 #include <random>
 
+#include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
 #include "client/src/rdma/resources.h"
-#include "client/src/client_log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -101,7 +101,8 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote) {
   remote_ = remote;
   state_ = State::kReadyToReceive;
   ClientLog().info(
-      "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP {:#x}; "
+      "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP "
+      "{:#x}; "
       "MTU {} (local active {}, peer active {}, cap {}); depth send {} recv {}, slot {} B, "
       "inline {} B, relaxed ordering {}",
       local_.device, local_.port, local_.gid_index, local_.gid_type, GidText(local_.gid.data()),
@@ -138,7 +139,8 @@ StatusOr<std::unique_ptr<Channel>> PendingRdmaChannel::ReadyToSend(ChannelInfo i
   info.send_depth = res_->send_depth;
   info.recv_depth = res_->recv_depth;
   info.slot_size = res_->slot_size;
-  return std::unique_ptr<Channel>(new RdmaChannel(std::move(res_), local_, remote_, std::move(info)));
+  return std::unique_ptr<Channel>(
+      new RdmaChannel(std::move(res_), local_, remote_, std::move(info)));
 }
 
 }  // namespace rdmad::internal

@@ -106,7 +106,8 @@ uint64_t ReadCounter(const std::string& device, const char* name) {
 double ThreadCpuSeconds() {
   rusage ru{};
   getrusage(RUSAGE_THREAD, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 TEST(RdmaChannelTest, CreateOnAMissingDeviceFailsCleanly) {
@@ -132,8 +133,7 @@ class DeviceLabRdmaChannelTest : public ::testing::Test {
   // Creates both ends and connects them: acceptor RTR, then initiator RTR +
   // RTS, then acceptor RTS. remote_for_initiator can corrupt the acceptor's
   // endpoint on its way.
-  void Connect(const RdmaPlan& plan,
-               const std::function<void(RdmaEndpoint&)>& corrupt = nullptr) {
+  void Connect(const RdmaPlan& plan, const std::function<void(RdmaEndpoint&)>& corrupt = nullptr) {
     auto initiator = PendingRdmaChannel::Create(plan);
     ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
     auto acceptor = PendingRdmaChannel::Create(plan);
@@ -169,8 +169,8 @@ class DeviceLabRdmaChannelTest : public ::testing::Test {
     EXPECT_EQ(Checksum(got->data(), got->size()), sum) << size << " B";
     EXPECT_TRUE(std::equal(got->begin(), got->end(), data.begin())) << size << " B";
     if (size >= (1u << 20)) {
-      std::cout << "[ rdma     ] " << size << " B in " << secs * 1e3 << " ms: "
-                << size / secs / 1e6 << " MB/s\n";
+      std::cout << "[ rdma     ] " << size << " B in " << secs * 1e3 << " ms: " << size / secs / 1e6
+                << " MB/s\n";
     }
   }
 
@@ -207,7 +207,8 @@ TEST_F(DeviceLabRdmaChannelTest, SendsFromARegisteredRegionWithoutCopy) {
   std::vector<uint8_t> buf = Pattern((1u << 20) + 64, 7);
   auto region = a_->RegisterMemory(buf.data(), buf.size());
   ASSERT_TRUE(region.ok()) << region.status().ToString();
-  for (auto [offset, len] : {std::pair<size_t, size_t>{3, 1u << 20}, {0, 10}, {5, 0}, {64, 200000}}) {
+  for (auto [offset, len] :
+       {std::pair<size_t, size_t>{3, 1u << 20}, {0, 10}, {5, 0}, {64, 200000}}) {
     auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, offset, len); });
     auto got = b_->Recv(30s);
     ASSERT_TRUE(sent.get().ok());
@@ -332,7 +333,8 @@ TEST_F(DeviceLabRdmaChannelTest, WritesAndReadsARemoteRegion) {
   EXPECT_EQ(Checksum(back.data(), back.size()), Checksum(local.data(), local.size()));
 
   // Out of range, on either side: refused before anything is posted.
-  EXPECT_EQ(a_->Write(**source, 0, *remote, exposed.size() - 10, 11).code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(a_->Write(**source, 0, *remote, exposed.size() - 10, 11).code(),
+            StatusCode::kOutOfRange);
   EXPECT_EQ(a_->Write(**source, 1, *remote, 0, local.size()).code(), StatusCode::kOutOfRange);
   EXPECT_EQ(a_->Read(**sink, 0, *remote, exposed.size() + 1, 0).code(), StatusCode::kOutOfRange);
   EXPECT_TRUE(a_->status().ok()) << a_->status().ToString();
@@ -424,7 +426,8 @@ TEST_F(DeviceLabRdmaChannelTest, AbortAfterThePeersCloseKeepsItsMessages) {
 TEST_F(DeviceLabRdmaChannelTest, AWrongPeerQpnFailsTheFirstSendInsteadOfHanging) {
   plan_.qp.timeout = 12;  // ~17 ms
   plan_.qp.retry_cnt = 1;
-  ASSERT_NO_FATAL_FAILURE(Connect(plan_, [](RdmaEndpoint& e) { e.qpn = (e.qpn + 0x1000) & 0xFFFFFF; }));
+  ASSERT_NO_FATAL_FAILURE(
+      Connect(plan_, [](RdmaEndpoint& e) { e.qpn = (e.qpn + 0x1000) & 0xFFFFFF; }));
   std::vector<uint8_t> buf(4096, 1);
   auto region = a_->RegisterMemory(buf.data(), buf.size());
   ASSERT_TRUE(region.ok());
@@ -486,7 +489,8 @@ TEST_F(DeviceLabRdmaChannelTest, RejectsABadEndpointAndMisuse) {
   EXPECT_LE(local.psn, 0xFFFFFFu);
   EXPECT_EQ(local.ring_slots, plan_.qp.recv_depth);
   EXPECT_TRUE(ValidateRdmaEndpoint(local).ok()) << ValidateRdmaEndpoint(local).ToString();
-  EXPECT_EQ((*pending)->ReadyToSend(ChannelInfo{}).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*pending)->ReadyToSend(ChannelInfo{}).status().code(),
+            StatusCode::kFailedPrecondition);
   RdmaEndpoint bad = local;
   bad.psn = 1u << 24;
   Status s = (*pending)->ReadyToReceive(bad);

@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "client/src/rdma/wire.h"
 #include "client/src/client_log.h"
+#include "client/src/rdma/wire.h"
 
 namespace rdmad::internal {
 namespace {
@@ -102,8 +102,8 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaP
     return VerbsError(rc, "ibv_query_port " + plan.device + " port " + std::to_string(plan.port));
   }
   if (port.state != IBV_PORT_ACTIVE) {
-    return Status::Unavailable("RDMA device " + plan.device + " port " +
-                               std::to_string(plan.port) + " is " + ibv_port_state_str(port.state));
+    return Status::Unavailable("RDMA device " + plan.device + " port " + std::to_string(plan.port) +
+                               " is " + ibv_port_state_str(port.state));
   }
   r->roce = port.link_layer == IBV_LINK_LAYER_ETHERNET;
   r->active_mtu = IbvMtuBytes(port.active_mtu);
@@ -120,15 +120,17 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaP
 Status ChannelResources::CreateQueues() {
   ibv_context* ctx = device->context();
   comp_channel = ibv_create_comp_channel(ctx);
-  if (comp_channel == nullptr) return VerbsError(errno, "ibv_create_comp_channel on " + plan.device);
+  if (comp_channel == nullptr)
+    return VerbsError(errno, "ibv_create_comp_channel on " + plan.device);
   int flags = fcntl(comp_channel->fd, F_GETFL);
   if (flags < 0 || fcntl(comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
     return Status::FromErrno(errno, "completion channel O_NONBLOCK");
   }
-  int cqe = static_cast<int>(std::min<uint64_t>(uint64_t(send_depth) + recv_depth + 1,
-                                                device->max_cqe()));
+  int cqe = static_cast<int>(
+      std::min<uint64_t>(uint64_t(send_depth) + recv_depth + 1, device->max_cqe()));
   cq = ibv_create_cq(ctx, cqe, nullptr, comp_channel, 0);
-  if (cq == nullptr) return VerbsError(errno, "ibv_create_cq (" + std::to_string(cqe) + " entries)");
+  if (cq == nullptr)
+    return VerbsError(errno, "ibv_create_cq (" + std::to_string(cqe) + " entries)");
   return Status::Ok();
 }
 
@@ -145,7 +147,7 @@ Status ChannelResources::CreateQp() {
   qp = ibv_create_qp(device->pd(), &init);
   if (qp == nullptr && plan.qp.max_inline > 0) {
     ClientLog().info("RDMA {}: QP with max_inline {} refused ({}); retrying without inline data",
-                 plan.device, plan.qp.max_inline, std::strerror(errno));
+                     plan.device, plan.qp.max_inline, std::strerror(errno));
     init.cap.max_inline_data = 0;
     qp = ibv_create_qp(device->pd(), &init);
   }
@@ -162,7 +164,8 @@ Status ChannelResources::RegisterBuffers() {
   auto ring_buf = MappedBuffer::Allocate(size_t(recv_depth) * slot_size);
   if (!ring_buf.ok()) return ring_buf.status();
   ring_mem = std::move(ring_buf).value();
-  staging_chunks = static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
+  staging_chunks =
+      static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
   auto staging_buf = MappedBuffer::Allocate(size_t(staging_chunks) * slot_size);
   if (!staging_buf.ok()) return staging_buf.status();
   staging_mem = std::move(staging_buf).value();
@@ -251,11 +254,13 @@ ChannelResources::~ChannelResources() {
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     ibv_modify_qp(qp, &attr, IBV_QP_STATE);
-    if (int rc = ibv_destroy_qp(qp); rc != 0) ClientLog().warn("ibv_destroy_qp: {}", std::strerror(rc));
+    if (int rc = ibv_destroy_qp(qp); rc != 0)
+      ClientLog().warn("ibv_destroy_qp: {}", std::strerror(rc));
   }
   if (cq != nullptr) {
     if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
-    if (int rc = ibv_destroy_cq(cq); rc != 0) ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
+    if (int rc = ibv_destroy_cq(cq); rc != 0)
+      ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
   }
   if (comp_channel != nullptr) ibv_destroy_comp_channel(comp_channel);
   ring.reset();

@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/endpoint.h"
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/memory_region.h"
+#include "common/endpoint.h"
 
 struct ibv_comp_channel;
 struct ibv_cq;
@@ -45,10 +45,15 @@ class MappedBuffer {
 };
 
 // The wr_id of every work request: kind in the top byte, an index below.
-enum class WrKind : uint8_t { kRecv = 1, kSend = 2, kStaged = 3, kZeroCopy = 4, kControl = 5, kOneSided = 6 };
-inline uint64_t MakeWrId(WrKind kind, uint32_t index) {
-  return (uint64_t(kind) << 56) | index;
-}
+enum class WrKind : uint8_t {
+  kRecv = 1,
+  kSend = 2,
+  kStaged = 3,
+  kZeroCopy = 4,
+  kControl = 5,
+  kOneSided = 6
+};
+inline uint64_t MakeWrId(WrKind kind, uint32_t index) { return (uint64_t(kind) << 56) | index; }
 inline WrKind WrIdKind(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
 inline uint32_t WrIdIndex(uint64_t wr_id) { return static_cast<uint32_t>(wr_id); }
 
@@ -75,11 +80,11 @@ struct ChannelResources {
   std::unique_ptr<RdmaMemoryRegion> ring, staging;
   RelaxedOrdering relaxed_ordering;
   uint32_t send_depth = 0, recv_depth = 0, slot_size = 0, staging_chunks = 0;
-  uint32_t max_inline = 0;     // what the QP granted
-  bool roce = true;            // Ethernet link layer: GRH addressing
-  uint32_t active_mtu = 0;     // bytes
+  uint32_t max_inline = 0;  // what the QP granted
+  bool roce = true;         // Ethernet link layer: GRH addressing
+  uint32_t active_mtu = 0;  // bytes
   uint32_t lid = 0;
-  uint64_t max_msg_size = 0;   // the port's max_msg_sz
+  uint64_t max_msg_size = 0;  // the port's max_msg_sz
   uint32_t unacked_cq_events = 0;
 
  private:

@@ -84,7 +84,7 @@ TEST(CreditStateTest, PiggybacksWhatItOwesAndAsksForACreditMessageAtHalfTheRing)
 // there is always something that can happen until everything is consumed.
 struct Side {
   CreditState credits;
-  uint32_t free_slots;   // posted receives at this side
+  uint32_t free_slots;  // posted receives at this side
   uint32_t unconsumed = 0;
   int to_send;
   int consumed = 0;

@@ -4,13 +4,13 @@
 
 #include <netinet/in.h>
 #include <poll.h>
-#include "client/src/client_log.h"
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <utility>
 
+#include "client/src/client_log.h"
 #include "client/src/tcp/tcp_channel_impl.h"
 
 namespace rdmad::internal {
@@ -32,8 +32,8 @@ bool SameToken(const std::array<uint8_t, 32>& a, const std::array<uint8_t, 32>& 
 
 // Errors of accept() that concern one connection, not the listener.
 bool TransientAcceptError(int err) {
-  return err == EINTR || err == EAGAIN || err == ECONNABORTED || err == EPROTO ||
-         err == EPERM || err == ENETDOWN || err == EHOSTUNREACH || err == ENETUNREACH;
+  return err == EINTR || err == EAGAIN || err == ECONNABORTED || err == EPROTO || err == EPERM ||
+         err == ENETDOWN || err == EHOSTUNREACH || err == ENETUNREACH;
 }
 
 StatusOr<std::unique_ptr<Channel>> StartChannel(UniqueFd fd, ChannelInfo info) {
@@ -101,8 +101,8 @@ StatusOr<std::unique_ptr<Channel>> TcpAcceptor::Accept(std::chrono::milliseconds
     StatusOr<UniqueFd> checked =
         CheckToken(std::move(fd), std::min(deadline, Clock::now() + kTokenDeadline));
     if (!checked.ok()) {
-      ClientLog().warn("TCP channel acceptor on {}: rejected the connection from {}: {}", where, remote,
-                   checked.status().message());
+      ClientLog().warn("TCP channel acceptor on {}: rejected the connection from {}: {}", where,
+                       remote, checked.status().message());
       continue;
     }
     listen_fd_.reset();

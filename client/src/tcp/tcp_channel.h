@@ -24,8 +24,8 @@
 #include <memory>
 #include <string>
 
-#include "common/endpoint.h"
 #include "client/src/tcp/tcp_socket.h"
+#include "common/endpoint.h"
 #include "rdmad/channel.h"
 #include "rdmad/status.h"
 
@@ -54,7 +54,8 @@ class TcpAcceptor {
   StatusOr<std::unique_ptr<Channel>> Accept(std::chrono::milliseconds timeout, ChannelInfo info);
 
  private:
-  TcpAcceptor(UniqueFd fd, TcpEndpoint local) : listen_fd_(std::move(fd)), local_(std::move(local)) {}
+  TcpAcceptor(UniqueFd fd, TcpEndpoint local)
+      : listen_fd_(std::move(fd)), local_(std::move(local)) {}
 
   // The connection if it presents the token before deadline, else why not.
   StatusOr<UniqueFd> CheckToken(UniqueFd fd, Clock::time_point deadline) const;

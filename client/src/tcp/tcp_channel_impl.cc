@@ -70,7 +70,8 @@ StatusOr<std::unique_ptr<TcpChannel>> TcpChannel::Start(UniqueFd fd, ChannelInfo
   return channel;
 }
 
-TcpChannel::TcpChannel(UniqueFd fd, ChannelInfo info) : info_(std::move(info)), fd_(std::move(fd)) {}
+TcpChannel::TcpChannel(UniqueFd fd, ChannelInfo info)
+    : info_(std::move(info)), fd_(std::move(fd)) {}
 
 TcpChannel::~TcpChannel() { Close(); }
 
@@ -102,8 +103,8 @@ StatusOr<std::vector<uint8_t>> TcpChannel::Recv(std::chrono::milliseconds timeou
   if (timeout.count() < 0) {
     recv_cv_.wait(lock, ready);
   } else if (!recv_cv_.wait_for(lock, timeout, ready)) {
-    return Status::DeadlineExceeded("Recv: no message within " +
-                                    std::to_string(timeout.count()) + " ms");
+    return Status::DeadlineExceeded("Recv: no message within " + std::to_string(timeout.count()) +
+                                    " ms");
   }
   if (closed_locally_ || queue_.empty()) return status_;
   std::vector<uint8_t> message = std::move(queue_.front());
@@ -142,10 +143,10 @@ Status TcpChannel::RemoteAccess(FrameType type, const MemoryRegion& local, size_
   if (local.data() == nullptr) {
     return Status::InvalidArgument(std::string(what) + ": a dmabuf region needs an RDMA channel");
   }
-  RDMAD_RETURN_IF_ERROR(CheckRange((std::string(what) + ": local").c_str(), local_offset, len,
-                                   local.size()));
-  RDMAD_RETURN_IF_ERROR(CheckRange((std::string(what) + ": remote").c_str(), remote_offset, len,
-                                   remote.length));
+  RDMAD_RETURN_IF_ERROR(
+      CheckRange((std::string(what) + ": local").c_str(), local_offset, len, local.size()));
+  RDMAD_RETURN_IF_ERROR(
+      CheckRange((std::string(what) + ": remote").c_str(), remote_offset, len, remote.length));
   RDMAD_RETURN_IF_ERROR(status());
   for (size_t done = 0; done < len;) {
     size_t n = std::min<size_t>(len - done, kMaxPayloadBytes);

@@ -4,7 +4,6 @@
 // peer, fills the receive queue, serves the peer's WRITE and READ_REQ from
 // the region registry and completes this side's Writes and Reads.
 
-#include "client/src/client_log.h"
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "client/src/client_log.h"
 #include "client/src/tcp/tcp_channel_impl.h"
 #include "client/src/tcp/tcp_region.h"
 
@@ -26,13 +26,11 @@ constexpr size_t kBounceBytes = size_t{1} << 20;
 // it actually sends.
 constexpr size_t kFirstChunkBytes = size_t{4} << 20;
 
-bool IsEof(const Status& status) {
-  return status.message().find("EOF after") != std::string::npos;
-}
+bool IsEof(const Status& status) { return status.message().find("EOF after") != std::string::npos; }
 
 std::string Describe(const FrameHeader& h) {
-  return FrameTypeName(static_cast<uint8_t>(h.type)) + " of region " +
-         std::to_string(h.region_id) + " [" + std::to_string(h.offset) + ", +" +
+  return FrameTypeName(static_cast<uint8_t>(h.type)) + " of region " + std::to_string(h.region_id) +
+         " [" + std::to_string(h.offset) + ", +" +
          std::to_string(h.type == FrameType::kWrite ? h.payload_len : h.read_len) + ")";
 }
 
@@ -130,8 +128,8 @@ Status TcpChannel::OnWrite(const FrameHeader& header) {
 }
 
 Status TcpChannel::OnReadReq(const FrameHeader& header) {
-  Status access = RegionRegistry::Global().Check(header.region_id, header.arg, header.offset,
-                                                 header.read_len);
+  Status access =
+      RegionRegistry::Global().Check(header.region_id, header.arg, header.offset, header.read_len);
   if (!access.ok()) return RefuseAccess(header, FrameType::kReadResp, access);
   return SendReadResp(header);
 }
@@ -150,8 +148,8 @@ Status TcpChannel::SendReadResp(const FrameHeader& request) {
   RDMAD_RETURN_IF_ERROR(SendAll(fd_.get(), raw.data(), raw.size()));
   for (size_t done = 0; done < request.read_len;) {
     size_t n = std::min<size_t>(request.read_len - done, bounce_.size());
-    Status access = registry.CopyOut(request.region_id, request.arg, request.offset + done,
-                                     bounce_.data(), n);
+    Status access =
+        registry.CopyOut(request.region_id, request.arg, request.offset + done, bounce_.data(), n);
     // Deregistered mid-read: the frame cannot be finished, the channel ends.
     if (!access.ok()) return Status(access.code(), "remote access error: " + access.message());
     RDMAD_RETURN_IF_ERROR(SendAll(fd_.get(), bounce_.data(), n));
@@ -183,9 +181,9 @@ Status TcpChannel::OnAnswer(const FrameHeader& header) {
     return Status::Ok();
   }
   if (header.type == FrameType::kReadResp && header.payload_len != op->len) {
-    return Status(StatusCode::kDataLoss, "malformed READ_RESP frame: " +
-                                             std::to_string(header.payload_len) +
-                                             " bytes for a Read of " + std::to_string(op->len));
+    return Status(StatusCode::kDataLoss,
+                  "malformed READ_RESP frame: " + std::to_string(header.payload_len) +
+                      " bytes for a Read of " + std::to_string(op->len));
   }
   if (header.payload_len > 0) RDMAD_RETURN_IF_ERROR(ReadPayload(op->dst, header.payload_len));
   CompleteOp(header.request_id, Status::Ok());
@@ -214,8 +212,8 @@ Status TcpChannel::Reply(FrameType type, uint64_t request_id, const Status& stat
 Status TcpChannel::RefuseAccess(const FrameHeader& header, FrameType reply, const Status& why) {
   // Best effort: the channel ends either way.
   Reply(reply, header.request_id, why).IgnoreError();
-  return Status(why.code(), "remote access error: the peer's " + Describe(header) + ": " +
-                                why.message());
+  return Status(why.code(),
+                "remote access error: the peer's " + Describe(header) + ": " + why.message());
 }
 
 void TcpChannel::CompleteOp(uint64_t request_id, const Status& status) {
@@ -239,8 +237,8 @@ void TcpChannel::Finish(const Status& status) {
     if (status_.ok()) status_ = status;
     final = status_;
   }
-  bool local_fault = status.code() != StatusCode::kUnavailable &&
-                     status.code() != StatusCode::kCancelled;
+  bool local_fault =
+      status.code() != StatusCode::kUnavailable && status.code() != StatusCode::kCancelled;
   if (local_fault && final == status) SendClose(status.ToString());
   shutdown(fd_.get(), SHUT_RDWR);
   {
@@ -254,8 +252,8 @@ void TcpChannel::Finish(const Status& status) {
   recv_cv_.notify_all();
   space_cv_.notify_all();
   op_cv_.notify_all();
-  const bool normal = final.code() == StatusCode::kCancelled ||
-                      final.message().rfind("closed by peer", 0) == 0;
+  const bool normal =
+      final.code() == StatusCode::kCancelled || final.message().rfind("closed by peer", 0) == 0;
   if (normal) {
     ClientLog().debug("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
   } else if (final.code() == StatusCode::kUnavailable) {

@@ -204,8 +204,10 @@ TEST(TcpChannelTest, ADeregisteredRegionIsNotFound) {
   StatusOr<ChannelPair> pair = MakeTcpPair("127.0.0.1");
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   std::vector<uint8_t> target(4096), buf(4096, 1);
-  RegionDescriptor gone = (*pair->second->RegisterMemory(target.data(), target.size()))->descriptor();
-  StatusOr<std::unique_ptr<MemoryRegion>> local = pair->first->RegisterMemory(buf.data(), buf.size());
+  RegionDescriptor gone =
+      (*pair->second->RegisterMemory(target.data(), target.size()))->descriptor();
+  StatusOr<std::unique_ptr<MemoryRegion>> local =
+      pair->first->RegisterMemory(buf.data(), buf.size());
   ASSERT_TRUE(local.ok());
   Status wrote = pair->first->Write(**local, 0, gone, 0, 16);
   EXPECT_EQ(wrote.code(), StatusCode::kNotFound) << wrote.ToString();

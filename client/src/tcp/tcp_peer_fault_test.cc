@@ -74,8 +74,8 @@ std::vector<Garbage> AllGarbage() {
   write.request_id = 5;
   write.region_id = uint64_t{1} << 62;
   write.payload_len = 4;
-  all.push_back({"WriteToUnknownRegion", Frame(write, "abcd"), StatusCode::kNotFound,
-                 "remote access error"});
+  all.push_back(
+      {"WriteToUnknownRegion", Frame(write, "abcd"), StatusCode::kNotFound, "remote access error"});
   return all;
 }
 

@@ -208,8 +208,8 @@ Status RecvExactBefore(int fd, void* buf, size_t len, Clock::time_point deadline
     if (n > 0) {
       got += static_cast<size_t>(n);
     } else if (n == 0) {
-      return Status::Unavailable("EOF after " + std::to_string(got) + " of " +
-                                 std::to_string(len) + " bytes");
+      return Status::Unavailable("EOF after " + std::to_string(got) + " of " + std::to_string(len) +
+                                 " bytes");
     } else if (errno != EINTR && errno != EAGAIN) {
       return Lost(errno, "recv");
     }

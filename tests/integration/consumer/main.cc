@@ -14,8 +14,9 @@ int main(int argc, char** argv) {
   options.socket_path = argc > 1 ? argv[1] : "/nonexistent/rdmad.sock";
   options.connect_timeout = std::chrono::milliseconds(200);
   rdmad::StatusOr<std::unique_ptr<rdmad::Client>> client = rdmad::Client::Open(options);
-  std::printf("log level %s; connect: %s\n",
-              std::string(rdmad::LogLevelName(rdmad::ClientLogLevel())).c_str(),
-              client.ok() ? "OK" : std::string(rdmad::StatusCodeName(client.status().code())).c_str());
+  std::printf(
+      "log level %s; connect: %s\n",
+      std::string(rdmad::LogLevelName(rdmad::ClientLogLevel())).c_str(),
+      client.ok() ? "OK" : std::string(rdmad::StatusCodeName(client.status().code())).c_str());
   return 0;
 }
