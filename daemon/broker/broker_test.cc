@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/peers/fake_peer_link.h"
 #include "gtest/gtest.h"
 
 namespace rdmad {
@@ -25,46 +26,6 @@ ChannelEndpoint TcpEnd(uint16_t port) {
   return e;
 }
 
-// A link whose OpenChannel is answered by the given function (or kept
-// waiting when there is none) and whose CloseChannel calls are recorded.
-class FakeLink : public PeerLink {
- public:
-  std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall&)> answer;
-  std::string target_ = "127.0.0.1:7581";
-  std::mutex mu;
-  std::vector<CloseChannelCall> closes;  // guarded by mu
-  OpenDone waiting;                      // guarded by mu
-
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
-    done(Status::Unimplemented("fake"));
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
-                                          EndCallback on_end) override {
-    on_end(Status::Unimplemented("fake"));
-    return nullptr;
-  }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
-    if (answer) {
-      done(answer(call));
-      return;
-    }
-    std::lock_guard lock(mu);
-    waiting = std::move(done);
-  }
-  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
-    {
-      std::lock_guard lock(mu);
-      closes.push_back(call);
-    }
-    done(Status::Ok());
-  }
-  std::vector<CloseChannelCall> Closes() {
-    std::lock_guard lock(mu);
-    return closes;
-  }
-};
-
 class FakeHolder : public ChannelHolder {
  public:
   void OnChannelEnded(ChannelState state, const std::string& reason) override {
@@ -80,7 +41,7 @@ class FakeHolder : public ChannelHolder {
 };
 
 struct Fixture {
-  std::shared_ptr<FakeLink> link = std::make_shared<FakeLink>();
+  std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
   bool up = true;
   bool instance_link = true;  // find_instance finds link
   BrokerClock::time_point now = BrokerClock::now();
@@ -125,7 +86,9 @@ struct Fixture {
 
   // An established initiator channel (TCP).
   uint64_t Established() {
-    link->answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> { return TcpEnd(5000); };
+    link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
+      return TcpEnd(5000);
+    };
     auto planned = broker.PlanChannel("B", "svc", true);
     EXPECT_TRUE(planned.ok()) << planned.status().ToString();
     auto reply = broker.Connect(planned.value().channel_id, TcpEnd(1));
@@ -153,7 +116,7 @@ TEST(BrokerTest, PlansTcpWithTheReasonWithoutAPath) {
 
 TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   Fixture f;
-  f.link->answer = [](const OpenChannelCall& call) -> StatusOr<ChannelEndpoint> {
+  f.link->open_answer = [](const OpenChannelCall& call) -> StatusOr<ChannelEndpoint> {
     EXPECT_EQ(call.service, "svc");
     EXPECT_EQ(call.initiator_host, "hostA");
     EXPECT_EQ(call.initiator_instance, kInstanceA);
@@ -177,7 +140,7 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
 
 TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
   Fixture f;
-  f.link->answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
+  f.link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
     return TcpEnd(0);  // garbage from the peer
   };
   auto planned = f.broker.PlanChannel("B", "svc", false);
@@ -319,7 +282,7 @@ TEST(BrokerTest, LosingThePeerFailsItsChannelsAndAWaitingConnect) {
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
   ASSERT_TRUE(f.broker.Hold(id, holder).ok());
-  f.link->answer = nullptr;  // the next OpenChannel is never answered
+  f.link->open_answer = nullptr;  // the next OpenChannel is never answered
   auto planned = f.broker.PlanChannel("B", "svc", true);
   auto connect = std::async(std::launch::async, [&] {
     return f.broker.Connect(planned.value().channel_id, TcpEnd(1)).status();
@@ -341,7 +304,7 @@ TEST(BrokerTest, LosingThePeerFailsItsChannelsAndAWaitingConnect) {
   EXPECT_TRUE(f.link->Closes().empty());
   // The late answer changes nothing.
   std::lock_guard lock(f.link->mu);
-  f.link->waiting(TcpEnd(5000));
+  f.link->waiting_open(TcpEnd(5000));
   EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kFailed);
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/peers/fake_peer_link.h"
 #include "daemon/peers/peer_sessions.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,49 +19,27 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-class NoStream : public PeerStream {};
-
-// Answers every Hello at once: refused while *refuse, else a good Hello;
-// a session stream delivers its first heartbeat at once.
-class InstantLink : public PeerLink {
- public:
-  InstantLink(std::string target, const bool* refuse, int* hellos)
-      : target_(std::move(target)), refuse_(refuse), hellos_(hellos) {}
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello&, milliseconds, HelloDone done) override {
-    ++*hellos_;
-    if (*refuse_) return done(Status::Unavailable("Connection refused"));
-    PeerHello h;
-    h.protocol = {1, 0};
-    h.host_name = "node-b";
-    h.instance_id = "0123456789abcdef0123456789abcdef";
-    done(h);
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback on_event,
-                                          EndCallback) override {
-    on_event(PeerEvent{});  // a heartbeat
-    return std::make_unique<NoStream>();
-  }
-
- private:
-  std::string target_;
-  const bool* refuse_;
-  int* hellos_;
-};
-
-class InstantConnector : public PeerConnector {
- public:
-  StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
-    return std::shared_ptr<PeerLink>(std::make_shared<InstantLink>(target, &refuse, &hellos));
-  }
-  bool refuse = true;
-  int hellos = 0;
-};
+// Answers every Hello at once: refused while *refuse, else a good Hello; a
+// session stream delivers its first heartbeat at once.
+void Instant(FakePeerConnector& connector, const bool* refuse) {
+  connector.configure = [refuse](FakePeerLink& link) {
+    link.hello_answer = [refuse]() -> StatusOr<PeerHello> {
+      if (*refuse) return Status::Unavailable("Connection refused");
+      PeerHello h;
+      h.protocol = {1, 0};
+      h.host_name = "node-b";
+      h.instance_id = "0123456789abcdef0123456789abcdef";
+      return h;
+    };
+    link.beat_on_open = true;
+  };
+}
 
 class PeerSessionBreakerTest : public ::testing::Test {
  protected:
   PeerSessionBreakerTest() {
-    connector_ = std::make_shared<InstantConnector>();
+    connector_ = std::make_shared<FakePeerConnector>();
+    Instant(*connector_, &refuse_);
     PeerSessionOptions options;
     options.clock = [this] { return now_; };
     options.wall_clock = [this] { return wall_; };
@@ -92,13 +71,14 @@ class PeerSessionBreakerTest : public ::testing::Test {
     Advance(milliseconds(100));
     ASSERT_EQ(Peer().state, PeerSessionState::kDown);
     Advance(milliseconds(200));
-    ASSERT_EQ(connector_->hellos, 3);
+    ASSERT_EQ(connector_->Hellos(), 3u);
     ASSERT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
   }
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
   std::chrono::system_clock::time_point wall_{seconds(1800000000)};  // 2027-01-15T08:00:00Z
-  std::shared_ptr<InstantConnector> connector_;
+  bool refuse_ = true;
+  std::shared_ptr<FakePeerConnector> connector_;
   std::unique_ptr<PeerSessions> sessions_;
 };
 
@@ -121,28 +101,28 @@ TEST_F(PeerSessionBreakerTest, FailsFastAndDoesNotDialWhileOpen) {
             "Hello: Connection refused");
   for (int i = 0; i < 29; ++i) Advance(seconds(1));
   Advance(milliseconds(999));
-  EXPECT_EQ(connector_->hellos, 3);
+  EXPECT_EQ(connector_->Hellos(), 3u);
   EXPECT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
 }
 
 TEST_F(PeerSessionBreakerTest, HalfOpenProbeFailureReopens) {
   Trip();
   Advance(seconds(30));  // the probe, refused
-  EXPECT_EQ(connector_->hellos, 4);
+  EXPECT_EQ(connector_->Hellos(), 4u);
   PeerSnapshot p = Peer();
   EXPECT_EQ(p.state, PeerSessionState::kCircuitOpen);
   EXPECT_EQ(p.failures, 4);
   EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
   EXPECT_THAT(LinkStatus().message(), HasSubstr("circuit open until 2027-01-15T08:01:00Z"));
   Advance(seconds(29));
-  EXPECT_EQ(connector_->hellos, 4);  // open again: no backoff retries
+  EXPECT_EQ(connector_->Hellos(), 4u);  // open again: no backoff retries
 }
 
 TEST_F(PeerSessionBreakerTest, HalfOpenProbeSuccessCloses) {
   Trip();
-  connector_->refuse = false;
+  refuse_ = false;
   Advance(seconds(30));
-  EXPECT_EQ(connector_->hellos, 4);
+  EXPECT_EQ(connector_->Hellos(), 4u);
   PeerSnapshot p = Peer();
   EXPECT_EQ(p.state, PeerSessionState::kUp);
   EXPECT_EQ(p.failures, 0);

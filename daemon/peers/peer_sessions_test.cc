@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "daemon/peers/fake_peer_link.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -30,91 +31,10 @@ PeerHello Hello(uint32_t major, const std::string& host = "node-b") {
   return h;
 }
 
-struct FakeStreamState {
-  SessionOpen open;
-  PeerLink::EventCallback on_event;
-  PeerLink::EndCallback on_end;
-  bool ended = false;
-  bool cancelled = false;
-  void End(const Status& status) {
-    if (ended) return;
-    ended = true;
-    on_end(status);
-  }
-};
-
-class FakeStream : public PeerStream {
- public:
-  explicit FakeStream(std::shared_ptr<FakeStreamState> state) : state_(std::move(state)) {}
-  ~FakeStream() override {
-    if (!state_->ended) state_->cancelled = true;
-    state_->End(Status::Cancelled("cancelled"));
-  }
-
- private:
-  std::shared_ptr<FakeStreamState> state_;
-};
-
-class FakeLink : public PeerLink {
- public:
-  explicit FakeLink(std::string target) : target_(std::move(target)) {}
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello& self, milliseconds, HelloDone done) override {
-    sent.push_back(self);
-    pending.push_back(std::move(done));
-    if (auto_answer) Answer(*auto_answer);
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
-                                          EndCallback on_end) override {
-    auto state = std::make_shared<FakeStreamState>();
-    state->open = open;
-    state->on_event = std::move(on_event);
-    state->on_end = std::move(on_end);
-    streams.push_back(state);
-    if (auto_answer) Beat();
-    return std::make_unique<FakeStream>(state);
-  }
-  // Answers the oldest pending Hello.
-  void Answer(StatusOr<PeerHello> result) {
-    ASSERT_FALSE(pending.empty());
-    auto done = std::move(pending.front());
-    pending.erase(pending.begin());
-    done(std::move(result));
-  }
-  void Beat() {
-    PeerEvent beat;
-    streams.back()->on_event(beat);
-  }
-
-  std::vector<PeerHello> sent;
-  std::vector<HelloDone> pending;
-  std::vector<std::shared_ptr<FakeStreamState>> streams;
-  std::optional<PeerHello> auto_answer;
-
- private:
-  std::string target_;
-};
-
-class FakeConnector : public PeerConnector {
- public:
-  StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
-    std::lock_guard lock(mu);
-    if (!refuse.empty()) return Status::InvalidArgument(refuse);
-    auto link = std::make_shared<FakeLink>(target);
-    link->auto_answer = auto_answer;
-    links.push_back(link);
-    return std::shared_ptr<PeerLink>(link);
-  }
-  std::mutex mu;
-  std::vector<std::shared_ptr<FakeLink>> links;
-  std::string refuse;
-  std::optional<PeerHello> auto_answer;
-};
-
 class PeerSessionsTest : public ::testing::Test {
  protected:
   PeerSessionsTest() {
-    connector_ = std::make_shared<FakeConnector>();
+    connector_ = std::make_shared<FakePeerConnector>();
     PeerSessionOptions options;
     options.clock = [this] { return now_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
@@ -134,7 +54,7 @@ class PeerSessionsTest : public ::testing::Test {
     now_ += d;
     sessions_->RunOnce();
   }
-  FakeLink& Link(size_t i = 0) { return *connector_->links.at(i); }
+  FakePeerLink& Link(size_t i = 0) { return *connector_->links.at(i); }
   size_t LinkCount() { return connector_->links.size(); }
   PeerSnapshot Peer(size_t i = 0) { return sessions_->List().at(i); }
 
@@ -151,7 +71,7 @@ class PeerSessionsTest : public ::testing::Test {
   }
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
-  std::shared_ptr<FakeConnector> connector_;
+  std::shared_ptr<FakePeerConnector> connector_;
   std::unique_ptr<PeerSessions> sessions_;
 };
 
@@ -403,8 +323,11 @@ TEST_F(PeerSessionsTest, StopEndsEverySession) {
 }
 
 TEST(PeerSessionsThreadTest, TheWorkerBringsSessionsUpOnItsOwn) {
-  auto connector = std::make_shared<FakeConnector>();
-  connector->auto_answer = Hello(1);
+  auto connector = std::make_shared<FakePeerConnector>();
+  connector->configure = [](FakePeerLink& link) {
+    link.hello_answer = [] { return StatusOr<PeerHello>(Hello(1)); };
+    link.beat_on_open = true;
+  };
   PeerSessions sessions(connector, [] { return Hello(1, "node-a"); });
   sessions.SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions.Start();

@@ -129,73 +129,38 @@ class ChannelWorld::Holder final : public ChannelHolder {
   bool told_ = false;
 };
 
-// Peer B's link: OpenChannel answered from the queue of fuzzed replies.
-class ChannelWorld::Link final : public PeerLink {
- public:
-  explicit Link(ChannelWorld* world) : world_(world) {}
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
-    done(Status::Unimplemented("fuzz link"));
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
-                                          EndCallback on_end) override {
-    on_end(Status::Unimplemented("fuzz link"));
-    return nullptr;
-  }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
-    v1::OpenChannelRequest wire;  // what goes to the peer
-    ToProto(call, &wire);
-    done(world_->NextPeerReply(call));
-  }
-  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
-    FUZZ_CHECK(call.channel_id != 0);
-    FUZZ_CHECK(call.reason.size() <= 1024);
-    done(Status::Ok());
-  }
-
- private:
-  ChannelWorld* world_;
-  std::string target_ = "192.0.2.7:7581";
-};
-
 // This daemon's link to itself: what the peer server would do, inline.
-class ChannelWorld::LoopLink final : public PeerLink {
- public:
-  explicit LoopLink(ChannelWorld* world) : world_(world) {}
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
-    done(Status::Unimplemented("fuzz link"));
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
-                                          EndCallback on_end) override {
-    on_end(Status::Unimplemented("fuzz link"));
-    return nullptr;
-  }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
+std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
+  auto link = std::make_shared<FakePeerLink>("127.0.0.1:7581");
+  link->open_answer = [inbound](const OpenChannelCall& call) -> StatusOr<ChannelEndpoint> {
     v1::OpenChannelRequest wire;
     ToProto(call, &wire);
     StatusOr<OpenChannelCall> back = FromProto(wire);
-    if (!back.ok()) {
-      done(back.status());
-      return;
-    }
-    done(world_->inbound_->OpenChannel(back.value(), "ipv4:127.0.0.1:40000"));
-  }
-  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
-    done(world_->inbound_->CloseChannel(call));
-  }
-
- private:
-  ChannelWorld* world_;
-  std::string target_ = "127.0.0.1:7581";
-};
+    if (!back.ok()) return back.status();
+    return inbound->OpenChannel(back.value(), "ipv4:127.0.0.1:40000");
+  };
+  link->close_answer = [inbound](const CloseChannelCall& call) {
+    return inbound->CloseChannel(call);
+  };
+  return link;
+}
 
 ChannelWorld::ChannelWorld()
     : now_(BrokerClock::now()),
       inventory_(FakeInventory()),
       config_(DefaultConfig()),
-      link_(std::make_shared<Link>(this)),
-      loop_(std::make_shared<LoopLink>(this)) {
+      link_(std::make_shared<FakePeerLink>("192.0.2.7:7581")) {
+  // Peer B's link: OpenChannel answered from the queue of fuzzed replies.
+  link_->open_answer = [this](const OpenChannelCall& call) {
+    v1::OpenChannelRequest wire;  // what goes to the peer
+    ToProto(call, &wire);
+    return NextPeerReply(call);
+  };
+  link_->close_answer = [](const CloseChannelCall& call) {
+    FUZZ_CHECK(call.channel_id != 0);
+    FUZZ_CHECK(call.reason.size() <= 1024);
+    return Status::Ok();
+  };
   inbound_ = std::make_unique<PeerInbound>([] {
     PeerHello hello;
     hello.protocol = {1, 0};
@@ -210,6 +175,7 @@ ChannelWorld::ChannelWorld()
   });
   inbound_->SetCloseHandler(
       [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
+  loop_ = SelfLink(inbound_.get());
 }
 
 ChannelWorld::~ChannelWorld() {

@@ -37,6 +37,7 @@
 #include "daemon/broker/broker.h"
 #include "daemon/config/config.h"
 #include "daemon/discovery/inventory.h"
+#include "daemon/peers/fake_peer_link.h"
 #include "daemon/peers/peer_inbound.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -138,8 +139,6 @@ class ChannelWorld {
  private:
   class Sink;
   class Holder;
-  class Link;
-  class LoopLink;
   struct ListenerAnswer {
     bool accept = false;
     uint64_t request_id = 0;
@@ -157,8 +156,8 @@ class ChannelWorld {
   BrokerClock::time_point now_;
   Inventory inventory_;
   Config config_;
-  std::shared_ptr<Link> link_;
-  std::shared_ptr<LoopLink> loop_;
+  std::shared_ptr<FakePeerLink> link_;  // peer B
+  std::shared_ptr<FakePeerLink> loop_;  // this daemon, through its own inbound
   std::unique_ptr<Broker> broker_;
   std::unique_ptr<PeerInbound> inbound_;
   std::map<std::string, std::unique_ptr<ServiceRegistration>> listeners_;

@@ -19,6 +19,7 @@
 
 #include <vector>
 
+#include "daemon/peers/fake_peer_link.h"
 #include "daemon/policy/path_policy.h"
 #include "daemon/rpc/grpc_api_server.h"
 #include "daemon/rpc/peer_server.h"
@@ -33,29 +34,16 @@ using namespace std::chrono_literals;
 namespace {
 
 // This daemon's link to itself, through the peer service's own handler.
-class LoopLink final : public PeerLink {
- public:
-  explicit LoopLink(PeerInbound* inbound) : inbound_(inbound) {}
-  const std::string& target() const override { return target_; }
-  void Hello(const PeerHello&, std::chrono::milliseconds, HelloDone done) override {
-    done(Status::Unimplemented("fuzz link"));
-  }
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen&, EventCallback,
-                                          EndCallback on_end) override {
-    on_end(Status::Unimplemented("fuzz link"));
-    return nullptr;
-  }
-  void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
-    done(inbound_->OpenChannel(call, "ipv4:127.0.0.1:40000"));
-  }
-  void CloseChannel(const CloseChannelCall& call, CloseDone done) override {
-    done(inbound_->CloseChannel(call));
-  }
-
- private:
-  PeerInbound* inbound_;
-  std::string target_ = "127.0.0.1:7581";
-};
+std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
+  auto link = std::make_shared<FakePeerLink>("127.0.0.1:7581");
+  link->open_answer = [inbound](const OpenChannelCall& call) {
+    return inbound->OpenChannel(call, "ipv4:127.0.0.1:40000");
+  };
+  link->close_answer = [inbound](const CloseChannelCall& call) {
+    return inbound->CloseChannel(call);
+  };
+  return link;
+}
 
 class FuzzCore final : public DaemonCore {
  public:
@@ -134,7 +122,7 @@ class FuzzCore final : public DaemonCore {
     hello.instance_id = fuzz::kSelfInstance;
     return hello;
   }};
-  std::shared_ptr<LoopLink> loop_ = std::make_shared<LoopLink>(&inbound_);
+  std::shared_ptr<FakePeerLink> loop_ = SelfLink(&inbound_);
   std::unique_ptr<Broker> broker_ = std::make_unique<Broker>(Options());
   PoolRegistry pool_;
 };
