@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_pair.h"
+#include "tests/integration/test_app.h"
 
 namespace rdmad {
 namespace {
@@ -30,16 +31,8 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::DaemonNode;
+using testing::Eventually;
 using testing::Process;
-
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds timeout = 30s) {
-  for (auto until = Clock::now() + timeout; Clock::now() < until;) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
 
 // How a blocked Recv ended, and when.
 struct Woken {

@@ -16,64 +16,20 @@
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_pair.h"
+#include "tests/integration/test_app.h"
 
 namespace rdmad {
 namespace {
 
+using testing::Eventually;
 using namespace std::chrono_literals;
-
-// B's application: accepts every channel to "svc" and keeps it.
-class Acceptor {
- public:
-  explicit Acceptor(Client* client) {
-    auto listener = client->Listen("svc");
-    EXPECT_TRUE(listener.ok()) << listener.status().ToString();
-    if (!listener.ok()) return;
-    listener_ = std::move(listener).value();
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        auto channel = listener_->Accept(100ms);
-        if (!channel.ok()) continue;
-        std::lock_guard lock(mu_);
-        uint64_t id = channel.value()->info().id;
-        channels_[id] = std::move(channel).value();
-      }
-    });
-  }
-  ~Acceptor() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  Channel* Get(uint64_t id) {
-    std::lock_guard lock(mu_);
-    auto it = channels_.find(id);
-    return it == channels_.end() ? nullptr : it->second.get();
-  }
-
- private:
-  std::unique_ptr<Listener> listener_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
-  std::thread thread_;
-};
-
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds timeout = 20s) {
-  auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
 
 class PoolTest : public ::testing::Test {
  protected:
   void Start(const std::string& a_extra = "") {
     Status started = pair_.Start(a_extra, "");
     ASSERT_TRUE(started.ok()) << started.ToString();
-    acceptor_ = std::make_unique<Acceptor>(pair_.b().client.get());
+    acceptor_ = std::make_unique<testing::AcceptAll>(pair_.b().client.get(), "svc");
     ClientOptions options;
     options.socket_path = pair_.a().socket;
     options.follow_pool = true;
@@ -105,7 +61,7 @@ class PoolTest : public ::testing::Test {
   }
 
   testing::DaemonPair pair_;
-  std::unique_ptr<Acceptor> acceptor_;
+  std::unique_ptr<testing::AcceptAll> acceptor_;  // B's application
   std::unique_ptr<Client> app_;
 };
 

@@ -28,12 +28,14 @@
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_pair.h"
+#include "tests/integration/test_app.h"
 
 namespace rdmad {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::Eventually;
 
 constexpr char kSmallChannels[] =
     "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n"
@@ -75,61 +77,6 @@ int RdmaResources(const std::string& kind, pid_t pid) {
   return pclose(f) == 0 ? n : -1;
 }
 
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds timeout = 30s) {
-  for (auto until = Clock::now() + timeout; Clock::now() < until;) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return pred();
-}
-
-// B's application: accepts every channel to "svc" and keeps it by id.
-class Server {
- public:
-  explicit Server(Client* client) {
-    auto listener = client->Listen("svc");
-    EXPECT_TRUE(listener.ok()) << listener.status().ToString();
-    if (!listener.ok()) return;
-    listener_ = std::move(listener).value();
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        auto channel = listener_->Accept(100ms);
-        if (!channel.ok()) continue;
-        std::lock_guard lock(mu_);
-        channels_[channel.value()->info().id] = std::move(channel).value();
-      }
-    });
-  }
-  ~Server() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
-  Channel* Get(uint64_t id) {
-    std::lock_guard lock(mu_);
-    auto it = channels_.find(id);
-    return it == channels_.end() ? nullptr : it->second.get();
-  }
-  void Drop(uint64_t id) {
-    std::unique_ptr<Channel> gone;
-    std::lock_guard lock(mu_);
-    auto it = channels_.find(id);
-    if (it != channels_.end()) gone = std::move(it->second), channels_.erase(it);
-  }
-  void DropAll() {
-    std::map<uint64_t, std::unique_ptr<Channel>> gone;
-    std::lock_guard lock(mu_);
-    gone.swap(channels_);
-  }
-
- private:
-  std::unique_ptr<Listener> listener_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
-  std::thread thread_;
-};
-
 class ScaleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -144,7 +91,7 @@ class ScaleTest : public ::testing::Test {
     }
     Status started = pair_.Start(kSmallChannels, kSmallChannels);
     ASSERT_TRUE(started.ok()) << started.ToString();
-    server_ = std::make_unique<Server>(pair_.b().client.get());
+    server_ = std::make_unique<testing::AcceptAll>(pair_.b().client.get(), "svc");
     ASSERT_TRUE(pair_.ConnectAB("svc").ok()) << pair_.Logs();  // A's session is up
   }
 
@@ -185,7 +132,7 @@ class ScaleTest : public ::testing::Test {
   }
 
   testing::DaemonPair pair_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<testing::AcceptAll> server_;  // B's application
 };
 
 TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {

@@ -1,0 +1,91 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Helpers of the integration tests that play an application:
+//   Eventually(pred, timeout)  polls pred every 20 ms until it holds;
+//   AcceptAll                  listens on a service and keeps every channel
+//                              it accepts, by channel id, until dropped.
+//
+// Thread safety: AcceptAll accepts on its own thread; Get/Drop/DropAll may
+// be called from any thread. A channel Get returned stays valid until it is
+// dropped.
+
+#ifndef RDMAD_TESTS_INTEGRATION_TEST_APP_H_
+#define RDMAD_TESTS_INTEGRATION_TEST_APP_H_
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/client.h"
+
+namespace rdmad::testing {
+
+template <typename Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+class AcceptAll {
+ public:
+  AcceptAll(Client* client, const std::string& service) {
+    auto listener = client->Listen(service);
+    EXPECT_TRUE(listener.ok()) << listener.status().ToString();
+    if (!listener.ok()) return;
+    listener_ = std::move(listener).value();
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        auto channel = listener_->Accept(std::chrono::milliseconds(100));
+        if (!channel.ok()) continue;
+        std::lock_guard lock(mu_);
+        uint64_t id = channel.value()->info().id;
+        channels_[id] = std::move(channel).value();
+      }
+    });
+  }
+  ~AcceptAll() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // The accepted end of channel id, or null (not accepted yet, or dropped).
+  Channel* Get(uint64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = channels_.find(id);
+    return it == channels_.end() ? nullptr : it->second.get();
+  }
+  // Closes the accepted end of channel id.
+  void Drop(uint64_t id) {
+    std::unique_ptr<Channel> gone;  // closed outside the lock
+    std::lock_guard lock(mu_);
+    auto it = channels_.find(id);
+    if (it == channels_.end()) return;
+    gone = std::move(it->second);
+    channels_.erase(it);
+  }
+  void DropAll() {
+    std::map<uint64_t, std::unique_ptr<Channel>> gone;
+    std::lock_guard lock(mu_);
+    gone.swap(channels_);
+  }
+
+ private:
+  std::unique_ptr<Listener> listener_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace rdmad::testing
+
+#endif  // RDMAD_TESTS_INTEGRATION_TEST_APP_H_
