@@ -18,7 +18,7 @@ int64_t SystemNowMs() {
 EventBus::EventBus() : EventBus(SystemNowMs) {}
 EventBus::EventBus(Clock clock) : clock_(std::move(clock)) {}
 
-uint64_t EventBus::Subscribe(EventSink* sink, std::set<DaemonEventKind> kinds) {
+uint64_t EventBus::Subscribe(EventSink* sink, std::set<EventKind> kinds) {
   std::lock_guard lock(mu_);
   if (closed_) {
     sink->OnClose();
@@ -34,8 +34,7 @@ void EventBus::Unsubscribe(uint64_t id) {
   std::erase_if(entries_, [id](const Entry& e) { return e.id == id; });
 }
 
-uint64_t EventBus::Publish(DaemonEventKind kind, std::string message, std::string device,
-                           int port) {
+uint64_t EventBus::Publish(EventKind kind, std::string message, std::string device, int port) {
   std::lock_guard lock(mu_);
   DaemonEvent event{next_sequence_++, clock_(), kind, std::move(message), std::move(device), port};
   if (closed_) return event.sequence;

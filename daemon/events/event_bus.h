@@ -19,23 +19,14 @@
 #include <string>
 #include <vector>
 
-namespace rdmad {
+#include "rdmad/events.h"
 
-enum class DaemonEventKind {
-  kConfigReloaded = 1,
-  kConfigReloadFailed = 2,
-  kDaemonStopping = 3,
-  kDeviceAdded = 4,
-  kDeviceRemoved = 5,
-  kPortStateChanged = 6,
-  kGidAdded = 7,
-  kGidRemoved = 8,
-};
+namespace rdmad {
 
 struct DaemonEvent {
   uint64_t sequence = 0;
   int64_t unix_time_ms = 0;
-  DaemonEventKind kind = DaemonEventKind::kConfigReloaded;
+  EventKind kind = EventKind::kConfigReloaded;
   std::string message;
   std::string device;  // device events only
   int port = 0;        // port and GID events only
@@ -60,12 +51,11 @@ class EventBus {
   // Registers sink for the given kinds (empty: all). Returns an id for
   // Unsubscribe, or 0 if the bus is already closed (the sink's OnClose has
   // then been called).
-  uint64_t Subscribe(EventSink* sink, std::set<DaemonEventKind> kinds);
+  uint64_t Subscribe(EventSink* sink, std::set<EventKind> kinds);
   void Unsubscribe(uint64_t id);
 
   // Stamps and delivers an event; returns its sequence number.
-  uint64_t Publish(DaemonEventKind kind, std::string message, std::string device = "",
-                   int port = 0);
+  uint64_t Publish(EventKind kind, std::string message, std::string device = "", int port = 0);
 
   // Removes every sink, calls its OnClose, and refuses further subscriptions.
   void Close();
@@ -76,7 +66,7 @@ class EventBus {
   struct Entry {
     uint64_t id;
     EventSink* sink;
-    std::set<DaemonEventKind> kinds;
+    std::set<EventKind> kinds;
   };
   Clock clock_;
   mutable std::mutex mu_;

@@ -24,7 +24,7 @@ EventStreamer::EventStreamer(EventBus* bus, StreamWriter* writer, size_t max_que
 
 EventStreamer::~EventStreamer() { Detach(); }
 
-void EventStreamer::Start(std::set<DaemonEventKind> kinds) {
+void EventStreamer::Start(std::set<EventKind> kinds) {
   stream_.HoldForWrite();  // Begin() is the first operation in flight
   uint64_t id = bus_->Subscribe(this, std::move(kinds));
   {

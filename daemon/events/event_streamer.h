@@ -46,7 +46,7 @@ class EventStreamer : public EventSink {
 
   // Subscribes to the bus for kinds (empty: all), then calls writer->Begin();
   // events that arrive before Begin completes are queued.
-  void Start(std::set<DaemonEventKind> kinds);
+  void Start(std::set<EventKind> kinds);
 
   // The writer finished one write (ok=false: the client is gone).
   void OnWriteDone(bool ok) { stream_.OnWriteDone(ok); }

@@ -34,8 +34,8 @@ TEST_F(EventStreamerTest, BeginThenWritesOneAtATimeInOrder) {
   EventStreamer streamer(&bus_, &writer_);
   streamer.Start({});
   EXPECT_EQ(writer_.begins, 1);
-  bus_.Publish(DaemonEventKind::kConfigReloaded, "a");
-  bus_.Publish(DaemonEventKind::kConfigReloadFailed, "b");
+  bus_.Publish(EventKind::kConfigReloaded, "a");
+  bus_.Publish(EventKind::kConfigReloadFailed, "b");
   EXPECT_TRUE(writer_.written.empty());  // headers still in flight
   streamer.OnWriteDone(true);
   ASSERT_EQ(writer_.written.size(), 1u);
@@ -50,21 +50,21 @@ TEST_F(EventStreamerTest, BeginThenWritesOneAtATimeInOrder) {
 
 TEST_F(EventStreamerTest, FiltersByKind) {
   EventStreamer streamer(&bus_, &writer_);
-  streamer.Start({DaemonEventKind::kDaemonStopping});
+  streamer.Start({EventKind::kDaemonStopping});
   streamer.OnWriteDone(true);
-  bus_.Publish(DaemonEventKind::kConfigReloaded, "ignored");
+  bus_.Publish(EventKind::kConfigReloaded, "ignored");
   EXPECT_TRUE(writer_.written.empty());
-  bus_.Publish(DaemonEventKind::kDaemonStopping, "bye");
+  bus_.Publish(EventKind::kDaemonStopping, "bye");
   ASSERT_EQ(writer_.written.size(), 1u);
-  EXPECT_EQ(writer_.written[0].kind, DaemonEventKind::kDaemonStopping);
+  EXPECT_EQ(writer_.written[0].kind, EventKind::kDaemonStopping);
 }
 
 TEST_F(EventStreamerTest, CloseDrainsQueueThenFinishesOk) {
   EventStreamer streamer(&bus_, &writer_);
   streamer.Start({});
   streamer.OnWriteDone(true);
-  bus_.Publish(DaemonEventKind::kConfigReloaded, "one");
-  bus_.Publish(DaemonEventKind::kDaemonStopping, "stopping");
+  bus_.Publish(EventKind::kConfigReloaded, "one");
+  bus_.Publish(EventKind::kDaemonStopping, "stopping");
   bus_.Close();
   EXPECT_EQ(writer_.finishes, 0);  // "one" in flight, "stopping" queued
   streamer.OnWriteDone(true);
@@ -78,7 +78,7 @@ TEST_F(EventStreamerTest, CloseDrainsQueueThenFinishesOk) {
 TEST_F(EventStreamerTest, SlowClientIsEndedWithResourceExhausted) {
   EventStreamer streamer(&bus_, &writer_, /*max_queued=*/2);
   streamer.Start({});
-  for (int i = 0; i < 5; ++i) bus_.Publish(DaemonEventKind::kConfigReloaded, "x");
+  for (int i = 0; i < 5; ++i) bus_.Publish(EventKind::kConfigReloaded, "x");
   EXPECT_EQ(writer_.finishes, 0);
   streamer.OnWriteDone(true);  // the in-flight Begin completes
   EXPECT_EQ(writer_.finishes, 1);

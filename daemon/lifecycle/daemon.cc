@@ -36,15 +36,15 @@ std::string SocketPath(const DaemonOptions& options, const Config& config) {
   return options.socket_override.value_or(config.daemon.socket);
 }
 
-DaemonEventKind EventKindFor(InventoryChange::Kind kind) {
+EventKind EventKindFor(InventoryChange::Kind kind) {
   switch (kind) {
-    case InventoryChange::Kind::kDeviceAdded: return DaemonEventKind::kDeviceAdded;
-    case InventoryChange::Kind::kDeviceRemoved: return DaemonEventKind::kDeviceRemoved;
-    case InventoryChange::Kind::kPortStateChanged: return DaemonEventKind::kPortStateChanged;
-    case InventoryChange::Kind::kGidAdded: return DaemonEventKind::kGidAdded;
-    case InventoryChange::Kind::kGidRemoved: return DaemonEventKind::kGidRemoved;
+    case InventoryChange::Kind::kDeviceAdded: return EventKind::kDeviceAdded;
+    case InventoryChange::Kind::kDeviceRemoved: return EventKind::kDeviceRemoved;
+    case InventoryChange::Kind::kPortStateChanged: return EventKind::kPortStateChanged;
+    case InventoryChange::Kind::kGidAdded: return EventKind::kGidAdded;
+    case InventoryChange::Kind::kGidRemoved: return EventKind::kGidRemoved;
   }
-  return DaemonEventKind::kDeviceAdded;
+  return EventKind::kDeviceAdded;
 }
 
 void LogInventory(const Inventory& inventory) {
@@ -92,8 +92,8 @@ std::shared_ptr<const Config> Daemon::config() const {
   return config_;
 }
 
-DaemonStatusSnapshot Daemon::GetStatus() const {
-  DaemonStatusSnapshot s;
+DaemonStatus Daemon::GetStatus() const {
+  DaemonStatus s;
   s.version = RDMAD_VERSION;
   s.pid = getpid();
   s.uptime_seconds =
@@ -261,7 +261,7 @@ void Daemon::Reload() {
   Status valid = loaded.ok() ? ValidateConfig(*loaded) : loaded.status();
   if (!valid.ok()) {
     spdlog::error("reload failed, keeping the running configuration:\n{}", valid.message());
-    events_.Publish(DaemonEventKind::kConfigReloadFailed, valid.message());
+    events_.Publish(EventKind::kConfigReloadFailed, valid.message());
     notifier_.Status("reload failed; running with the previous configuration");
     notifier_.Ready();
     return;
@@ -283,9 +283,9 @@ void Daemon::Reload() {
   ApplyChannelSettings(*config());
   UpdateEcho(*config(), /*at_start=*/false);
   spdlog::info("configuration reloaded (generation {})", generation);
-  events_.Publish(DaemonEventKind::kConfigReloaded, "configuration reloaded from " +
-                                                        options_.config_path + " (generation " +
-                                                        std::to_string(generation) + ")");
+  events_.Publish(EventKind::kConfigReloaded, "configuration reloaded from " +
+                                                  options_.config_path + " (generation " +
+                                                  std::to_string(generation) + ")");
   notifier_.Status("serving on " + socket_path_);
   notifier_.Ready();
 }
@@ -294,7 +294,7 @@ void Daemon::Stop(int signo) {
   spdlog::info("{}: stopping", strsignal(signo));
   notifier_.Stopping();
   notifier_.Status("stopping");
-  events_.Publish(DaemonEventKind::kDaemonStopping,
+  events_.Publish(EventKind::kDaemonStopping,
                   std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
   events_.Close();
   if (echo_) echo_->Stop();  // first: it is a client of the server below

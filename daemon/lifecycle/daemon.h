@@ -35,34 +35,18 @@
 #include "daemon/peers/peer_hub.h"
 #include "daemon/policy/path_policy.h"
 #include "daemon/pool/pool_registry.h"
+#include "rdmad/daemon_status.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
 
 class UnixListener;
 
-struct DaemonStatusSnapshot {
-  std::string version;
-  int pid = 0;
-  double uptime_seconds = 0;
-  std::string config_file;
-  uint64_t config_generation = 0;
-  std::string socket_path;
-  uint32_t device_count = 0;
-  uint32_t port_count = 0;
-  uint32_t active_port_count = 0;
-  uint32_t peer_count = 0;
-  uint32_t service_count = 0;
-  uint32_t channel_count = 0;
-  uint64_t connections_accepted = 0;
-  uint32_t event_subscribers = 0;
-};
-
 // The daemon as the RPC edge sees it.
 class DaemonCore {
  public:
   virtual ~DaemonCore() = default;
-  virtual DaemonStatusSnapshot GetStatus() const = 0;
+  virtual DaemonStatus GetStatus() const = 0;
   virtual EventBus& events() = 0;
   // The current device inventory (never null).
   virtual std::shared_ptr<const Inventory> inventory() const = 0;
@@ -118,7 +102,7 @@ class Daemon : public DaemonCore {
   // Serves until SIGTERM/SIGINT; returns the process exit code.
   int Run(const ApiServerFactory& make_server);
 
-  DaemonStatusSnapshot GetStatus() const override;
+  DaemonStatus GetStatus() const override;
   EventBus& events() override { return events_; }
   std::shared_ptr<const Inventory> inventory() const override { return monitor_.current(); }
   StatusOr<std::map<std::string, uint64_t>> PortCounters(const std::string& device,

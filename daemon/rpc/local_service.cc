@@ -13,24 +13,24 @@
 namespace rdmad {
 namespace {
 
-// DaemonEventKind and v1::EventKind share their numbers by design.
+// EventKind and v1::EventKind share their numbers by design.
 constexpr int kFirstEventKind = v1::CONFIG_RELOADED;
 constexpr int kLastEventKind = v1::GID_REMOVED;
 
-static_assert(int(DaemonEventKind::kConfigReloaded) == v1::CONFIG_RELOADED);
-static_assert(int(DaemonEventKind::kDaemonStopping) == v1::DAEMON_STOPPING);
-static_assert(int(DaemonEventKind::kDeviceAdded) == v1::DEVICE_ADDED);
-static_assert(int(DaemonEventKind::kGidRemoved) == v1::GID_REMOVED);
+static_assert(int(EventKind::kConfigReloaded) == v1::CONFIG_RELOADED);
+static_assert(int(EventKind::kDaemonStopping) == v1::DAEMON_STOPPING);
+static_assert(int(EventKind::kDeviceAdded) == v1::DEVICE_ADDED);
+static_assert(int(EventKind::kGidRemoved) == v1::GID_REMOVED);
 
-v1::EventKind ToProto(DaemonEventKind kind) { return static_cast<v1::EventKind>(kind); }
+v1::EventKind ToProto(EventKind kind) { return static_cast<v1::EventKind>(kind); }
 
-StatusOr<std::set<DaemonEventKind>> KindsFromRequest(const v1::WatchEventsRequest& req) {
-  std::set<DaemonEventKind> kinds;
+StatusOr<std::set<EventKind>> KindsFromRequest(const v1::WatchEventsRequest& req) {
+  std::set<EventKind> kinds;
   for (int kind : req.kinds()) {
     if (kind < kFirstEventKind || kind > kLastEventKind) {
       return Status::InvalidArgument("kinds: unknown event kind " + std::to_string(kind));
     }
-    kinds.insert(static_cast<DaemonEventKind>(kind));
+    kinds.insert(static_cast<EventKind>(kind));
   }
   return kinds;
 }
@@ -44,7 +44,7 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>, pub
   EventStreamReactor(EventBus* bus, ClientLimiter::Lease lease)
       : lease_(std::move(lease)), streamer_(bus, this) {}
 
-  void Start(std::set<DaemonEventKind> kinds) { streamer_.Start(std::move(kinds)); }
+  void Start(std::set<EventKind> kinds) { streamer_.Start(std::move(kinds)); }
 
   // StreamWriter:
   void Begin() override { StartSendInitialMetadata(); }

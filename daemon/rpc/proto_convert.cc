@@ -53,7 +53,7 @@ void ToProto(const QpPlan& q, v1::QpAttributes* out) {
 
 }  // namespace
 
-void ToProto(const DaemonStatusSnapshot& s, v1::GetStatusResponse* out) {
+void ToProto(const DaemonStatus& s, v1::GetStatusResponse* out) {
   out->set_version(s.version);
   out->set_pid(s.pid);
   out->set_uptime_seconds(s.uptime_seconds);

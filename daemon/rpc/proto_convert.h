@@ -12,7 +12,7 @@
 
 namespace rdmad {
 
-void ToProto(const DaemonStatusSnapshot& s, v1::GetStatusResponse* out);
+void ToProto(const DaemonStatus& s, v1::GetStatusResponse* out);
 void ToProto(const DeviceInfo& d, v1::Device* out);
 void ToProto(const PathDecision& p, v1::Path* out);
 

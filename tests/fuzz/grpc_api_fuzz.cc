@@ -56,8 +56,8 @@ class FuzzCore final : public DaemonCore {
     inbound_.Start();
   }
 
-  DaemonStatusSnapshot GetStatus() const override {
-    DaemonStatusSnapshot s;
+  DaemonStatus GetStatus() const override {
+    DaemonStatus s;
     s.version = "0.1.0";
     s.device_count = uint32_t(inventory_->devices.size());
     return s;

@@ -20,45 +20,15 @@
 #include <vector>
 
 #include "rdmad/channel.h"
+#include "rdmad/daemon_status.h"
 #include "rdmad/devices.h"
+#include "rdmad/events.h"
 #include "rdmad/export.h"
 #include "rdmad/log.h"
 #include "rdmad/peers.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
-
-struct DaemonStatus {
-  std::string version;
-  int pid = 0;
-  double uptime_seconds = 0;
-  std::string config_file;
-  uint64_t config_generation = 0;
-  std::string socket_path;
-  uint32_t device_count = 0;
-  uint32_t port_count = 0;
-  uint32_t active_port_count = 0;
-  uint32_t peer_count = 0;
-  uint32_t service_count = 0;
-  uint32_t channel_count = 0;
-  uint64_t connections_accepted = 0;
-  uint32_t event_subscribers = 0;
-};
-
-enum class EventKind {
-  kUnspecified = 0,
-  kConfigReloaded = 1,
-  kConfigReloadFailed = 2,
-  kDaemonStopping = 3,
-  kDeviceAdded = 4,
-  kDeviceRemoved = 5,
-  kPortStateChanged = 6,
-  kGidAdded = 7,
-  kGidRemoved = 8,
-};
-
-// "config-reloaded", "device-added", "port-state-changed", ...
-RDMAD_EXPORT std::string_view EventKindName(EventKind kind);
 
 struct Event {
   uint64_t sequence = 0;
@@ -82,7 +52,7 @@ class RDMAD_EXPORT EventStream {
 struct ClientOptions {
   // The daemon's socket; empty: DefaultSocketPath().
   std::string socket_path;
-  // How long Connect waits for the daemon to answer.
+  // How long Open waits for the daemon to answer.
   std::chrono::milliseconds connect_timeout{2000};
   // Deadline of each unary call.
   std::chrono::milliseconds call_timeout{5000};
