@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -64,8 +65,8 @@ StatusOr<std::unique_ptr<Channel>> Held(StatusOr<std::unique_ptr<Channel>> chann
 }
 
 // The acceptor's TCP side: listen, answer the daemon, take the connection.
-StatusOr<std::unique_ptr<Channel>> AcceptTcp(const std::shared_ptr<grpc::Channel>& rpc,
-                                             v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+StatusOr<std::unique_ptr<Channel>> AcceptTcp(const DaemonRpc& rpc, v1::Rdmad::Stub* stub,
+                                             const v1::IncomingChannel& in,
                                              const std::string& reason, ChannelInfo info,
                                              Clock::time_point start) {
   std::string host = in.plan().tcp_bind_host().empty() ? "127.0.0.1" : in.plan().tcp_bind_host();
@@ -81,7 +82,8 @@ StatusOr<std::unique_ptr<Channel>> AcceptTcp(const std::shared_ptr<grpc::Channel
   v1::AcceptResponse response;
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return FromGrpc(st);
-  auto hold = HoldStream::Open(rpc, in.channel_id());
+  auto hold =
+      HoldStream::Open(rpc.channel, in.channel_id(), response.lease(), rpc.reattach_timeout);
   info.transport = ChannelTransport::kTcp;
   info.transport_reason = reason;
   info.handshake_ms = MsSince(start);
@@ -90,8 +92,8 @@ StatusOr<std::unique_ptr<Channel>> AcceptTcp(const std::shared_ptr<grpc::Channel
               "acceptor");
 }
 
-StatusOr<std::unique_ptr<Channel>> AcceptOne(const std::shared_ptr<grpc::Channel>& rpc,
-                                             v1::Rdmad::Stub* stub, const v1::IncomingChannel& in,
+StatusOr<std::unique_ptr<Channel>> AcceptOne(const DaemonRpc& rpc, v1::Rdmad::Stub* stub,
+                                             const v1::IncomingChannel& in,
                                              const std::string& service) {
   auto start = Clock::now();
   ChannelInfo info;
@@ -123,7 +125,8 @@ StatusOr<std::unique_ptr<Channel>> AcceptOne(const std::shared_ptr<grpc::Channel
   v1::AcceptResponse response;
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return FromGrpc(st);
-  auto hold = HoldStream::Open(rpc, in.channel_id());
+  auto hold =
+      HoldStream::Open(rpc.channel, in.channel_id(), response.lease(), rpc.reattach_timeout);
   info.transport = ChannelTransport::kRdma;
   info.transport_reason = "RDMA path planned on both sides";
   info.handshake_ms = MsSince(start);
@@ -131,25 +134,36 @@ StatusOr<std::unique_ptr<Channel>> AcceptOne(const std::shared_ptr<grpc::Channel
   return Held(pending.value()->ReadyToSend(info), std::move(hold), "acceptor");
 }
 
+// The Listen stream's ends that mean rdmad went away (killed, stopping,
+// restarting) rather than that the registration was refused.
+bool DaemonWentAway(const grpc::Status& status) {
+  auto code = status.error_code();
+  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
+         code == grpc::StatusCode::UNKNOWN || code == grpc::StatusCode::INTERNAL;
+}
+
+// A registered service. A reader thread queues the daemon's requests; when
+// the Listen stream breaks because rdmad went away, it registers the
+// service again with the next rdmad (waiting up to reattach_timeout for
+// it), so that a listening application outlives a restart of its daemon.
 class GrpcListener final : public Listener {
  public:
-  GrpcListener(std::shared_ptr<grpc::Channel> channel, std::string service)
-      : rpc_(std::move(channel)), stub_(v1::Rdmad::NewStub(rpc_)), service_(std::move(service)) {}
+  GrpcListener(DaemonRpc rpc, std::string service)
+      : rpc_(std::move(rpc)),
+        stub_(v1::Rdmad::NewStub(rpc_.channel)),
+        service_(std::move(service)) {}
 
   ~GrpcListener() override {
-    context_.TryCancel();
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      if (context_) context_->TryCancel();
+    }
     if (reader_thread_.joinable()) reader_thread_.join();
   }
 
   Status Start() {
-    v1::ListenRequest request;
-    request.set_service(service_);
-    reader_ = stub_->Listen(&context_, request);
-    v1::ListenEvent first;
-    if (!reader_->Read(&first) || !first.has_registered()) {
-      Status st = FromGrpc(reader_->Finish());
-      return st.ok() ? Status::Internal("Listen: no registration") : st;
-    }
+    RDMAD_RETURN_IF_ERROR(Register(std::nullopt));
     reader_thread_ = std::thread([this] { ReadLoop(); });
     return Status::Ok();
   }
@@ -176,19 +190,86 @@ class GrpcListener final : public Listener {
   }
 
  private:
+  // Opens the Listen stream and reads its registration; until: re-registering
+  // after a restart (wait for the daemon up to then).
+  Status Register(std::optional<Clock::time_point> until) {
+    auto context = std::make_unique<grpc::ClientContext>();
+    if (until) {
+      context->set_wait_for_ready(true);
+      context->set_deadline(std::chrono::system_clock::now() + (*until - Clock::now()));
+    }
+    grpc::ClientContext* raw = context.get();
+    reader_.reset();  // before the context it used
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return Status::Cancelled("the listener is closing");
+      context_ = std::move(context);
+    }
+    v1::ListenRequest request;
+    request.set_service(service_);
+    reader_ = stub_->Listen(raw, request);
+    v1::ListenEvent first;
+    if (!reader_->Read(&first) || !first.has_registered()) {
+      grpc::Status st = reader_->Finish();
+      return st.ok() ? Status::Internal("Listen: no registration") : FromGrpc(st);
+    }
+    return Status::Ok();
+  }
+
   void ReadLoop() {
     v1::ListenEvent event;
-    while (reader_->Read(&event)) {
-      if (!event.has_incoming()) continue;
+    for (;;) {
+      while (reader_->Read(&event)) {
+        if (!event.has_incoming()) continue;
+        std::lock_guard lock(mu_);
+        queue_.push_back(event.incoming());
+        cv_.notify_all();
+      }
+      grpc::Status finished = reader_->Finish();
+      Status st = FromGrpc(finished);
+      if (Reregister(finished)) continue;
       std::lock_guard lock(mu_);
-      queue_.push_back(event.incoming());
+      ended_ = st.ok() ? Status::Unavailable("the daemon ended the Listen stream") : st;
+      done_ = true;
       cv_.notify_all();
+      return;
     }
-    Status st = FromGrpc(reader_->Finish());
-    std::lock_guard lock(mu_);
-    ended_ = st.ok() ? Status::Unavailable("the daemon ended the Listen stream") : st;
-    done_ = true;
-    cv_.notify_all();
+  }
+
+  // After the stream broke: registers again with the next rdmad. False
+  // when it should not (closing, refused, no reattach) or could not.
+  bool Reregister(const grpc::Status& finished) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return false;
+      queue_.clear();  // requests of the daemon that went away
+    }
+    if (!DaemonWentAway(finished) || rpc_.reattach_timeout.count() <= 0) return false;
+    ClientLog().info("service {}: the Listen stream to rdmad broke ({}); registering again",
+                     service_, finished.error_message());
+    auto until = Clock::now() + rpc_.reattach_timeout;
+    Status st = Register(until);
+    // Tried again: a call that raced the old daemon's connection closing
+    // (UNAVAILABLE), and the old registration still in place for a moment
+    // (ALREADY_EXISTS: a stream the daemon has not seen end yet).
+    auto again = [](const Status& s) {
+      return s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kUnavailable ||
+             s.code() == StatusCode::kCancelled || s.code() == StatusCode::kUnknown;
+    };
+    while (again(st) && Clock::now() < until) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      st = Register(until);
+    }
+    if (st.ok()) {
+      ClientLog().info("service {}: registered again", service_);
+      return true;
+    }
+    ClientLog().warn("service {}: could not register again: {}", service_, st.message());
+    return false;
   }
 
   StatusOr<v1::IncomingChannel> Next(std::chrono::milliseconds timeout) {
@@ -205,33 +286,34 @@ class GrpcListener final : public Listener {
     return in;
   }
 
-  std::shared_ptr<grpc::Channel> rpc_;
+  const DaemonRpc rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
   const std::string service_;
-  grpc::ClientContext context_;
+  // The reader thread's (Start's before it runs).
   std::unique_ptr<grpc::ClientReader<v1::ListenEvent>> reader_;
   std::thread reader_thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<v1::IncomingChannel> queue_;  // guarded by mu_
-  bool done_ = false;                      // guarded by mu_
-  Status ended_;                           // guarded by mu_
+  std::unique_ptr<grpc::ClientContext> context_;  // the open stream's; guarded by mu_
+  bool stopping_ = false;                         // guarded by mu_
+  std::deque<v1::IncomingChannel> queue_;         // guarded by mu_
+  bool done_ = false;                             // guarded by mu_
+  Status ended_;                                  // guarded by mu_
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Listener>> ListenOn(std::shared_ptr<grpc::Channel> channel,
-                                             const std::string& service) {
-  auto listener = std::make_unique<GrpcListener>(std::move(channel), service);
+StatusOr<std::unique_ptr<Listener>> ListenOn(DaemonRpc rpc, const std::string& service) {
+  auto listener = std::make_unique<GrpcListener>(std::move(rpc), service);
   RDMAD_RETURN_IF_ERROR(listener->Start());
   return std::unique_ptr<Listener>(std::move(listener));
 }
 
-StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
-                                             const std::string& peer, const std::string& service,
+StatusOr<std::unique_ptr<Channel>> ConnectTo(const DaemonRpc& rpc, const std::string& peer,
+                                             const std::string& service,
                                              const ConnectOptions& options) {
   auto start = Clock::now();
-  auto owned_stub = v1::Rdmad::NewStub(rpc);
+  auto owned_stub = v1::Rdmad::NewStub(rpc.channel);
   v1::Rdmad::Stub* stub = owned_stub.get();
   v1::PlanChannelRequest plan_request;
   plan_request.set_peer(peer);
@@ -269,7 +351,7 @@ StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
   ctx.set_deadline(std::chrono::system_clock::now() + options.timeout);
   st = stub->Connect(&ctx, request, &reply);
   if (!st.ok()) return FromGrpc(st);
-  auto hold = HoldStream::Open(rpc, plan.channel_id());
+  auto hold = HoldStream::Open(rpc.channel, plan.channel_id(), reply.lease(), rpc.reattach_timeout);
   auto theirs = FromProto(reply.peer());
   if (!theirs.ok()) return Held(theirs.status(), std::move(hold), "initiator");
   if (theirs.value().rdma && pending) {

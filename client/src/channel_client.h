@@ -11,6 +11,7 @@
 #ifndef RDMAD_CLIENT_SRC_CHANNEL_CLIENT_H_
 #define RDMAD_CLIENT_SRC_CHANNEL_CLIENT_H_
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -19,13 +20,20 @@
 
 namespace rdmad::internal {
 
-StatusOr<std::unique_ptr<Listener>> ListenOn(std::shared_ptr<grpc::Channel> channel,
-                                             const std::string& service);
+// The daemon's local API as the library's calls reach it.
+struct DaemonRpc {
+  std::shared_ptr<grpc::Channel> channel;
+  // How long a channel whose lifeline broke waits for the next rdmad
+  // (ClientOptions::reattach_timeout).
+  std::chrono::milliseconds reattach_timeout{10000};
+};
+
+StatusOr<std::unique_ptr<Listener>> ListenOn(DaemonRpc rpc, const std::string& service);
 
 // Every channel returned is held (held_channel.h): its lifeline to rdmad
 // stays open while it lives.
-StatusOr<std::unique_ptr<Channel>> ConnectTo(std::shared_ptr<grpc::Channel> rpc,
-                                             const std::string& peer, const std::string& service,
+StatusOr<std::unique_ptr<Channel>> ConnectTo(const DaemonRpc& rpc, const std::string& peer,
+                                             const std::string& service,
                                              const ConnectOptions& options);
 
 }  // namespace rdmad::internal

@@ -127,7 +127,7 @@ class GrpcClient final : public Client {
   }
 
   StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) override {
-    return internal::ListenOn(channel_, service);
+    return internal::ListenOn(Rpc(), service);
   }
 
   StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer, const std::string& service,
@@ -137,7 +137,7 @@ class GrpcClient final : public Client {
       std::unique_ptr<Channel> warm = follower->pool().Acquire(peer, service);
       if (warm) return warm;
     }
-    return internal::ConnectTo(channel_, peer, service, options);
+    return internal::ConnectTo(Rpc(), peer, service, options);
   }
 
   Status Prewarm(const std::string& peer, const std::string& service, int channels) override {
@@ -196,13 +196,15 @@ class GrpcClient final : public Client {
     return FromGrpc((stub_.get()->*method)(&context, request, response), what);
   }
 
+  internal::DaemonRpc Rpc() const { return {channel_, options_.reattach_timeout}; }
+
   // The pool follower, started on first use.
   internal::PoolFollower* Follower() {
     std::lock_guard lock(follower_mu_);
     if (!follower_) {
-      std::shared_ptr<grpc::Channel> rpc = channel_;
+      internal::DaemonRpc rpc = Rpc();
       follower_ = std::make_unique<internal::PoolFollower>(
-          rpc, [rpc](const std::string& peer, const std::string& service) {
+          rpc.channel, [rpc](const std::string& peer, const std::string& service) {
             return internal::ConnectTo(rpc, peer, service, ConnectOptions{});
           });
     }
@@ -257,7 +259,14 @@ StatusOr<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.log_sink) SetClientLogSink(options.log_sink);
   std::string path = options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
   RDMAD_RETURN_IF_ERROR(CheckSocket(path));
-  auto channel = grpc::CreateChannel("unix:" + path, grpc::InsecureChannelCredentials());
+  // Reconnects fast: after a restart of rdmad, channels re-attach within
+  // about a second of the new daemon listening.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  auto channel =
+      grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
   auto deadline = std::chrono::system_clock::now() + options.connect_timeout;
   if (!channel->WaitForConnected(deadline)) {
     return Status::Unavailable("cannot reach rdmad at " + path + ": no answer within " +

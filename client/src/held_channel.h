@@ -1,17 +1,24 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// A channel's lifeline to this host's rdmad (docs/channels.md, "Closing").
+// A channel's lifeline to this host's rdmad (docs/channels.md, "Closing"
+// and "When rdmad restarts").
 //
 // HoldStream keeps the local API's HoldChannel stream open for one
-// channel, with gRPC's callback API (a ClientReadReactor: no thread per
+// channel, with gRPC's callback API (ClientReadReactors: no thread per
 // channel). It is opened as soon as the daemons have exchanged the
 // endpoints, before the data path is up; Attach() then names the channel
 // to fail. When the daemon says the channel is closed (the peer closed it,
-// the peer daemon was lost) or the stream breaks (rdmad went away), the
-// channel is aborted with UNAVAILABLE and the reason (AbortableChannel),
-// also if that happened before Attach. Release() tells the daemon that the
-// application let go (ReleaseChannel: "closed by the application"), then
-// cancels the stream; Wait() returns once gRPC is done with both calls.
+// the peer daemon was lost for good) the channel is aborted with
+// UNAVAILABLE and the reason (AbortableChannel), also if that happened
+// before Attach. When the stream breaks because rdmad went away (killed,
+// stopped, restarting) the channel is kept: the data path does not need
+// the daemon. A new HoldChannel call carrying the channel's lease waits
+// (wait_for_ready) up to reattach_timeout for the next rdmad, which takes
+// the channel back; only if none comes, or it does not know the channel,
+// is the channel aborted with the reason. Release() tells the daemon that
+// the application let go (ReleaseChannel: "closed by the application"),
+// then cancels the stream; Wait() returns once gRPC is done with every
+// call.
 //
 // HeldChannel is the Channel the application gets: the transport's channel
 // plus its HoldStream. Close() closes the transport (which tells the peer
@@ -19,20 +26,22 @@
 // releases the hold; the destructor does the same and waits.
 //
 // Thread safety: HoldStream's methods may be called from any thread; its
-// callbacks come from gRPC's threads and only call Abort. HeldChannel is
-// as rdmad::Channel.
+// callbacks come from gRPC's threads and only call Abort or start the next
+// call. HeldChannel is as rdmad::Channel.
 
 #ifndef RDMAD_CLIENT_SRC_HELD_CHANNEL_H_
 #define RDMAD_CLIENT_SRC_HELD_CHANNEL_H_
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client/src/abortable_channel.h"
 #include "rdmad/channel.h"
@@ -40,11 +49,15 @@
 
 namespace rdmad::internal {
 
-class HoldStream final : public grpc::ClientReadReactor<v1::ChannelEvent> {
+class HoldStream final {
  public:
   // Opens the stream for channel_id on rpc (the daemon's Unix socket).
-  static std::unique_ptr<HoldStream> Open(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id);
-  ~HoldStream() override;  // Release() and Wait()
+  // lease: the daemon's lease for the channel (Connect/Accept), handed
+  // back when re-attaching; empty: the channel fails when rdmad goes away.
+  static std::unique_ptr<HoldStream> Open(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id,
+                                          std::string lease,
+                                          std::chrono::milliseconds reattach_timeout);
+  ~HoldStream();  // Release() and Wait()
 
   // The channel to abort from now on (it must outlive this stream's
   // callbacks: call Wait() before destroying it).
@@ -55,29 +68,34 @@ class HoldStream final : public grpc::ClientReadReactor<v1::ChannelEvent> {
   // Until gRPC is done with the stream and the release.
   void Wait();
 
-  void OnReadDone(bool ok) override;
-  void OnDone(const grpc::Status& status) override;
-
  private:
-  HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id);
+  class Call;  // one HoldChannel call
+  HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
+             std::chrono::milliseconds reattach_timeout);
+  Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
+  void OnClosedEvent(const std::string& reason);
+  void OnCallDone(const grpc::Status& status, bool reattach);
   void End(const Status& status);  // aborts the channel (now or once attached)
 
+  std::shared_ptr<grpc::Channel> rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
   const uint64_t channel_id_;
-  grpc::ClientContext context_;
-  v1::HoldChannelRequest request_;
-  v1::ChannelEvent event_;
+  const std::string lease_;
+  const std::chrono::milliseconds reattach_timeout_;
   grpc::ClientContext release_context_;
   v1::ReleaseChannelRequest release_request_;
   v1::ReleaseChannelResponse release_response_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
-  AbortableChannel* channel_ = nullptr;  // guarded by mu_
-  std::optional<Status> ended_;          // why the channel is over; guarded by mu_
-  bool released_ = false;                // guarded by mu_
-  bool releasing_ = false;               // a ReleaseChannel in flight; guarded by mu_
-  bool done_ = false;                    // OnDone ran; guarded by mu_
+  std::vector<std::unique_ptr<Call>> calls_;  // the last one is current; guarded by mu_
+  AbortableChannel* channel_ = nullptr;       // guarded by mu_
+  std::optional<Status> ended_;               // why the channel is over; guarded by mu_
+  bool released_ = false;                     // guarded by mu_
+  bool releasing_ = false;                    // a ReleaseChannel in flight; guarded by mu_
+  bool active_ = false;                       // the current call is not done; guarded by mu_
+  // Until when a broken lifeline may re-attach; guarded by mu_.
+  std::optional<std::chrono::steady_clock::time_point> reattach_until_;
 };
 
 class HeldChannel final : public Channel {

@@ -65,9 +65,11 @@ void PoolFollower::Follow() {
     }
     pool_->SetTargets(targets, std::chrono::seconds(event.idle_timeout_s()));
     std::map<std::pair<std::string, std::string>, int> resend;
+    bool first;
     {
       std::lock_guard lock(mu_);
-      if (client_id_ == 0) resend = prewarm_;  // a new stream: say them again
+      first = client_id_ == 0;
+      if (first) resend = prewarm_;  // a new stream: say them again
       client_id_ = event.client_id();
       cv_.notify_all();
     }
@@ -76,6 +78,10 @@ void PoolFollower::Follow() {
           SendPrewarm(event.client_id(), key.first, key.second, n, std::chrono::milliseconds(5000));
       if (!sent.ok())
         ClientLog().warn("pool: Prewarm {} {} again: {}", key.first, key.second, sent.message());
+    }
+    // A new stream (rdmad restarted): it hears this client's counts again.
+    if (first) {
+      for (const PoolCount& count : pool_->Counts()) Report(count);
     }
   }
   Status ended = FromGrpc(reader->Finish(), "WatchPool");

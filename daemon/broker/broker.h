@@ -14,13 +14,25 @@
 // the lifeline ends (Unhold) or the application closes it (Release) the
 // channel is closed and the peer daemon told (PeerLink::CloseChannel, or a
 // ChannelClosed event on the peer's session stream when this daemon has no
-// session to it). A peer's close (OnCloseChannel) or the loss of the peer
-// daemon (OnPeerLost) ends the channel here and is passed to the holders.
+// session to it). A peer's close (OnCloseChannel) ends the channel here
+// and is passed to the holders.
 // States only move forward: planned -> opening -> established -> closed
 // or failed. The table keeps ended channels for `rdmactl channels` for
 // keep_ended (at most max_ended of them); planned channels that never
 // Connect fail after open_timeout, established ones never held are closed
 // after hold_grace (Sweep, from a sweeper thread or the tests).
+//
+// Restarts (broker_reattach.cc; docs/channels.md, "When rdmad restarts"):
+// the data path lives in the applications, so neither daemon's restart ends
+// an established channel. When a peer daemon is lost (OnPeerLost) its
+// established channels wait up to peer_grace: the same instance coming back
+// (OnPeerBack) or its successor taking a channel back (OnReclaimChannel)
+// keeps it; otherwise it fails with "peer daemon NAME lost: WHY". A
+// restarted daemon learns its channels from their applications: Adopt
+// takes one back from the lease the application kept (LeaseOf, given with
+// Connect/Accept) and reclaims it from the peer daemon, which says whether
+// it still has it. Shutdown leaves established channels to their
+// applications.
 //
 // Thread safety: every method may be called from any thread. Connect and
 // OnOpenChannel block until the peer or the listener answers (bounded by
@@ -76,6 +88,10 @@ struct BrokerOptions {
   std::chrono::milliseconds plan_lifetime{60000};
   std::chrono::milliseconds hold_grace{30000};  // established, never held
   std::chrono::milliseconds keep_ended{60000};  // closed/failed entries listed
+  // How long an established channel waits for its lost peer daemon to come
+  // back (or, adopted after a restart, for the peer to confirm it)
+  // (daemon.peer_channel_grace_s).
+  std::chrono::milliseconds peer_grace{10000};
   size_t max_ended = 256;
   // Live (not ended) channels at most, in total and per peer (0: no
   // limit; limits.max_channels, limits.max_channels_per_peer).
@@ -125,6 +141,24 @@ struct ChannelRecord {
   std::string gid;
 };
 
+// What a daemon needs to take a channel back after it restarted (the
+// ChannelLease message, opaque to the application that keeps it).
+struct ChannelLease {
+  uint64_t channel_id = 0;
+  std::string peer;
+  std::string peer_key;
+  std::string service;
+  bool initiator = true;
+  std::string transport;
+  std::string reason;
+  std::string device;
+  int port = 0;
+  std::string gid;
+  std::string peer_instance;
+  std::string self_instance;  // the daemon's instance id when it was given
+  std::chrono::system_clock::time_point created;
+};
+
 // Where an ended channel is reported: the application's HoldChannel stream.
 class ChannelHolder {
  public:
@@ -132,6 +166,10 @@ class ChannelHolder {
   // The channel ended (kClosed or kFailed) with reason, as its application
   // should see it. At most once per hold; must not block.
   virtual void OnChannelEnded(ChannelState state, const std::string& reason) = 0;
+  // The daemon is stopping and leaves the channel to its application: the
+  // hold should end now (the application re-attaches to the next rdmad).
+  // Must not block.
+  virtual void OnDaemonStopping(const std::string& why) {}
 };
 
 class Broker;
@@ -142,6 +180,9 @@ class Broker;
 // many channels failed.
 size_t FailLostPaths(Broker& broker, const Inventory& inventory,
                      const std::vector<InventoryChange>& changes);
+
+// A daemon's instance id: 32 lower-case hex digits.
+bool IsInstanceId(const std::string& id);
 
 // The host part of "HOST:PORT" / "[V6]:PORT".
 std::string HostOfAddress(const std::string& address);
@@ -194,9 +235,29 @@ class Broker {
   // the peer is told. Returns how many failed.
   size_t OnPathLost(const std::string& device, int port, const std::string& gid,
                     const std::string& why);
-  // The daemon is stopping: every open channel closes with "rdmad on HOST
-  // stopped" (holders and peers told); later opens are UNAVAILABLE.
+  // The daemon is stopping: channels not yet established fail with "rdmad
+  // on HOST stopped" (peers told); established ones are left to their
+  // applications, which re-attach to the next rdmad; lifelines that end
+  // from now on close nothing. Later opens are UNAVAILABLE.
   void Shutdown();
+
+  // --- Restarts (broker_reattach.cc) ---
+  // The lease of a channel past its handshake (transport: the endpoint's,
+  // when the record has none yet). NOT_FOUND for an unknown id.
+  StatusOr<ChannelLease> LeaseOf(uint64_t channel_id, const std::string& transport = "") const;
+  // Takes back a channel an application held before this daemon started:
+  // it is established again, and reclaimed from the peer daemon (now, and
+  // from the sweeper until peer_grace). OK when the id is known already;
+  // NOT_FOUND when the lease was given by this very instance (the channel
+  // ended here); INVALID_ARGUMENT for a malformed lease.
+  Status Adopt(uint64_t channel_id, const ChannelLease& lease);
+  // A restarted peer daemon takes channel_id back. INVALID_ARGUMENT for
+  // channel id 0 or malformed instance ids; NOT_FOUND (saying why) unless
+  // the channel is open here and shared with call.previous_instance.
+  Status OnReclaimChannel(const ReclaimChannelCall& call);
+  // The peer daemon instance_id has a session up again: its channels that
+  // were waiting go on.
+  void OnPeerBack(const std::string& instance_id);
   // New limits (a config reload); channels already open stay.
   void SetLimits(size_t max_channels, size_t max_channels_per_peer);
   // Expires plans and unheld channels, drops old ended entries.
@@ -224,6 +285,16 @@ class Broker {
     bool peer_told = false;         // the peer knows the channel ended
     std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
     std::shared_ptr<PendingOpen> open;
+    // The peer daemon was lost at waiting_since (why): the channel waits
+    // up to peer_grace for it.
+    bool waiting = false;
+    BrokerClock::time_point waiting_since;
+    std::string waiting_why;
+    std::string transport_reason;  // the reason shown again once it goes on
+    // Adopted after a restart: not yet confirmed by the peer daemon.
+    bool reclaiming = false;
+    bool reclaim_in_flight = false;
+    std::string previous_self;  // this daemon's instance id in the lease
   };
   // What to do, without the lock, once a channel ended.
   struct Ending {
@@ -258,6 +329,12 @@ class Broker {
                 const std::string& reason);
   std::vector<Ending> SweepLocked(BrokerClock::time_point now);
   BrokerClock::time_point Now() const { return options_.clock(); }
+  // Reclaims the adopted channel from its peer daemon if a link is up.
+  void TryReclaim(uint64_t channel_id);
+  // The peer's answer to a reclaim.
+  void Reclaimed(uint64_t channel_id, const Status& answer);
+  // mu_ held: the channel goes on after waiting or reclaiming.
+  void ResumeLocked(Entry& e);
   // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
   Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
 
@@ -267,6 +344,7 @@ class Broker {
   std::map<uint64_t, Entry> channels_;  // guarded by mu_
   uint64_t next_token_ = 1;             // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
+  std::vector<uint64_t> reclaim_;       // adopted channels to reclaim; guarded by mu_
   size_t max_channels_;                 // guarded by mu_
   size_t max_channels_per_peer_;        // guarded by mu_
   std::condition_variable sweep_cv_;

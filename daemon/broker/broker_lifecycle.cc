@@ -18,12 +18,6 @@ namespace {
 
 constexpr size_t kMaxReason = 1024;
 
-bool IsInstanceId(const std::string& id) {
-  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-           return std::isdigit(c) || (c >= 'a' && c <= 'f');
-         });
-}
-
 std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
 std::string Describe(const ChannelRecord& r) {
@@ -32,6 +26,12 @@ std::string Describe(const ChannelRecord& r) {
 }
 
 }  // namespace
+
+bool IsInstanceId(const std::string& id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+           return std::isdigit(c) || (c >= 'a' && c <= 'f');
+         });
+}
 
 Broker::~Broker() {
   {
@@ -149,6 +149,9 @@ void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reas
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(channel_id);
     if (it == channels_.end() || it->second.holders.erase(token) == 0) return;
+    // Stopping: lifelines end because this daemon does; the application
+    // keeps its channel and re-attaches to the next rdmad.
+    if (stopping_) return;
     auto ending = LetGoLocked(it->second, reason.substr(0, kMaxReason));
     if (ending) endings.push_back(std::move(*ending));
   }
@@ -207,22 +210,38 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
   return Status::Ok();
 }
 
+// Established channels wait for the peer daemon (their data path is the
+// applications'); the others cannot finish their handshake and fail.
 void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
                         const std::string& why) {
   if (instance_id.empty()) return;
   std::vector<Ending> endings;
+  size_t waiting = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, e] : channels_) {
-      if (e.record.peer_instance != instance_id) continue;
+      if (e.record.peer_instance != instance_id || ChannelEnded(e.record.state)) continue;
       // Named as the table names the peer, whichever way the loss was seen.
-      auto ending = EndLocked(e, ChannelState::kFailed,
-                              "peer daemon " + e.record.peer + " lost: " + why, false, "");
+      std::string lost = "peer daemon " + e.record.peer + " lost: " + why;
+      if (e.record.state == ChannelState::kEstablished) {
+        waiting += !e.waiting;
+        if (e.waiting) continue;
+        e.waiting = true;
+        e.waiting_since = Now();
+        e.waiting_why = lost;
+        e.transport_reason = e.record.reason;
+        e.record.reason = lost + "; waiting up to " + Ms(options_.peer_grace) + " for it";
+        continue;
+      }
+      auto ending = EndLocked(e, ChannelState::kFailed, lost, false, "");
       if (ending) endings.push_back(std::move(*ending));
     }
   }
-  if (!endings.empty()) {
-    spdlog::warn("peer daemon {} lost ({}): {} channel(s) failed", name, why, endings.size());
+  if (waiting > 0 || !endings.empty()) {
+    spdlog::warn(
+        "peer daemon {} lost ({}): {} established channel(s) wait up to {} for it to come back, "
+        "{} in their handshake failed",
+        name, why, waiting, Ms(options_.peer_grace), endings.size());
   }
   Deliver(std::move(endings));
 }
@@ -274,16 +293,28 @@ size_t FailLostPaths(Broker& broker, const Inventory& inventory,
 
 void Broker::Shutdown() {
   std::vector<Ending> endings;
+  std::vector<std::shared_ptr<ChannelHolder>> stopping_holders;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
     std::string why = "rdmad on " + options_.host_name + " stopped";
+    size_t left = 0;
     for (auto& [id, e] : channels_) {
+      if (e.record.state == ChannelState::kEstablished) {
+        ++left;
+        for (auto& [token, holder] : e.holders) stopping_holders.push_back(holder);
+        continue;
+      }
       auto ending = EndLocked(e, ChannelState::kClosed, why, true, why);
       if (ending) endings.push_back(std::move(*ending));
     }
+    spdlog::info(
+        "stopping: {} established channel(s) left to their applications (they re-attach to the "
+        "next rdmad), {} in their handshake closed",
+        left, endings.size());
   }
-  if (!endings.empty()) spdlog::info("closing {} channel(s): rdmad is stopping", endings.size());
+  std::string stopping = "rdmad on " + options_.host_name + " is stopping";
+  for (auto& holder : stopping_holders) holder->OnDaemonStopping(stopping);
   Deliver(std::move(endings));
   sweep_cv_.notify_all();
 }
@@ -299,6 +330,19 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
           EndLocked(e, ChannelState::kFailed,
                     "expired: the application did not Connect within " + Ms(options_.plan_lifetime),
                     false, "");
+    } else if (e.record.state == ChannelState::kEstablished && e.waiting &&
+               now - e.waiting_since >= options_.peer_grace) {
+      ending = EndLocked(e, ChannelState::kFailed,
+                         e.waiting_why + " (not back within " + Ms(options_.peer_grace) + ")",
+                         false, "");
+    } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
+               age >= options_.peer_grace) {
+      std::string why = "rdmad restarted and peer daemon " + e.record.peer +
+                        " did not confirm the channel within " + Ms(options_.peer_grace);
+      ending = EndLocked(e, ChannelState::kFailed, why, true, why);
+    } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
+               !e.reclaim_in_flight) {
+      reclaim_.push_back(id);
     } else if (e.record.state == ChannelState::kEstablished && !e.held &&
                age >= options_.hold_grace) {
       std::string why = "the application did not hold the channel within " +
@@ -318,11 +362,14 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
 
 void Broker::Sweep() {
   std::vector<Ending> endings;
+  std::vector<uint64_t> reclaim;
   {
     std::lock_guard<std::mutex> lock(mu_);
     endings = SweepLocked(Now());
+    reclaim.swap(reclaim_);
   }
   Deliver(std::move(endings));
+  for (uint64_t id : reclaim) TryReclaim(id);
 }
 
 void Broker::StartSweeper(std::chrono::milliseconds period) {
@@ -332,8 +379,11 @@ void Broker::StartSweeper(std::chrono::milliseconds period) {
       sweep_cv_.wait_for(lock, period, [this] { return stopping_; });
       if (stopping_) break;
       std::vector<Ending> endings = SweepLocked(Now());
+      std::vector<uint64_t> reclaim;
+      reclaim.swap(reclaim_);
       lock.unlock();
       Deliver(std::move(endings));
+      for (uint64_t id : reclaim) TryReclaim(id);
       lock.lock();
     }
   });

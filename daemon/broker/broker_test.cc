@@ -6,103 +6,14 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/peers/fake_peer_link.h"
+#include "daemon/broker/broker_test_fixture.h"
 #include "gtest/gtest.h"
 
 namespace rdmad {
 namespace {
 
 using namespace std::chrono_literals;
-
-constexpr char kInstanceA[] = "0123456789abcdef0123456789abcdef";
-constexpr char kInstanceB[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-
-ChannelEndpoint TcpEnd(uint16_t port) {
-  ChannelEndpoint e;
-  e.tcp = internal::TcpEndpoint{};
-  e.tcp->host = "127.0.0.1";
-  e.tcp->port = port;
-  e.tcp->token[0] = 1;
-  return e;
-}
-
-class FakeHolder : public ChannelHolder {
- public:
-  void OnChannelEnded(ChannelState state, const std::string& reason) override {
-    std::lock_guard lock(mu);
-    ends.emplace_back(state, reason);
-  }
-  std::vector<std::pair<ChannelState, std::string>> Ends() {
-    std::lock_guard lock(mu);
-    return ends;
-  }
-  std::mutex mu;
-  std::vector<std::pair<ChannelState, std::string>> ends;
-};
-
-struct Fixture {
-  std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
-  bool up = true;
-  bool instance_link = true;  // find_instance finds link
-  BrokerClock::time_point now = BrokerClock::now();
-  std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
-  std::vector<std::pair<std::string, PeerEvent>> events;
-  std::optional<PathDecision> path;  // what resolve answers (none: no RDMA)
-  BrokerOptions options = Options();
-  Broker broker{options};
-
-  BrokerOptions Options() {
-    BrokerOptions o;
-    o.host_name = "hostA";
-    o.instance_id = kInstanceA;
-    o.accept_deadline = 2000ms;
-    o.resolve = [this](const PathRequest& r) -> StatusOr<PathDecision> {
-      if (path) return *path;
-      return Status::NotFound("no RDMA device");
-    };
-    o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
-      if (name != "B") return Status::NotFound("unknown peer " + name);
-      BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB,
-                   Status::Unavailable("peer B is down: refused")};
-      if (up) p.link = std::static_pointer_cast<PeerLink>(link);
-      return p;
-    };
-    o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
-      if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
-      return std::static_pointer_cast<PeerLink>(link);
-    };
-    o.send_event = [this](const std::string& id, const PeerEvent& e) {
-      events.emplace_back(id, e);
-      return Status::Ok();
-    };
-    o.source_address = [this](const std::string& ip) -> std::optional<std::string> {
-      auto it = sources.find(ip);
-      if (it == sources.end()) return std::nullopt;
-      return it->second;
-    };
-    o.clock = [this] { return now; };
-    return o;
-  }
-
-  // An established initiator channel (TCP).
-  uint64_t Established() {
-    link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
-      return TcpEnd(5000);
-    };
-    auto planned = broker.PlanChannel("B", "svc", true);
-    EXPECT_TRUE(planned.ok()) << planned.status().ToString();
-    auto reply = broker.Connect(planned.value().channel_id, TcpEnd(1));
-    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
-    return planned.value().channel_id;
-  }
-
-  ChannelRecord Record(uint64_t id) {
-    for (const ChannelRecord& r : broker.Channels()) {
-      if (r.channel_id == id) return r;
-    }
-    return ChannelRecord{};
-  }
-};
+using namespace rdmad::testing;
 
 TEST(BrokerTest, PlansTcpWithTheReasonWithoutAPath) {
   Fixture f;
@@ -277,7 +188,7 @@ TEST(BrokerTest, APeersCloseReachesTheHolderAndIsChecked) {
   EXPECT_EQ(holder->Ends().size(), 1u);
 }
 
-TEST(BrokerTest, LosingThePeerFailsItsChannelsAndAWaitingConnect) {
+TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
@@ -297,10 +208,11 @@ TEST(BrokerTest, LosingThePeerFailsItsChannelsAndAWaitingConnect) {
   Status status = connect.get();
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_EQ(status.message(), "peer daemon B lost: no heartbeat for 5000 ms");
-  ASSERT_EQ(holder->Ends().size(), 1u);
-  EXPECT_EQ(holder->Ends()[0].first, ChannelState::kFailed);
-  EXPECT_EQ(holder->Ends()[0].second, "peer daemon B lost: no heartbeat for 5000 ms");
-  EXPECT_EQ(f.Record(id).state, ChannelState::kFailed);
+  // The established channel's data path is the applications': it waits.
+  EXPECT_TRUE(holder->Ends().empty());
+  EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
+  EXPECT_EQ(f.Record(id).reason,
+            "peer daemon B lost: no heartbeat for 5000 ms; waiting up to 10000 ms for it");
   EXPECT_TRUE(f.link->Closes().empty());
   // The late answer changes nothing.
   std::lock_guard lock(f.link->mu);
@@ -392,15 +304,24 @@ TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
   EXPECT_EQ(broker.Channels().size(), 2u);
 }
 
-TEST(BrokerTest, ShutdownClosesEveryChannelAndRefusesNewOnes) {
+TEST(BrokerTest, ShutdownLeavesEstablishedChannelsToTheirApplications) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  auto held = f.broker.Hold(id, holder);
+  ASSERT_TRUE(held.ok());
+  auto planned = f.broker.PlanChannel("B", "svc", true);
+  ASSERT_TRUE(planned.ok());
   f.broker.Shutdown();
-  ASSERT_EQ(holder->Ends().size(), 1u);
-  EXPECT_EQ(holder->Ends()[0].second, "rdmad on hostA stopped");
-  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_TRUE(holder->Ends().empty());
+  EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
+  EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kClosed);
+  EXPECT_EQ(f.Record(planned.value().channel_id).reason, "rdmad on hostA stopped");
+  // The lifeline ends because the daemon stops: the channel is not closed
+  // and the peer is not told.
+  f.broker.Unhold(id, held.value().token, "the application went away");
+  EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
+  EXPECT_TRUE(f.link->Closes().empty());
   EXPECT_EQ(f.broker.PlanChannel("B", "svc", true).status().code(), StatusCode::kUnavailable);
 }
 

@@ -59,7 +59,7 @@ StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request)
     }
     sink = it->second.sink;
     request.request_id = next_request_++;
-    pending_[request.request_id] = Pending{request.service, std::nullopt};
+    pending_[request.request_id] = Pending{request.service, request.channel_id, std::nullopt};
   }
   spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
                request.channel_id, request.peer, request.request_id);
@@ -112,6 +112,14 @@ void ServiceRegistry::NotifyClosed(const std::string& service, uint64_t channel_
 size_t ServiceRegistry::service_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return services_.size();
+}
+
+StatusOr<uint64_t> ServiceRegistry::ChannelOf(uint64_t request_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pending_.find(request_id);
+  if (it == pending_.end())
+    return Status::NotFound("no channel request " + std::to_string(request_id));
+  return it->second.channel_id;
 }
 
 }  // namespace rdmad

@@ -88,6 +88,8 @@ class ServiceRegistry {
   // malformed endpoint (the request stays open for a corrected answer).
   Status Accept(uint64_t request_id, ChannelEndpoint endpoint);
   Status Reject(uint64_t request_id, const std::string& reason);
+  // The channel a pending request is for; NOT_FOUND for an unknown one.
+  StatusOr<uint64_t> ChannelOf(uint64_t request_id) const;
 
   // Tells the listener of service that a channel was closed.
   void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
@@ -101,6 +103,7 @@ class ServiceRegistry {
   friend class ServiceRegistration;
   struct Pending {
     std::string service;
+    uint64_t channel_id = 0;
     std::optional<StatusOr<ChannelEndpoint>> answer;
   };
   struct Entry {

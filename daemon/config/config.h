@@ -62,6 +62,7 @@ struct Config {
     std::string tls_ca;
     int peer_breaker_failures = 5;  // failed attempts in a row; 0: never
     int peer_breaker_open_s = 30;   // seconds a tripped peer is not dialled
+    int peer_channel_grace_s = 10;  // channels wait this long for a lost peer daemon
     friend bool operator==(const Daemon&, const Daemon&) = default;
   } daemon;
 

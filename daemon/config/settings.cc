@@ -150,6 +150,14 @@ std::vector<Setting> DaemonSettings() {
        .min = 1,
        .max = 86400,
        .store = Store<&C::daemon, &C::Daemon::peer_breaker_open_s>},
+      {.key = "daemon.peer_channel_grace_s",
+       .kind = K::kInt,
+       .default_toml = "10",
+       .help = "Seconds a channel outlives its lost peer daemon, waiting for it to come back.",
+       .env = "RDMAD_DAEMON_PEER_CHANNEL_GRACE_S",
+       .min = 1,
+       .max = 3600,
+       .store = Store<&C::daemon, &C::Daemon::peer_channel_grace_s>},
   };
 }
 

@@ -30,6 +30,7 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   BrokerOptions o;
   o.host_name = HostName();
   o.instance_id = peers_.instance_id();
+  o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
   o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
   o.find_peer = [this](const std::string& name) { return FindBrokerPeer(name); };
   o.find_instance = [this](const std::string& instance_id) { return LinkToInstance(instance_id); };
@@ -51,12 +52,15 @@ void Daemon::StartBroker() {
   });
   inbound.SetCloseHandler(
       [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
+  inbound.SetReclaimHandler(
+      [broker](const ReclaimChannelCall& call) { return broker->OnReclaimChannel(call); });
   inbound.SetStreamLostHandler([broker](const std::string& instance_id, const std::string& host) {
     broker->OnPeerLost(instance_id, host, "its session to this daemon ended");
   });
   peers_.ObserveSessions(
       [broker](const PeerSnapshot& peer) {
         if (!peer.remote) return;
+        if (peer.state == PeerSessionState::kUp) broker->OnPeerBack(peer.remote->instance_id);
         if (peer.state == PeerSessionState::kDown ||
             peer.state == PeerSessionState::kVersionMismatch ||
             peer.state == PeerSessionState::kCircuitOpen) {

@@ -46,6 +46,14 @@ struct CloseChannelCall {
   std::string initiator_instance;
 };
 
+// A restarted daemon's ReclaimChannel: channel_id was shared with the
+// caller's previous_instance; the caller is instance now.
+struct ReclaimChannelCall {
+  uint64_t channel_id = 0;
+  std::string previous_instance;
+  std::string instance;
+};
+
 // OK, or INVALID_ARGUMENT naming the field: neither or both transports, a
 // bad RDMA field (ValidateRdmaEndpoint), a TCP host that is not a numeric
 // IPv4/IPv6 address, port 0, an all-zero token. An initiator's TCP

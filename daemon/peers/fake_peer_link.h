@@ -66,6 +66,7 @@ class FakePeerLink : public PeerLink {
   bool beat_on_open = false;
   std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall&)> open_answer;  // none: wait
   std::function<Status(const CloseChannelCall&)> close_answer;                   // none: OK
+  std::function<Status(const ReclaimChannelCall&)> reclaim_answer;               // none: OK
 
   const std::string& target() const override { return target_; }
 
@@ -103,6 +104,14 @@ class FakePeerLink : public PeerLink {
     done(close_answer ? close_answer(call) : Status::Ok());
   }
 
+  void ReclaimChannel(const ReclaimChannelCall& call, CloseDone done) override {
+    {
+      std::lock_guard lock(mu);
+      reclaims.push_back(call);
+    }
+    done(reclaim_answer ? reclaim_answer(call) : Status::Ok());
+  }
+
   // Answers the oldest pending Hello.
   void Answer(StatusOr<PeerHello> result) {
     if (pending.empty()) return;
@@ -121,10 +130,15 @@ class FakePeerLink : public PeerLink {
     std::lock_guard lock(mu);
     return closes;
   }
+  std::vector<ReclaimChannelCall> Reclaims() {
+    std::lock_guard lock(mu);
+    return reclaims;
+  }
 
   std::mutex mu;
   std::vector<PeerHello> sent;                                // guarded by mu
   std::vector<CloseChannelCall> closes;                       // guarded by mu
+  std::vector<ReclaimChannelCall> reclaims;                   // guarded by mu
   OpenDone waiting_open;                                      // guarded by mu
   std::vector<HelloDone> pending;                             // Hellos not yet answered
   std::vector<std::shared_ptr<FakePeerStreamState>> streams;  // every Session opened

@@ -262,6 +262,22 @@ Status PeerInbound::CloseChannel(const CloseChannelCall& call) {
   return handler(call);
 }
 
+void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
+  std::lock_guard lock(mu_);
+  reclaim_handler_ = std::move(handler);
+}
+
+Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call) {
+  ReclaimHandler handler;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return Status::Unavailable("the daemon is stopping");
+    handler = reclaim_handler_;
+  }
+  if (!handler) return Status::Unavailable("this daemon has no channel broker");
+  return handler(call);
+}
+
 void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {
   std::lock_guard lock(mu_);
   stream_lost_ = std::move(handler);

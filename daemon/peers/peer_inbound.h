@@ -114,6 +114,11 @@ class PeerInbound {
   using CloseHandler = std::function<Status(const CloseChannelCall& call)>;
   void SetCloseHandler(CloseHandler handler);
   Status CloseChannel(const CloseChannelCall& call);
+  // The broker's side of a restarted peer's ReclaimChannel (as the close
+  // handler).
+  using ReclaimHandler = std::function<Status(const ReclaimChannelCall& call)>;
+  void SetReclaimHandler(ReclaimHandler handler);
+  Status ReclaimChannel(const ReclaimChannelCall& call);
 
   // Told when the last Session stream of a peer daemon instance ends (not
   // when this daemon is stopping): that peer's session to this daemon is
@@ -145,6 +150,7 @@ class PeerInbound {
   std::thread ticker_;
   ChannelHandler channel_handler_;  // guarded by mu_
   CloseHandler close_handler_;      // guarded by mu_
+  ReclaimHandler reclaim_handler_;  // guarded by mu_
   StreamLostHandler stream_lost_;   // guarded by mu_
 };
 

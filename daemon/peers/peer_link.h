@@ -75,6 +75,11 @@ class PeerLink {
   virtual void CloseChannel(const CloseChannelCall& call, CloseDone done) {
     done(Status::Unimplemented("this peer link has no CloseChannel"));
   }
+  // A restarted daemon takes a channel back (done: OK, or NOT_FOUND with
+  // why the peer no longer has it).
+  virtual void ReclaimChannel(const ReclaimChannelCall& call, CloseDone done) {
+    done(Status::Unimplemented("this peer link has no ReclaimChannel"));
+  }
 };
 
 class PeerConnector {

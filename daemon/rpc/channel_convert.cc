@@ -32,4 +32,53 @@ StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
   return call;
 }
 
+std::string SerializeLease(const ChannelLease& lease) {
+  v1::ChannelLease out;
+  out.set_channel_id(lease.channel_id);
+  out.set_peer(lease.peer);
+  out.set_peer_key(lease.peer_key);
+  out.set_service(lease.service);
+  out.set_initiator(lease.initiator);
+  out.set_transport(lease.transport);
+  out.set_reason(lease.reason);
+  out.set_device(lease.device);
+  out.set_port(uint32_t(lease.port));
+  out.set_gid(lease.gid);
+  out.set_peer_instance(lease.peer_instance);
+  out.set_self_instance(lease.self_instance);
+  out.set_created_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(lease.created.time_since_epoch())
+          .count());
+  return out.SerializeAsString();
+}
+
+StatusOr<ChannelLease> ParseLease(const std::string& bytes) {
+  v1::ChannelLease in;
+  if (bytes.size() > 4096 || !in.ParseFromString(bytes)) {
+    return Status::InvalidArgument("lease: not a lease this daemon gave");
+  }
+  if (in.port() > 255) return Status::InvalidArgument("lease: port: 0..255 required");
+  for (const std::string* field :
+       {&in.peer(), &in.peer_key(), &in.service(), &in.transport(), &in.device(), &in.gid(),
+        &in.peer_instance(), &in.self_instance()}) {
+    if (field->size() > 255) return Status::InvalidArgument("lease: a field over 255 bytes");
+  }
+  ChannelLease lease;
+  lease.channel_id = in.channel_id();
+  lease.peer = in.peer();
+  lease.peer_key = in.peer_key();
+  lease.service = in.service();
+  lease.initiator = in.initiator();
+  lease.transport = in.transport();
+  lease.reason = in.reason().substr(0, 1024);
+  lease.device = in.device();
+  lease.port = int(in.port());
+  lease.gid = in.gid();
+  lease.peer_instance = in.peer_instance();
+  lease.self_instance = in.self_instance();
+  lease.created =
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(in.created_unix_ms()));
+  return lease;
+}
+
 }  // namespace rdmad

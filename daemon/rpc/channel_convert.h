@@ -13,6 +13,7 @@
 #define RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
 
 #include "common/endpoint_convert.h"
+#include "daemon/broker/broker.h"
 #include "daemon/peers/channel_endpoint.h"
 #include "rdmad/status.h"
 #include "rdmad/v1/peer.pb.h"
@@ -27,6 +28,11 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
 
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out);
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);
+
+// A channel's lease as the bytes the application keeps (a serialized
+// v1::ChannelLease), and back: INVALID_ARGUMENT for bytes that do not parse.
+std::string SerializeLease(const ChannelLease& lease);
+StatusOr<ChannelLease> ParseLease(const std::string& bytes);
 
 }  // namespace rdmad
 

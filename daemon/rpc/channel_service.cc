@@ -31,13 +31,19 @@ grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
 
 grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* context,
                                                const v1::AcceptRequest* request,
-                                               v1::AcceptResponse*) {
+                                               v1::AcceptResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
   if (!endpoint.ok()) return Reply(context, endpoint.status());
-  return Reply(context,
-               broker->services().Accept(request->request_id(), std::move(endpoint).value()));
+  StatusOr<uint64_t> channel_id = broker->services().ChannelOf(request->request_id());
+  std::string transport = EndpointTransport(endpoint.value());
+  Status accepted = broker->services().Accept(request->request_id(), std::move(endpoint).value());
+  if (accepted.ok() && channel_id.ok()) {
+    StatusOr<ChannelLease> lease = broker->LeaseOf(channel_id.value(), transport);
+    if (lease.ok()) response->set_lease(SerializeLease(lease.value()));
+  }
+  return Reply(context, accepted);
 }
 
 grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* context,
@@ -85,7 +91,11 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
           Status released = broker->Release(id, "the application went away during the handshake");
           if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
         }
-        if (peer.ok()) ToProto(peer.value(), response->mutable_peer());
+        if (peer.ok()) {
+          ToProto(peer.value(), response->mutable_peer());
+          StatusOr<ChannelLease> channel_lease = broker->LeaseOf(id);
+          if (channel_lease.ok()) response->set_lease(SerializeLease(channel_lease.value()));
+        }
         lease->Reset();  // before the answer: the client may Connect again at once
         reactor->Finish(ToGrpcStatus(peer.status()));
       });
@@ -99,6 +109,12 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
   if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
+  if (!request->lease().empty()) {  // re-attaching after a restart of rdmad
+    StatusOr<ChannelLease> channel = ParseLease(request->lease());
+    Status adopted =
+        channel.ok() ? broker->Adopt(request->channel_id(), channel.value()) : channel.status();
+    if (!adopted.ok()) return new FailedStream<v1::ChannelEvent>(adopted);
+  }
   return new HoldReactor(broker, request->channel_id(), std::move(lease).value());
 }
 

@@ -11,6 +11,11 @@ void HoldSink::OnChannelEnded(ChannelState state, const std::string& reason) {
   if (reactor_ != nullptr) reactor_->Ended(state, reason);
 }
 
+void HoldSink::OnDaemonStopping(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (reactor_ != nullptr) reactor_->Stopping(why);
+}
+
 void HoldSink::Detach() {
   std::lock_guard lock(mu_);
   reactor_ = nullptr;
@@ -37,6 +42,13 @@ void HoldReactor::Ended(ChannelState state, const std::string& reason) {
   std::lock_guard lock(mu_);
   token_ = 0;  // the broker dropped the hold
   EndLocked(state, reason);
+}
+
+void HoldReactor::Stopping(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (finished_) return;
+  finished_ = true;
+  Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, why));
 }
 
 void HoldReactor::EndLocked(ChannelState state, const std::string& reason) {

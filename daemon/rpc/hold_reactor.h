@@ -42,6 +42,7 @@ class HoldSink final : public ChannelHolder {
  public:
   explicit HoldSink(HoldReactor* reactor) : reactor_(reactor) {}
   void OnChannelEnded(ChannelState state, const std::string& reason) override;
+  void OnDaemonStopping(const std::string& why) override;
   void Detach();
 
  private:
@@ -55,6 +56,9 @@ class HoldReactor final : public grpc::ServerWriteReactor<v1::ChannelEvent> {
 
   // The channel ended: writes the event and finishes.
   void Ended(ChannelState state, const std::string& reason);
+  // The daemon is stopping: finishes with UNAVAILABLE (the client library
+  // keeps the channel and re-attaches to the next rdmad).
+  void Stopping(const std::string& why);
 
   void OnCancel() override;
   void OnDone() override;

@@ -88,6 +88,11 @@ struct CloseCall : UnaryCall {
   v1::CloseChannelResponse response;
 };
 
+struct ReclaimCall : UnaryCall {
+  v1::ReclaimChannelRequest request;
+  v1::ReclaimChannelResponse response;
+};
+
 // A close is a small message to a live peer; a peer that does not answer
 // this fast is as good as gone (its session then says so).
 constexpr std::chrono::seconds kCloseTimeout{5};
@@ -171,6 +176,25 @@ class GrpcPeerLink final : public PeerLink {
                                    calls_.erase(call);
                                    cv_.notify_all();
                                  });
+  }
+
+  void ReclaimChannel(const ReclaimChannelCall& reclaim, CloseDone done) override {
+    auto call = std::make_shared<ReclaimCall>();
+    call->context.set_deadline(std::chrono::system_clock::now() + kCloseTimeout);
+    call->request.set_channel_id(reclaim.channel_id);
+    call->request.set_previous_instance(reclaim.previous_instance);
+    call->request.set_instance(reclaim.instance);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    stub_->async()->ReclaimChannel(&call->context, &call->request, &call->response,
+                                   [this, call, done = std::move(done)](grpc::Status status) {
+                                     done(FromGrpc(status, ""));
+                                     std::lock_guard lock(mu_);
+                                     calls_.erase(call);
+                                     cv_.notify_all();
+                                   });
   }
 
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,

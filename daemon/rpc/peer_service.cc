@@ -92,4 +92,13 @@ grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext*
   return reactor;
 }
 
+grpc::ServerUnaryReactor* PeerService::ReclaimChannel(grpc::CallbackServerContext* context,
+                                                      const v1::ReclaimChannelRequest* request,
+                                                      v1::ReclaimChannelResponse*) {
+  auto* reactor = context->DefaultReactor();
+  ReclaimChannelCall call{request->channel_id(), request->previous_instance(), request->instance()};
+  reactor->Finish(ToGrpcStatus(inbound_->ReclaimChannel(call)));
+  return reactor;
+}
+
 }  // namespace rdmad

@@ -37,6 +37,9 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
   grpc::ServerUnaryReactor* CloseChannel(grpc::CallbackServerContext* context,
                                          const v1::CloseChannelRequest* request,
                                          v1::CloseChannelResponse* response) override;
+  grpc::ServerUnaryReactor* ReclaimChannel(grpc::CallbackServerContext* context,
+                                           const v1::ReclaimChannelRequest* request,
+                                           v1::ReclaimChannelResponse* response) override;
 
  private:
   PeerInbound* inbound_;

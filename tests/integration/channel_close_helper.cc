@@ -6,11 +6,14 @@
 //   channel_close_helper SOCKET connect PEER SERVICE
 //   channel_close_helper SOCKET listen SERVICE
 //   channel_close_helper SOCKET serve SERVICE
+//   channel_close_helper SOCKET echo SERVICE
 //
 // It connects (retrying while the daemons' session comes up) or accepts one
 // channel, prints "HELPER connected ID" / "HELPER listening" and
 // "HELPER accepted ID", and then sleeps with the channel open until killed.
-// serve accepts every channel (an "accepted ID" line each) and keeps them.
+// serve accepts every channel (an "accepted ID" line each) and keeps them;
+// echo does too and sends every message back, until the channel ends
+// ("HELPER ended ID STATUS").
 
 #include <unistd.h>
 
@@ -34,13 +37,28 @@ int Fail(const rdmad::Status& status) {
   return 1;
 }
 
+// Sends every message back until the channel ends.
+void Echo(rdmad::Channel* channel) {
+  for (;;) {
+    auto message = channel->Recv(std::chrono::seconds(1));
+    if (message.status().code() == rdmad::StatusCode::kDeadlineExceeded) continue;
+    rdmad::Status status = message.status();
+    if (status.ok()) status = channel->Send(message->data(), message->size());
+    if (!status.ok()) {
+      Say("ended " + std::to_string(channel->info().id) + " " + status.ToString());
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "";
-  bool listens = mode == "listen" || mode == "serve";
+  bool listens = mode == "listen" || mode == "serve" || mode == "echo";
   if (!((mode == "connect" && argc == 5) || (listens && argc == 4))) {
-    std::fprintf(stderr, "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve SERVICE\n",
+    std::fprintf(stderr,
+                 "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve|echo SERVICE\n",
                  argv[0]);
     return 2;
   }
@@ -66,12 +84,13 @@ int main(int argc, char** argv) {
     if (!made.ok()) return Fail(made.status());
     listener = std::move(made).value();
     Say("listening");
-    while (mode == "serve") {
+    while (mode == "serve" || mode == "echo") {
       auto next = listener->Accept(std::chrono::seconds(1));
       if (next.status().code() == rdmad::StatusCode::kDeadlineExceeded) continue;
       if (!next.ok()) return Fail(next.status());
       Say("accepted " + std::to_string(next.value()->info().id));
       served.push_back(std::move(next).value());
+      if (mode == "echo") std::thread(Echo, served.back().get()).detach();
     }
     auto accepted = listener->Accept(std::chrono::seconds(30));
     if (!accepted.ok()) return Fail(accepted.status());

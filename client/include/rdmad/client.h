@@ -60,6 +60,11 @@ struct ClientOptions {
   // per (peer, service) established in this process, for Connect to hand
   // out at once. Prewarm() follows the pool whatever this says.
   bool follow_pool = false;
+  // When rdmad goes away (killed, restarted, upgraded) channels keep
+  // carrying data, and their lifelines re-attach to the next rdmad; a
+  // channel whose rdmad is not back within this long fails with
+  // UNAVAILABLE (0: at once). docs/channels.md, "When rdmad restarts".
+  std::chrono::milliseconds reattach_timeout{10000};
   // The library's log, process-wide (rdmad/log.h): set when Open is
   // called, if given. By default warnings and errors go to stderr.
   std::optional<LogLevel> log_level;

@@ -1,0 +1,225 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Broker: channels across a daemon restart (docs/channels.md, "When rdmad
+// restarts"). The applications own the data path, so a restart of either
+// daemon leaves established channels open:
+//   - the surviving daemon keeps the lost peer's channels waiting
+//     (OnPeerLost, broker_lifecycle.cc) until the same instance is back
+//     (OnPeerBack) or its successor reclaims them (OnReclaimChannel);
+//   - the restarted daemon adopts each channel its application re-attaches
+//     with the lease it kept (Adopt) and reclaims it from the peer
+//     (TryReclaim, again from the sweeper while no link is up).
+// A channel that no side confirms within peer_grace fails (SweepLocked).
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/broker/broker.h"
+
+namespace rdmad {
+namespace {
+
+std::string Describe(uint64_t id, const ChannelRecord& r) {
+  return fmt::format("channel {:#x} ({} {} service {})", id, r.initiator ? "to" : "from", r.peer,
+                     r.service);
+}
+
+}  // namespace
+
+StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& transport) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = channels_.find(channel_id);
+  if (it == channels_.end()) {
+    return Status::NotFound(fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+  }
+  const Entry& e = it->second;
+  const ChannelRecord& r = e.record;
+  ChannelLease lease;
+  lease.channel_id = channel_id;
+  lease.peer = r.peer;
+  lease.peer_key = e.peer_key;
+  lease.service = r.service;
+  lease.initiator = r.initiator;
+  lease.transport = r.transport.empty() ? transport : r.transport;
+  lease.reason = e.waiting ? e.transport_reason : r.reason;
+  lease.device = r.device;
+  lease.port = r.port;
+  lease.gid = r.gid;
+  lease.peer_instance = r.peer_instance;
+  lease.self_instance = options_.instance_id;
+  lease.created = r.created;
+  return lease;
+}
+
+Status Broker::Adopt(uint64_t channel_id, const ChannelLease& lease) {
+  if (channel_id == 0 || lease.channel_id != channel_id) {
+    return Status::InvalidArgument("lease: not the lease of this channel");
+  }
+  if (!IsInstanceId(lease.peer_instance) || !IsInstanceId(lease.self_instance)) {
+    return Status::InvalidArgument("lease: malformed instance ids");
+  }
+  if (lease.peer.empty() || lease.peer.size() > 255) {
+    return Status::InvalidArgument("lease: peer: 1..255 bytes required");
+  }
+  RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(lease.service));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
+    if (channels_.count(channel_id) != 0) return Status::Ok();
+    if (lease.self_instance == options_.instance_id) {
+      return Status::NotFound(fmt::format("channel {:#x} ended on {} (no longer listed)",
+                                          channel_id, options_.host_name));
+    }
+    RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(lease.peer));
+    Entry& e = channels_[channel_id];
+    e.peer_key = lease.peer_key.empty() ? lease.peer : lease.peer_key;
+    e.since = Now();
+    e.reclaiming = true;
+    e.previous_self = lease.self_instance;
+    e.transport_reason = lease.reason;
+    ChannelRecord& r = e.record;
+    r.channel_id = channel_id;
+    r.peer = lease.peer;
+    r.service = lease.service;
+    r.initiator = lease.initiator;
+    r.transport = lease.transport;
+    r.reason = "re-attached after rdmad restarted; confirming it with peer daemon " + lease.peer;
+    r.state = ChannelState::kEstablished;
+    r.created = lease.created;
+    r.peer_instance = lease.peer_instance;
+    r.device = lease.device;
+    r.port = lease.port;
+    r.gid = lease.gid;
+    spdlog::info("{}: re-attached by its application after rdmad restarted ({} over {})",
+                 Describe(channel_id, r), r.initiator ? "initiator" : "acceptor", r.transport);
+  }
+  TryReclaim(channel_id);
+  return Status::Ok();
+}
+
+void Broker::TryReclaim(uint64_t channel_id) {
+  ReclaimChannelCall call;
+  std::string instance;
+  std::string peer_key;
+  bool initiator;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) return;
+    Entry& e = it->second;
+    if (!e.reclaiming || e.reclaim_in_flight || ChannelEnded(e.record.state)) return;
+    call = ReclaimChannelCall{channel_id, e.previous_self, options_.instance_id};
+    instance = e.record.peer_instance;
+    peer_key = e.peer_key;
+    initiator = e.record.initiator;
+  }
+  // The peer daemon did not restart: its instance is the lease's, reached
+  // through this daemon's session to it.
+  std::shared_ptr<PeerLink> link;
+  if (options_.find_instance) {
+    auto found = options_.find_instance(instance);
+    if (found.ok()) link = found.value();
+  }
+  if (!link && initiator && options_.find_peer) {
+    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+    if (peer.ok() && peer->link.ok() && peer->instance_id == instance) link = peer->link.value();
+  }
+  if (!link) return;  // the sweeper tries again until peer_grace
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end() || !it->second.reclaiming || it->second.reclaim_in_flight) return;
+    it->second.reclaim_in_flight = true;
+  }
+  link->ReclaimChannel(call,
+                       [this, channel_id](const Status& answer) { Reclaimed(channel_id, answer); });
+}
+
+void Broker::Reclaimed(uint64_t channel_id, const Status& answer) {
+  std::vector<Ending> endings;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(channel_id);
+    if (it == channels_.end()) return;
+    Entry& e = it->second;
+    e.reclaim_in_flight = false;
+    if (!e.reclaiming || ChannelEnded(e.record.state)) return;
+    if (answer.ok()) {
+      ResumeLocked(e);
+      spdlog::info("{}: confirmed by peer daemon {}; it goes on", Describe(channel_id, e.record),
+                   e.record.peer);
+    } else if (answer.code() == StatusCode::kNotFound ||
+               answer.code() == StatusCode::kInvalidArgument) {
+      std::string why = "rdmad restarted and peer daemon " + e.record.peer +
+                        " no longer has the channel: " + answer.message();
+      e.peer_told = true;
+      auto ending = EndLocked(e, ChannelState::kFailed, why, false, "");
+      if (ending) endings.push_back(std::move(*ending));
+    } else {
+      spdlog::debug("{}: reclaim: {}; trying again", Describe(channel_id, e.record),
+                    answer.ToString());
+    }
+  }
+  Deliver(std::move(endings));
+}
+
+void Broker::ResumeLocked(Entry& e) {
+  e.waiting = false;
+  e.reclaiming = false;
+  e.record.reason = e.transport_reason;
+  e.since = Now();
+}
+
+Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
+  if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
+  if (!IsInstanceId(call.previous_instance) || !IsInstanceId(call.instance)) {
+    return Status::InvalidArgument("instance ids: 32 lower-case hex digits required");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = channels_.find(call.channel_id);
+  if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance) {
+    return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
+                                        call.channel_id, call.previous_instance,
+                                        options_.host_name));
+  }
+  Entry& e = it->second;
+  if (ChannelEnded(e.record.state)) {
+    e.peer_told = true;
+    return Status::NotFound(fmt::format("channel {:#x} is {} on {}: {}", call.channel_id,
+                                        ChannelStateName(e.record.state), options_.host_name,
+                                        e.record.reason));
+  }
+  if (e.record.state != ChannelState::kEstablished) {
+    return Status::NotFound(fmt::format("channel {:#x} is still {} on {}", call.channel_id,
+                                        ChannelStateName(e.record.state), options_.host_name));
+  }
+  e.record.peer_instance = call.instance;
+  bool was_waiting = e.waiting;
+  if (was_waiting) ResumeLocked(e);
+  spdlog::info("{}: taken back by the restarted peer daemon (instance {}){}",
+               Describe(call.channel_id, e.record), call.instance,
+               was_waiting ? "; it goes on" : "");
+  return Status::Ok();
+}
+
+void Broker::OnPeerBack(const std::string& instance_id) {
+  if (instance_id.empty()) return;
+  size_t resumed = 0;
+  std::string name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, e] : channels_) {
+      if (!e.waiting || e.record.peer_instance != instance_id || ChannelEnded(e.record.state)) {
+        continue;
+      }
+      ResumeLocked(e);
+      name = e.record.peer;
+      ++resumed;
+    }
+  }
+  if (resumed > 0) {
+    spdlog::info("peer daemon {} is back (same instance): {} waiting channel(s) go on", name,
+                 resumed);
+  }
+}
+
+}  // namespace rdmad

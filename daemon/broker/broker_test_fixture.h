@@ -1,0 +1,121 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The broker's unit-test fixture (broker_test.cc, broker_reattach_test.cc):
+// a Broker with a fake peer "B" (one FakePeerLink, instance kInstanceB), a
+// fake clock, and a holder that records how channels ended.
+//
+// Thread safety: as the tests use it, from the test's thread (the broker's
+// callbacks may come from a Connect's thread).
+
+#ifndef RDMAD_DAEMON_BROKER_BROKER_TEST_FIXTURE_H_
+#define RDMAD_DAEMON_BROKER_BROKER_TEST_FIXTURE_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/broker/broker.h"
+#include "daemon/peers/fake_peer_link.h"
+#include "gtest/gtest.h"
+
+namespace rdmad::testing {
+
+using namespace std::chrono_literals;
+
+inline constexpr char kInstanceA[] = "0123456789abcdef0123456789abcdef";
+inline constexpr char kInstanceB[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+inline ChannelEndpoint TcpEnd(uint16_t port) {
+  ChannelEndpoint e;
+  e.tcp = internal::TcpEndpoint{};
+  e.tcp->host = "127.0.0.1";
+  e.tcp->port = port;
+  e.tcp->token[0] = 1;
+  return e;
+}
+
+class FakeHolder : public ChannelHolder {
+ public:
+  void OnChannelEnded(ChannelState state, const std::string& reason) override {
+    std::lock_guard lock(mu);
+    ends.emplace_back(state, reason);
+  }
+  std::vector<std::pair<ChannelState, std::string>> Ends() {
+    std::lock_guard lock(mu);
+    return ends;
+  }
+  std::mutex mu;
+  std::vector<std::pair<ChannelState, std::string>> ends;
+};
+
+struct Fixture {
+  std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
+  bool up = true;
+  bool instance_link = true;  // find_instance finds link
+  BrokerClock::time_point now = BrokerClock::now();
+  std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
+  std::vector<std::pair<std::string, PeerEvent>> events;
+  std::optional<PathDecision> path;  // what resolve answers (none: no RDMA)
+  BrokerOptions options = Options();
+  Broker broker{options};
+
+  BrokerOptions Options() {
+    BrokerOptions o;
+    o.host_name = "hostA";
+    o.instance_id = kInstanceA;
+    o.accept_deadline = 2000ms;
+    o.resolve = [this](const PathRequest& r) -> StatusOr<PathDecision> {
+      if (path) return *path;
+      return Status::NotFound("no RDMA device");
+    };
+    o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
+      if (name != "B") return Status::NotFound("unknown peer " + name);
+      BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB,
+                   Status::Unavailable("peer B is down: refused")};
+      if (up) p.link = std::static_pointer_cast<PeerLink>(link);
+      return p;
+    };
+    o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
+      if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
+      return std::static_pointer_cast<PeerLink>(link);
+    };
+    o.send_event = [this](const std::string& id, const PeerEvent& e) {
+      events.emplace_back(id, e);
+      return Status::Ok();
+    };
+    o.source_address = [this](const std::string& ip) -> std::optional<std::string> {
+      auto it = sources.find(ip);
+      if (it == sources.end()) return std::nullopt;
+      return it->second;
+    };
+    o.clock = [this] { return now; };
+    return o;
+  }
+
+  // An established initiator channel (TCP).
+  uint64_t Established() {
+    link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
+      return TcpEnd(5000);
+    };
+    auto planned = broker.PlanChannel("B", "svc", true);
+    EXPECT_TRUE(planned.ok()) << planned.status().ToString();
+    auto reply = broker.Connect(planned.value().channel_id, TcpEnd(1));
+    EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+    return planned.value().channel_id;
+  }
+
+  ChannelRecord Record(uint64_t id) {
+    for (const ChannelRecord& r : broker.Channels()) {
+      if (r.channel_id == id) return r;
+    }
+    return ChannelRecord{};
+  }
+};
+
+}  // namespace rdmad::testing
+
+#endif  // RDMAD_DAEMON_BROKER_BROKER_TEST_FIXTURE_H_
