@@ -193,11 +193,14 @@ class GrpcListener final : public Listener {
   // Opens the Listen stream and reads its registration; until: re-registering
   // after a restart (wait for the daemon up to then).
   Status Register(std::optional<Clock::time_point> until) {
-    auto context = std::make_unique<grpc::ClientContext>();
-    if (until) {
-      context->set_wait_for_ready(true);
-      context->set_deadline(std::chrono::system_clock::now() + (*until - Clock::now()));
+    // Re-registering: wait for the next rdmad first. The stream itself has
+    // no deadline (it lasts as long as the listener).
+    if (until && !rpc_.channel->WaitForConnected(std::chrono::system_clock::now() +
+                                                 (*until - Clock::now()))) {
+      return Status::Unavailable("rdmad did not come back within " +
+                                 std::to_string(rpc_.reattach_timeout.count()) + " ms");
     }
+    auto context = std::make_unique<grpc::ClientContext>();
     grpc::ClientContext* raw = context.get();
     reader_.reset();  // before the context it used
     {
@@ -244,7 +247,11 @@ class GrpcListener final : public Listener {
       if (stopping_) return false;
       queue_.clear();  // requests of the daemon that went away
     }
-    if (!DaemonWentAway(finished) || rpc_.reattach_timeout.count() <= 0) return false;
+    if (!DaemonWentAway(finished) || rpc_.reattach_timeout.count() <= 0) {
+      ClientLog().info("service {}: the Listen stream ended ({})", service_,
+                       finished.error_message());
+      return false;
+    }
     ClientLog().info("service {}: the Listen stream to rdmad broke ({}); registering again",
                      service_, finished.error_message());
     auto until = Clock::now() + rpc_.reattach_timeout;

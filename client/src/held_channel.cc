@@ -24,22 +24,25 @@ class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> 
  public:
   Call(HoldStream* owner, bool reattach) : owner_(owner), reattach_(reattach) {}
 
-  void Start(v1::Rdmad::Stub* stub, uint64_t channel_id, const std::string& lease,
-             std::optional<std::chrono::steady_clock::time_point> until) {
+  // The hold has no deadline: it lasts as long as the channel.
+  void Start(v1::Rdmad::Stub* stub, uint64_t channel_id, const std::string& lease) {
     request_.set_channel_id(channel_id);
-    if (reattach_) {
-      request_.set_lease(lease);
-      context_.set_wait_for_ready(true);  // until the next rdmad listens
-      context_.set_deadline(
-          std::chrono::system_clock::now() +
-          (until.value_or(std::chrono::steady_clock::now()) - std::chrono::steady_clock::now()));
-    }
+    if (reattach_) request_.set_lease(lease);
     stub->async()->HoldChannel(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
   }
   void Cancel() { context_.TryCancel(); }
 
+  // The daemon took the hold: it sends its initial metadata then, with
+  // the channel's current lease.
+  void OnReadInitialMetadataDone(bool ok) override {
+    if (!ok) return;
+    const auto& metadata = context_.GetServerInitialMetadata();
+    auto it = metadata.find("rdmad-lease-bin");
+    owner_->OnHeld(it == metadata.end() ? std::string()
+                                        : std::string(it->second.data(), it->second.size()));
+  }
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream ended; OnDone follows with the status
     if (event_.closed()) {
@@ -55,6 +58,25 @@ class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> 
   grpc::ClientContext context_;
   v1::HoldChannelRequest request_;
   v1::ChannelEvent event_;
+};
+
+// Waits (wait_for_ready, up to the re-attach window) for an rdmad to answer
+// on the socket: the next daemon after a restart.
+class HoldStream::Probe {
+ public:
+  void Start(HoldStream* owner, std::chrono::steady_clock::time_point until) {
+    context_.set_wait_for_ready(true);
+    context_.set_deadline(std::chrono::system_clock::now() +
+                          (until - std::chrono::steady_clock::now()));
+    owner->stub_->async()->GetStatus(&context_, &request_, &response_,
+                                     [owner](grpc::Status status) { owner->OnProbeDone(status); });
+  }
+  void Cancel() { context_.TryCancel(); }
+
+ private:
+  grpc::ClientContext context_;
+  v1::GetStatusRequest request_;
+  v1::GetStatusResponse response_;
 };
 
 HoldStream::HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
@@ -75,7 +97,7 @@ std::unique_ptr<HoldStream> HoldStream::Open(std::shared_ptr<grpc::Channel> rpc,
     std::lock_guard lock(stream->mu_);
     call = stream->NewCallLocked(false);
   }
-  call->Start(stream->stub_.get(), channel_id, stream->lease_, std::nullopt);
+  call->Start(stream->stub_.get(), channel_id, "");  // the first hold needs no lease
   return stream;
 }
 
@@ -86,8 +108,16 @@ HoldStream::~HoldStream() {
 
 HoldStream::Call* HoldStream::NewCallLocked(bool reattach) {
   calls_.push_back(std::make_unique<Call>(this, reattach));
+  probing_ = nullptr;
   active_ = true;
   return calls_.back().get();
+}
+
+HoldStream::Probe* HoldStream::NewProbeLocked() {
+  probes_.push_back(std::make_unique<Probe>());
+  probing_ = probes_.back().get();
+  active_ = true;
+  return probing_;
 }
 
 void HoldStream::Attach(AbortableChannel* channel) {
@@ -114,10 +144,25 @@ void HoldStream::End(const Status& status) {
 
 void HoldStream::OnClosedEvent(const std::string& reason) { End(Status::Unavailable(reason)); }
 
+void HoldStream::OnHeld(std::string lease) {
+  std::lock_guard lock(mu_);
+  if (!lease.empty()) lease_ = std::move(lease);
+  if (reattach_until_) {
+    ClientLog().info("channel {:#x}: re-attached to rdmad", channel_id_);
+    reattach_until_.reset();  // a later break opens a window of its own
+  }
+}
+
+Status HoldStream::NotBack() const {
+  return Status::Unavailable("rdmad did not come back within " +
+                             std::to_string(reattach_timeout_.count()) +
+                             " ms to take the channel back");
+}
+
 void HoldStream::OnCallDone(const grpc::Status& status, bool reattach) {
   std::optional<Status> end;
-  Call* next = nullptr;
-  std::optional<std::chrono::steady_clock::time_point> until;
+  Probe* probe = nullptr;
+  std::chrono::steady_clock::time_point until;
   {
     std::lock_guard lock(mu_);
     auto now = std::chrono::steady_clock::now();
@@ -137,13 +182,10 @@ void HoldStream::OnCallDone(const grpc::Status& status, bool reattach) {
             "re-attaches to rdmad within {} ms",
             channel_id_, status.error_message(), reattach_timeout_.count());
       }
-      until = reattach_until_;
-      next = NewCallLocked(true);
-    } else if (reattach && (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
-                            DaemonWentAway(status.error_code()))) {
-      end = Status::Unavailable("rdmad did not come back within " +
-                                std::to_string(reattach_timeout_.count()) +
-                                " ms to take the channel back");
+      until = *reattach_until_;
+      probe = NewProbeLocked();
+    } else if (reattach && DaemonWentAway(status.error_code())) {
+      end = NotBack();
     } else if (reattach) {
       end = Status::Unavailable("rdmad restarted and could not take the channel back: " +
                                 status.error_message());
@@ -152,12 +194,48 @@ void HoldStream::OnCallDone(const grpc::Status& status, bool reattach) {
                                             : "the channel's lifeline to rdmad broke: " +
                                                   status.error_message());
     }
-    if (next == nullptr) active_ = false;
+    if (probe == nullptr) active_ = false;
+  }
+  if (probe != nullptr) return probe->Start(this, until);
+  Finished(end);
+}
+
+void HoldStream::OnProbeDone(const grpc::Status& status) {
+  std::optional<Status> end;
+  Call* next = nullptr;
+  Probe* again = nullptr;
+  std::chrono::steady_clock::time_point until;
+  {
+    std::lock_guard lock(mu_);
+    auto now = std::chrono::steady_clock::now();
+    if (released_ || ended_) {
+      // Let go meanwhile.
+    } else if (status.ok()) {
+      next = NewCallLocked(true);  // an rdmad answers: hold the channel there
+    } else if (DaemonWentAway(status.error_code()) && reattach_until_ && now < *reattach_until_) {
+      until = *reattach_until_;
+      again = NewProbeLocked();
+    } else {
+      end = NotBack();
+    }
+    if (next == nullptr && again == nullptr) {
+      probing_ = nullptr;
+      active_ = false;
+    }
   }
   if (next != nullptr) {
-    next->Start(stub_.get(), channel_id_, lease_, until);
-    return;
+    std::string lease;
+    {
+      std::lock_guard lock(mu_);
+      lease = lease_;
+    }
+    return next->Start(stub_.get(), channel_id_, lease);
   }
+  if (again != nullptr) return again->Start(this, until);
+  Finished(end);
+}
+
+void HoldStream::Finished(const std::optional<Status>& end) {
   if (end) End(*end);
   std::lock_guard lock(mu_);
   cv_.notify_all();
@@ -175,21 +253,29 @@ void HoldStream::Release(const std::string& reason) {
   release_request_.set_reason(reason);
   release_context_.set_deadline(std::chrono::system_clock::now() + kReleaseTimeout);
   stub_->async()->ReleaseChannel(&release_context_, &release_request_, &release_response_,
-                                 [this](grpc::Status status) {
-                                   if (!status.ok()) {
-                                     ClientLog().debug("channel {:#x}: ReleaseChannel: {}",
-                                                       channel_id_, status.error_message());
-                                   }
-                                   Call* current = nullptr;
-                                   {
-                                     std::lock_guard lock(mu_);
-                                     if (active_) current = calls_.back().get();
-                                   }
-                                   if (current != nullptr) current->Cancel();
-                                   std::lock_guard lock(mu_);
-                                   releasing_ = false;
-                                   cv_.notify_all();
-                                 });
+                                 [this](grpc::Status status) { Released(status); });
+}
+
+// Then the current hold (or probe) is cancelled.
+void HoldStream::Released(const grpc::Status& status) {
+  if (!status.ok()) {
+    ClientLog().debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
+  }
+  Call* call = nullptr;
+  Probe* probe = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (active_ && probing_ != nullptr) {
+      probe = probing_;
+    } else if (active_) {
+      call = calls_.back().get();
+    }
+  }
+  if (call != nullptr) call->Cancel();
+  if (probe != nullptr) probe->Cancel();
+  std::lock_guard lock(mu_);
+  releasing_ = false;
+  cv_.notify_all();
 }
 
 void HoldStream::Wait() {

@@ -12,13 +12,15 @@
 // UNAVAILABLE and the reason (AbortableChannel), also if that happened
 // before Attach. When the stream breaks because rdmad went away (killed,
 // stopped, restarting) the channel is kept: the data path does not need
-// the daemon. A new HoldChannel call carrying the channel's lease waits
-// (wait_for_ready) up to reattach_timeout for the next rdmad, which takes
-// the channel back; only if none comes, or it does not know the channel,
-// is the channel aborted with the reason. Release() tells the daemon that
-// the application let go (ReleaseChannel: "closed by the application"),
-// then cancels the stream; Wait() returns once gRPC is done with every
-// call.
+// the daemon. Up to reattach_timeout, a GetStatus probe (wait_for_ready)
+// waits for the next rdmad, and a new HoldChannel call carrying the
+// channel's lease then has it take the channel back; only if none comes,
+// or it does not know the channel, is the channel aborted with the reason.
+// The hold itself never has a deadline; the window closes when a daemon
+// takes the hold (its initial metadata), so that a later restart opens a
+// window of its own. Release() tells the daemon that the application let go (ReleaseChannel:
+// "closed by the application"), then cancels the stream; Wait() returns once gRPC is done with
+// every call.
 //
 // HeldChannel is the Channel the application gets: the transport's channel
 // plus its HoldStream. Close() closes the transport (which tells the peer
@@ -69,18 +71,27 @@ class HoldStream final {
   void Wait();
 
  private:
-  class Call;  // one HoldChannel call
+  class Call;   // one HoldChannel call
+  class Probe;  // waits for the next rdmad (GetStatus, wait_for_ready)
   HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
              std::chrono::milliseconds reattach_timeout);
   Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
+  Probe* NewProbeLocked();             // mu_ held; start it without the lock
   void OnClosedEvent(const std::string& reason);
+  // The daemon took the hold (with the channel's current lease, if any):
+  // the re-attach window closes.
+  void OnHeld(std::string lease);
   void OnCallDone(const grpc::Status& status, bool reattach);
+  void OnProbeDone(const grpc::Status& status);
+  void Released(const grpc::Status& status);  // ReleaseChannel's answer
+  void Finished(const std::optional<Status>& end);
+  Status NotBack() const;
   void End(const Status& status);  // aborts the channel (now or once attached)
 
   std::shared_ptr<grpc::Channel> rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
   const uint64_t channel_id_;
-  const std::string lease_;
+  std::string lease_;  // the latest the daemon gave; guarded by mu_
   const std::chrono::milliseconds reattach_timeout_;
   grpc::ClientContext release_context_;
   v1::ReleaseChannelRequest release_request_;
@@ -88,12 +99,14 @@ class HoldStream final {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Call>> calls_;  // the last one is current; guarded by mu_
-  AbortableChannel* channel_ = nullptr;       // guarded by mu_
-  std::optional<Status> ended_;               // why the channel is over; guarded by mu_
-  bool released_ = false;                     // guarded by mu_
-  bool releasing_ = false;                    // a ReleaseChannel in flight; guarded by mu_
-  bool active_ = false;                       // the current call is not done; guarded by mu_
+  std::vector<std::unique_ptr<Call>> calls_;    // the last one is current; guarded by mu_
+  std::vector<std::unique_ptr<Probe>> probes_;  // guarded by mu_
+  Probe* probing_ = nullptr;             // the probe in flight instead of a call; guarded by mu_
+  AbortableChannel* channel_ = nullptr;  // guarded by mu_
+  std::optional<Status> ended_;          // why the channel is over; guarded by mu_
+  bool released_ = false;                // guarded by mu_
+  bool releasing_ = false;               // a ReleaseChannel in flight; guarded by mu_
+  bool active_ = false;                  // the current call is not done; guarded by mu_
   // Until when a broken lifeline may re-attach; guarded by mu_.
   std::optional<std::chrono::steady_clock::time_point> reattach_until_;
 };

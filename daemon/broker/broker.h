@@ -331,8 +331,8 @@ class Broker {
   BrokerClock::time_point Now() const { return options_.clock(); }
   // Reclaims the adopted channel from its peer daemon if a link is up.
   void TryReclaim(uint64_t channel_id);
-  // The peer's answer to a reclaim.
-  void Reclaimed(uint64_t channel_id, const Status& answer);
+  // The peer's answer to a reclaim sent to its instance peer_instance.
+  void Reclaimed(uint64_t channel_id, const std::string& peer_instance, const Status& answer);
   // mu_ held: the channel goes on after waiting or reclaiming.
   void ResumeLocked(Entry& e);
   // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.

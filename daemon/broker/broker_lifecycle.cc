@@ -136,6 +136,9 @@ StatusOr<Broker::HoldResult> Broker::Hold(uint64_t channel_id,
   }
   Entry& e = it->second;
   if (ChannelEnded(e.record.state)) return HoldResult{0, e.record.state, e.record.reason};
+  // A lifeline to a stopping daemon would end at once: the library holds
+  // the channel on the next rdmad instead.
+  if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
   uint64_t token = next_token_++;
   e.holders[token] = std::move(holder);
   e.held = true;
@@ -315,6 +318,7 @@ void Broker::Shutdown() {
   }
   std::string stopping = "rdmad on " + options_.host_name + " is stopping";
   for (auto& holder : stopping_holders) holder->OnDaemonStopping(stopping);
+  services_.Shutdown(stopping);
   Deliver(std::move(endings));
   sweep_cv_.notify_all();
 }

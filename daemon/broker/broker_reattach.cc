@@ -40,7 +40,7 @@ StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& t
   lease.service = r.service;
   lease.initiator = r.initiator;
   lease.transport = r.transport.empty() ? transport : r.transport;
-  lease.reason = e.waiting ? e.transport_reason : r.reason;
+  lease.reason = e.waiting || e.reclaiming ? e.transport_reason : r.reason;
   lease.device = r.device;
   lease.port = r.port;
   lease.gid = r.gid;
@@ -100,7 +100,6 @@ void Broker::TryReclaim(uint64_t channel_id) {
   ReclaimChannelCall call;
   std::string instance;
   std::string peer_key;
-  bool initiator;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(channel_id);
@@ -110,7 +109,6 @@ void Broker::TryReclaim(uint64_t channel_id) {
     call = ReclaimChannelCall{channel_id, e.previous_self, options_.instance_id};
     instance = e.record.peer_instance;
     peer_key = e.peer_key;
-    initiator = e.record.initiator;
   }
   // The peer daemon did not restart: its instance is the lease's, reached
   // through this daemon's session to it.
@@ -119,9 +117,16 @@ void Broker::TryReclaim(uint64_t channel_id) {
     auto found = options_.find_instance(instance);
     if (found.ok()) link = found.value();
   }
-  if (!link && initiator && options_.find_peer) {
+  // The peer restarted too since the lease was given (its instance is
+  // another now): ask the peer by name; it checks the channel and this
+  // daemon's previous instance itself.
+  std::string peer_now = instance;
+  if (!link && options_.find_peer) {
     StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
-    if (peer.ok() && peer->link.ok() && peer->instance_id == instance) link = peer->link.value();
+    if (peer.ok() && peer->link.ok() && !peer->instance_id.empty()) {
+      link = peer->link.value();
+      peer_now = peer->instance_id;
+    }
   }
   if (!link) return;  // the sweeper tries again until peer_grace
   {
@@ -130,11 +135,13 @@ void Broker::TryReclaim(uint64_t channel_id) {
     if (it == channels_.end() || !it->second.reclaiming || it->second.reclaim_in_flight) return;
     it->second.reclaim_in_flight = true;
   }
-  link->ReclaimChannel(call,
-                       [this, channel_id](const Status& answer) { Reclaimed(channel_id, answer); });
+  link->ReclaimChannel(call, [this, channel_id, peer_now](const Status& answer) {
+    Reclaimed(channel_id, peer_now, answer);
+  });
 }
 
-void Broker::Reclaimed(uint64_t channel_id, const Status& answer) {
+void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
+                       const Status& answer) {
   std::vector<Ending> endings;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -144,6 +151,7 @@ void Broker::Reclaimed(uint64_t channel_id, const Status& answer) {
     e.reclaim_in_flight = false;
     if (!e.reclaiming || ChannelEnded(e.record.state)) return;
     if (answer.ok()) {
+      e.record.peer_instance = peer_instance;
       ResumeLocked(e);
       spdlog::info("{}: confirmed by peer daemon {}; it goes on", Describe(channel_id, e.record),
                    e.record.peer);

@@ -130,6 +130,11 @@ TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer)
   EXPECT_EQ(r.peer, "B");
   EXPECT_EQ(r.transport, "TCP");
   EXPECT_EQ(r.reason, "no RDMA path");
+  // The lease it gives now names this instance, for the next restart.
+  auto lease = f.broker.LeaseOf(id);
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(lease->self_instance, kInstanceA);
+  EXPECT_EQ(lease->reason, "no RDMA path");
   auto holder = std::make_shared<FakeHolder>();
   auto held = f.broker.Hold(id, holder);
   ASSERT_TRUE(held.ok());

@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
     const std::string& service, std::shared_ptr<ServiceSink> sink) {
   RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
   std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return Status::Unavailable(*stopping_);
   if (services_.count(service) != 0) {
     return Status::AlreadyExists("service " + service + " already has a listener on " + host_name_);
   }
@@ -120,6 +121,16 @@ StatusOr<uint64_t> ServiceRegistry::ChannelOf(uint64_t request_id) const {
   if (it == pending_.end())
     return Status::NotFound("no channel request " + std::to_string(request_id));
   return it->second.channel_id;
+}
+
+void ServiceRegistry::Shutdown(const std::string& why) {
+  std::vector<std::shared_ptr<ServiceSink>> sinks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = why;  // no new registrations: they belong to the next rdmad
+    for (const auto& [service, entry] : services_) sinks.push_back(entry.sink);
+  }
+  for (auto& sink : sinks) sink->OnDaemonStopping(why);
 }
 
 }  // namespace rdmad

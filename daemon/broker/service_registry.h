@@ -51,6 +51,8 @@ class ServiceSink {
   virtual ~ServiceSink() = default;
   virtual void OnIncoming(const IncomingChannelRequest& request) = 0;
   virtual void OnChannelClosed(uint64_t channel_id, const std::string& reason) = 0;
+  // The daemon is stopping: the listener registers again with the next one.
+  virtual void OnDaemonStopping(const std::string& why) {}
 };
 
 class ServiceRegistry;
@@ -95,6 +97,9 @@ class ServiceRegistry {
   void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
 
   size_t service_count() const;
+  // The daemon is stopping: every listener hears it (OnDaemonStopping), and
+  // Register answers UNAVAILABLE from now on.
+  void Shutdown(const std::string& why);
 
   // Checks a service name (also used by the initiator's side).
   static Status ValidateServiceName(const std::string& service);
@@ -118,6 +123,7 @@ class ServiceRegistry {
   std::condition_variable answered_;
   std::map<std::string, Entry> services_;  // guarded by mu_
   std::map<uint64_t, Pending> pending_;    // guarded by mu_
+  std::optional<std::string> stopping_;    // Shutdown's why; guarded by mu_
   uint64_t next_token_ = 1;                // guarded by mu_
   uint64_t next_request_ = 1;              // guarded by mu_
 };

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -147,6 +148,15 @@ void DeviceMonitor::Rescan() {
     spdlog::warn("device rescan failed: {}", scanned.status().message());
     return;
   }
+  // A device being unregistered counts as removed while sysfs still lists
+  // it; once sysfs does not, a device of that name is a new one.
+  auto& devices = scanned.value().devices;
+  for (auto it = unregistering_.begin(); it != unregistering_.end();) {
+    bool listed = std::any_of(devices.begin(), devices.end(),
+                              [&](const DeviceInfo& d) { return d.name == *it; });
+    it = listed ? std::next(it) : unregistering_.erase(it);
+  }
+  std::erase_if(devices, [this](const DeviceInfo& d) { return unregistering_.count(d.name) > 0; });
   CloseGoneContexts(*scanned);
   Probe(&scanned.value());
   auto next = std::make_shared<const Inventory>(std::move(scanned).value());
@@ -243,7 +253,9 @@ void DeviceMonitor::CloseVerbsDevice(const std::string& uverbs_name) {
   // every open context to close: ours must not hold `rdma link delete` up.
   for (auto it = contexts_.begin(); it != contexts_.end(); ++it) {
     if (uverbs_name != it->second->device->dev_name) continue;
-    spdlog::info("{}: {} removed; closing the device", it->first, uverbs_name);
+    spdlog::info("{}: {} removed: the device is being unregistered; closing it", it->first,
+                 uverbs_name);
+    unregistering_.insert(it->first);
     ibv_close_device(it->second);
     contexts_.erase(it);
     return;
@@ -273,6 +285,7 @@ bool DeviceMonitor::PollOnce(std::chrono::milliseconds timeout, bool* stop) {
     // Close on DEVICE_FATAL at once: `rdma link delete` waits for us.
     if (!DrainAsyncEvents(watched[i], ctx) || (fds[3 + i].revents & (POLLHUP | POLLERR))) {
       spdlog::info("{}: closing the device (fatal or removed)", watched[i]);
+      unregistering_.insert(watched[i]);
       ibv_close_device(ctx);
       contexts_.erase(watched[i]);
     }

@@ -7,7 +7,10 @@
 // GID_CHANGE, DEVICE_FATAL; every one acknowledged). Any of them schedules a
 // rescan; the rescan's result is diffed against the previous snapshot and
 // handed to the listener with the changes. The sockets are opened before the
-// first scan, so nothing is lost between the two. It works without udevd
+// first scan, so nothing is lost between the two. A device whose uverbs
+// node goes (the first step of `rdma link delete`) or that reports
+// DEVICE_FATAL counts as removed from then on, although sysfs still lists it
+// until every user has closed it. It works without udevd
 // (kernel uevents, not udev's), which matters in minimal VMs and containers.
 //
 // Thread safety: Start/Stop from one thread; the listener runs on the
@@ -21,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,6 +86,11 @@ class DeviceMonitor {
   int wake_fd_ = -1;
   std::thread thread_;
   std::map<std::string, ibv_context*> contexts_;  // monitor thread only
+  // Devices being unregistered (their uverbs node went, or DEVICE_FATAL):
+  // left out of the inventory while sysfs still lists them, so that their
+  // channels fail and their users let go (rxe and siw wait for every user
+  // before `rdma link delete` finishes). Monitor thread only.
+  std::set<std::string> unregistering_;
   mutable std::mutex mu_;
   std::shared_ptr<const Inventory> inventory_;  // guarded by mu_
 };

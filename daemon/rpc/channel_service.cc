@@ -115,7 +115,7 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
         channel.ok() ? broker->Adopt(request->channel_id(), channel.value()) : channel.status();
     if (!adopted.ok()) return new FailedStream<v1::ChannelEvent>(adopted);
   }
-  return new HoldReactor(broker, request->channel_id(), std::move(lease).value());
+  return new HoldReactor(context, broker, request->channel_id(), std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,

@@ -2,6 +2,7 @@
 
 #include "daemon/rpc/hold_reactor.h"
 
+#include "daemon/rpc/channel_convert.h"
 #include "daemon/rpc/grpc_status.h"
 
 namespace rdmad {
@@ -21,7 +22,8 @@ void HoldSink::Detach() {
   reactor_ = nullptr;
 }
 
-HoldReactor::HoldReactor(Broker* broker, uint64_t channel_id, ClientLimiter::Lease lease)
+HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, uint64_t channel_id,
+                         ClientLimiter::Lease lease)
     : broker_(broker),
       channel_id_(channel_id),
       lease_(std::move(lease)),
@@ -35,6 +37,9 @@ HoldReactor::HoldReactor(Broker* broker, uint64_t channel_id, ClientLimiter::Lea
     EndLocked(held.value().state, held.value().reason);
   } else if (!finished_) {  // else the channel ended while Hold returned
     token_ = held.value().token;
+    StatusOr<ChannelLease> channel = broker_->LeaseOf(channel_id_);
+    if (channel.ok()) context->AddInitialMetadata(kLeaseMetadata, SerializeLease(channel.value()));
+    StartSendInitialMetadata();  // the client library knows it is held
   }
 }
 

@@ -52,7 +52,12 @@ class HoldSink final : public ChannelHolder {
 
 class HoldReactor final : public grpc::ServerWriteReactor<v1::ChannelEvent> {
  public:
-  HoldReactor(Broker* broker, uint64_t channel_id, ClientLimiter::Lease lease);
+  // Once held, the channel's current lease goes to the client library in
+  // the initial metadata (kLeaseMetadata): after a restart it names this
+  // daemon instance, for the next one.
+  static constexpr char kLeaseMetadata[] = "rdmad-lease-bin";
+  HoldReactor(grpc::CallbackServerContext* context, Broker* broker, uint64_t channel_id,
+              ClientLimiter::Lease lease);
 
   // The channel ended: writes the event and finishes.
   void Ended(ChannelState state, const std::string& reason);

@@ -29,6 +29,11 @@ void ListenSink::OnChannelClosed(uint64_t channel_id, const std::string& reason)
   if (reactor_ != nullptr) reactor_->Enqueue(std::move(event));
 }
 
+void ListenSink::OnDaemonStopping(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (reactor_ != nullptr) reactor_->Stopping(why);
+}
+
 void ListenSink::Detach() {
   std::lock_guard lock(mu_);
   reactor_ = nullptr;
@@ -79,6 +84,8 @@ void ListenReactor::Enqueue(v1::ListenEvent event) {
   std::lock_guard lock(mu_);
   registration_.reset();  // requests waiting on it fail at once
 }
+
+void ListenReactor::Stopping(const std::string& why) { stream_.Abort(Status::Unavailable(why)); }
 
 void ListenReactor::OnCancel() { stream_.Abort(Status::Cancelled("the listener went away")); }
 

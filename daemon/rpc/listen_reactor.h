@@ -39,6 +39,8 @@ class ListenSink final : public ServiceSink {
   explicit ListenSink(ListenReactor* reactor) : reactor_(reactor) {}
   void OnIncoming(const IncomingChannelRequest& request) override;
   void OnChannelClosed(uint64_t channel_id, const std::string& reason) override;
+  // Ends the stream with UNAVAILABLE: the client library registers again.
+  void OnDaemonStopping(const std::string& why) override;
   void Detach();
 
  private:
@@ -56,6 +58,8 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent>,
   ListenReactor(ServiceRegistry* registry, const std::string& service, ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);
+  // The daemon is stopping: ends the stream with UNAVAILABLE and why.
+  void Stopping(const std::string& why);
 
   // grpc::ServerWriteReactor:
   void OnWriteDone(bool ok) override { stream_.OnWriteDone(ok); }

@@ -13,7 +13,7 @@
 // "HELPER accepted ID", and then sleeps with the channel open until killed.
 // serve accepts every channel (an "accepted ID" line each) and keeps them;
 // echo does too and sends every message back, until the channel ends
-// ("HELPER ended ID STATUS").
+// ("HELPER ended ID STATUS"); then it lets the channel go.
 
 #include <unistd.h>
 
@@ -37,8 +37,9 @@ int Fail(const rdmad::Status& status) {
   return 1;
 }
 
-// Sends every message back until the channel ends.
-void Echo(rdmad::Channel* channel) {
+// Sends every message back until the channel ends, then lets it go (its
+// QP and memory with it, as an application should).
+void Echo(std::unique_ptr<rdmad::Channel> channel) {
   for (;;) {
     auto message = channel->Recv(std::chrono::seconds(1));
     if (message.status().code() == rdmad::StatusCode::kDeadlineExceeded) continue;
@@ -89,8 +90,11 @@ int main(int argc, char** argv) {
       if (next.status().code() == rdmad::StatusCode::kDeadlineExceeded) continue;
       if (!next.ok()) return Fail(next.status());
       Say("accepted " + std::to_string(next.value()->info().id));
-      served.push_back(std::move(next).value());
-      if (mode == "echo") std::thread(Echo, served.back().get()).detach();
+      if (mode == "echo") {
+        std::thread(Echo, std::move(next).value()).detach();
+      } else {
+        served.push_back(std::move(next).value());
+      }
     }
     auto accepted = listener->Accept(std::chrono::seconds(30));
     if (!accepted.ok()) return Fail(accepted.status());

@@ -218,6 +218,34 @@ TEST_F(RestartTest, AChannelWhosePeerWentAwayMeanwhileFailsWithTheReason) {
   EXPECT_EQ(recv.status().code(), StatusCode::kUnavailable) << recv.status().ToString();
 }
 
+// The re-attach window is for getting back to a daemon, not for the hold
+// itself: a re-attached channel outlives it, and the next restart opens a
+// window of its own.
+TEST_F(RestartTest, AReattachedChannelOutlivesItsWindowAndTheNextRestart) {
+  auto app = Open(2s);
+  ASSERT_NE(app, nullptr);
+  auto channel = app->Connect("B", "svc");
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  uint64_t id = channel.value()->info().id;
+  for (int restart = 1; restart <= 2; ++restart) {
+    Status restarted = pair_.Restart(&pair_.a());
+    ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+    ASSERT_TRUE(Eventually([&] { return Confirmed(id); }, 5s))
+        << "step: restart " << restart
+        << "; expected the channel confirmed\nA: " << RowOf(pair_.a(), id).state << " "
+        << RowOf(pair_.a(), id).reason << "\nB: " << RowOf(pair_.b(), id).state << " "
+        << RowOf(pair_.b(), id).reason;
+    std::this_thread::sleep_for(2500ms);  // past the 2 s window
+    std::string text = "after restart " + std::to_string(restart);
+    ASSERT_TRUE(channel.value()->Send(text.data(), text.size()).ok());
+    auto reply = channel.value()->Recv(5s);
+    ASSERT_TRUE(reply.ok()) << "step: restart " << restart
+                            << " + 2.5 s: " << reply.status().ToString();
+    EXPECT_EQ(std::string(reply->begin(), reply->end()), text);
+    EXPECT_EQ(RowOf(pair_.a(), id).state, "established");
+  }
+}
+
 TEST_F(RestartTest, WithoutADaemonTheChannelFailsAfterTheReattachTimeout) {
   auto app = Open(1s);
   ASSERT_NE(app, nullptr);

@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_pair.h"
+#include "tests/integration/process_usage.h"
 #include "tests/integration/test_app.h"
 
 namespace rdmad {
@@ -35,7 +36,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::CountFds;
 using testing::Eventually;
+using testing::RssMib;
 
 constexpr char kSmallChannels[] =
     "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n"
@@ -46,35 +49,6 @@ bool InLab() { return std::getenv("LAB_IP") != nullptr; }
 int EnvInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
-}
-
-int CountFds(pid_t pid) {
-  std::error_code ec;
-  auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
-  return ec ? -1 : static_cast<int>(std::distance(it, std::filesystem::directory_iterator()));
-}
-
-double RssMib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
-  }
-  return -1;
-}
-
-// Lines of `rdma resource show KIND` (qp, mr) for pid's resources; -1
-// without the rdma tool.
-int RdmaResources(const std::string& kind, pid_t pid) {
-  std::string cmd = "rdma resource show " + kind + " 2>/dev/null";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (f == nullptr) return -1;
-  int n = 0;
-  char line[512];
-  std::string needle = "pid " + std::to_string(pid) + " ";
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    n += std::string(line).find(needle) != std::string::npos;
-  }
-  return pclose(f) == 0 ? n : -1;
 }
 
 class ScaleTest : public ::testing::Test {
@@ -107,28 +81,8 @@ class ScaleTest : public ::testing::Test {
     return count;
   }
 
-  // One message each way on channel: its id, echoed back by B's end.
   ::testing::AssertionResult RoundTrip(Channel* channel) {
-    std::string id = std::to_string(channel->info().id);
-    if (Status s = channel->Send(id.data(), id.size()); !s.ok()) {
-      return ::testing::AssertionFailure() << "send " << id << ": " << s.ToString();
-    }
-    Channel* far = nullptr;
-    if (!Eventually([&] { return (far = server_->Get(channel->info().id)) != nullptr; }, 10s)) {
-      return ::testing::AssertionFailure() << "channel " << id << " never accepted";
-    }
-    auto got = far->Recv(10s);
-    if (!got.ok() || std::string(got->begin(), got->end()) != id) {
-      return ::testing::AssertionFailure() << "B got " << got.status().ToString();
-    }
-    if (Status s = far->Send(got->data(), got->size()); !s.ok()) {
-      return ::testing::AssertionFailure() << "reply " << id << ": " << s.ToString();
-    }
-    auto back = channel->Recv(10s);
-    if (!back.ok() || std::string(back->begin(), back->end()) != id) {
-      return ::testing::AssertionFailure() << "A got " << back.status().ToString();
-    }
-    return ::testing::AssertionSuccess();
+    return testing::RoundTrip(channel, *server_);
   }
 
   testing::DaemonPair pair_;
@@ -195,51 +149,6 @@ TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
       << ")";
   std::printf("SCALE after close: fds_a=%d (was %d) fds_b=%d (was %d)\n", CountFds(PidA()), fds_a,
               CountFds(PidB()), fds_b);
-}
-
-TEST_F(ScaleTest, OpenCloseCyclesLeakNothing) {
-  const int cycles = EnvInt("RDMAD_LEAK_CYCLES", InLab() ? 300 : 500);
-  auto cycle = [&]() -> ::testing::AssertionResult {
-    auto channel = pair_.a().client->Connect("B", "svc");
-    if (!channel.ok()) return ::testing::AssertionFailure() << channel.status().ToString();
-    uint64_t id = channel.value()->info().id;
-    auto result = RoundTrip(channel.value().get());
-    channel.value().reset();
-    server_->Drop(id);
-    return result;
-  };
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(cycle());  // warm up allocators and caches
-  server_->DropAll();
-  ASSERT_TRUE(Eventually([&] { return Established(pair_.a()) == 0; })) << pair_.Logs();
-  pid_t self = getpid();
-  int fds_a = CountFds(PidA()), fds_b = CountFds(PidB()), fds_self = CountFds(self);
-  int qps = RdmaResources("qp", self), mrs = RdmaResources("mr", self);
-  double rss_a0 = RssMib(PidA()), rss_b0 = RssMib(PidB());
-
-  auto t0 = Clock::now();
-  for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
-  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  ASSERT_TRUE(Eventually([&] { return Established(pair_.a()) == 0; })) << pair_.Logs();
-
-  EXPECT_TRUE(Eventually([&] {
-    return CountFds(PidA()) == fds_a && CountFds(PidB()) == fds_b && CountFds(self) == fds_self;
-  })) << "fds A "
-      << CountFds(PidA()) << " (was " << fds_a << "), B " << CountFds(PidB()) << " (was " << fds_b
-      << "), app " << CountFds(self) << " (was " << fds_self << ")";
-  if (InLab()) {
-    EXPECT_GE(qps, 0) << "no `rdma resource show` in the lab";
-    EXPECT_EQ(RdmaResources("qp", self), qps);
-    EXPECT_EQ(RdmaResources("mr", self), mrs);
-  }
-  double rss_a = RssMib(PidA()), rss_b = RssMib(PidB());
-  std::printf(
-      "LEAK cycles=%d seconds=%.2f qps=%d mrs=%d rss_a_mib=%.1f->%.1f rss_b_mib=%.1f->%.1f\n",
-      cycles, seconds, qps, mrs, rss_a0, rss_a, rss_b0, rss_b);
-  std::fflush(stdout);
-  // The channel table keeps ended channels (at most 256); beyond that the
-  // daemons' memory must not grow with the cycles.
-  EXPECT_LT(rss_a - rss_a0, 16.0);
-  EXPECT_LT(rss_b - rss_b0, 16.0);
 }
 
 }  // namespace

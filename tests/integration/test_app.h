@@ -3,7 +3,9 @@
 // Helpers of the integration tests that play an application:
 //   Eventually(pred, timeout)  polls pred every 20 ms until it holds;
 //   AcceptAll                  listens on a service and keeps every channel
-//                              it accepts, by channel id, until dropped.
+//                              it accepts, by channel id, until dropped;
+//   RoundTrip(channel, server) one message each way between channel and its
+//                              end in server.
 //
 // Thread safety: AcceptAll accepts on its own thread; Get/Drop/DropAll may
 // be called from any thread. A channel Get returned stays valid until it is
@@ -14,6 +16,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +52,7 @@ class AcceptAll {
         std::lock_guard lock(mu_);
         uint64_t id = channel.value()->info().id;
         channels_[id] = std::move(channel).value();
+        accepted_.notify_all();
       }
     });
   }
@@ -60,6 +64,13 @@ class AcceptAll {
   // The accepted end of channel id, or null (not accepted yet, or dropped).
   Channel* Get(uint64_t id) {
     std::lock_guard lock(mu_);
+    auto it = channels_.find(id);
+    return it == channels_.end() ? nullptr : it->second.get();
+  }
+  // Waits up to timeout for channel id to be accepted; null if it is not.
+  Channel* Wait(uint64_t id, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    accepted_.wait_for(lock, timeout, [&] { return channels_.count(id) > 0; });
     auto it = channels_.find(id);
     return it == channels_.end() ? nullptr : it->second.get();
   }
@@ -82,9 +93,34 @@ class AcceptAll {
   std::unique_ptr<Listener> listener_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
+  std::condition_variable accepted_;
   std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
   std::thread thread_;
 };
+
+// One message each way on channel: its id, sent back by its accepted end
+// in server.
+inline ::testing::AssertionResult RoundTrip(Channel* channel, AcceptAll& server) {
+  using std::chrono::seconds;
+  std::string id = std::to_string(channel->info().id);
+  if (Status s = channel->Send(id.data(), id.size()); !s.ok()) {
+    return ::testing::AssertionFailure() << "send " << id << ": " << s.ToString();
+  }
+  Channel* far = server.Wait(channel->info().id, seconds(10));
+  if (far == nullptr) return ::testing::AssertionFailure() << "channel " << id << " never accepted";
+  auto got = far->Recv(seconds(10));
+  if (!got.ok() || std::string(got->begin(), got->end()) != id) {
+    return ::testing::AssertionFailure() << "B got " << got.status().ToString();
+  }
+  if (Status s = far->Send(got->data(), got->size()); !s.ok()) {
+    return ::testing::AssertionFailure() << "reply " << id << ": " << s.ToString();
+  }
+  auto back = channel->Recv(seconds(10));
+  if (!back.ok() || std::string(back->begin(), back->end()) != id) {
+    return ::testing::AssertionFailure() << "A got " << back.status().ToString();
+  }
+  return ::testing::AssertionSuccess();
+}
 
 }  // namespace rdmad::testing
 

@@ -1,0 +1,187 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Leak-free cycles between two real daemons (docs/benchmarks.md, "Scale and
+// leaks"): an application on A opens a channel to one on B (this process
+// holds both ends), sends a message each way and closes it, many times.
+// Afterwards every process is back to its baseline: the same open fds and
+// RDMA objects (QPs, CQs, MRs, PDs from `rdma resource show`, in the lab),
+// threads within 4 (pools that grow on demand), RSS within 5 %.
+//   - cold cycles: a new channel each time (RDMAD_LEAK_CYCLES; 500 in the
+//     lab over RDMA, 10,000 on the host over TCP);
+//   - warm cycles: a channel from the application's pool each time, given
+//     back on close (RDMAD_LEAK_WARM_CYCLES; 10,000).
+// Each prints a "LEAK ..." line with the figures.
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/client.h"
+#include "tests/integration/daemon_pair.h"
+#include "tests/integration/process_usage.h"
+#include "tests/integration/test_app.h"
+
+namespace rdmad {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using testing::Eventually;
+using testing::Usage;
+
+// Small channels (32 KiB registered per end) keep a cold cycle cheap.
+constexpr char kSmallChannels[] = "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n";
+constexpr double kRssSlack = 0.05;
+
+bool InLab() { return std::getenv("LAB_IP") != nullptr; }
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
+}
+
+class LeakTest : public ::testing::Test {
+ protected:
+  struct Snapshot {
+    Usage a, b, app;
+  };
+
+  void SetUp() override {
+    Status started = pair_.Start(kSmallChannels, kSmallChannels);
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    server_ = std::make_unique<testing::AcceptAll>(pair_.b().client.get(), "svc");
+    ASSERT_TRUE(pair_.ConnectAB("svc").ok()) << pair_.Logs();  // A's session is up
+    server_->DropAll();
+  }
+
+  // The baseline, once the daemons have settled: their lazily started
+  // threads (gRPC's executor, timers: each with an fd) are up once the same
+  // fds and threads are seen 1 s apart, at most 10 s.
+  Snapshot Baseline() {
+    Snapshot last = Take();
+    for (int i = 0; i < 10; ++i) {
+      std::this_thread::sleep_for(1s);
+      Snapshot now = Take();
+      bool settled = now.a.fds == last.a.fds && now.a.threads == last.a.threads &&
+                     now.b.fds == last.b.fds && now.b.threads == last.b.threads;
+      last = now;
+      if (settled) break;
+    }
+    return last;
+  }
+
+  Snapshot Take() {
+    return {Usage::Of(pair_.a().process->pid(), InLab()),
+            Usage::Of(pair_.b().process->pid(), InLab()), Usage::Of(getpid(), InLab())};
+  }
+
+  // Every process is back to base (waiting up to 10 s for closes to land).
+  void ExpectBack(const Snapshot& base) {
+    bool back = Eventually(
+        [&] {
+          Snapshot now = Take();
+          return base.a.Same(now.a, kRssSlack) && base.b.Same(now.b, kRssSlack) &&
+                 base.app.Same(now.app, kRssSlack);
+        },
+        10s);
+    Snapshot now = Take();
+    EXPECT_TRUE(back) << "expected every process back to its baseline (RSS within 5 %)\n"
+                      << "rdmad A: " << base.a.Describe() << " -> " << now.a.Describe() << "\n"
+                      << "rdmad B: " << base.b.Describe() << " -> " << now.b.Describe() << "\n"
+                      << "application: " << base.app.Describe() << " -> " << now.app.Describe();
+  }
+
+  void Print(const char* kind, int cycles, double seconds, const Snapshot& base) {
+    Snapshot now = Take();
+    std::printf(
+        "LEAK %s cycles=%d seconds=%.2f per_cycle_ms=%.2f\n  rdmad A %s -> %s\n  rdmad B %s -> "
+        "%s\n  app %s -> %s\n",
+        kind, cycles, seconds, 1000 * seconds / cycles, base.a.Describe().c_str(),
+        now.a.Describe().c_str(), base.b.Describe().c_str(), now.b.Describe().c_str(),
+        base.app.Describe().c_str(), now.app.Describe().c_str());
+    std::fflush(stdout);
+  }
+
+  size_t LiveOnA() {
+    auto rows = pair_.a().client->ListChannels();
+    size_t n = 0;
+    for (const auto& c : rows.ok() ? *rows : std::vector<ChannelSummary>{}) {
+      n += c.state == "established" || c.state == "opening" || c.state == "planned";
+    }
+    return n;
+  }
+
+  testing::DaemonPair pair_;
+  std::unique_ptr<testing::AcceptAll> server_;  // B's application
+};
+
+TEST_F(LeakTest, ColdCyclesGiveEverythingBack) {
+  const int cycles = EnvInt("RDMAD_LEAK_CYCLES", InLab() ? 500 : 10000);
+  auto cycle = [&]() -> ::testing::AssertionResult {
+    auto channel = pair_.a().client->Connect("B", "svc");
+    if (!channel.ok()) return ::testing::AssertionFailure() << channel.status().ToString();
+    uint64_t id = channel.value()->info().id;
+    auto result = testing::RoundTrip(channel.value().get(), *server_);
+    channel.value().reset();
+    server_->Drop(id);
+    return result;
+  };
+  // Warm up allocators, caches and thread pools (malloc's arenas grow with
+  // them); the channel table fills up to its 256 ended entries.
+  const int warm_up = EnvInt("RDMAD_LEAK_WARM_UP", InLab() ? 300 : 2000);
+  for (int i = 0; i < warm_up; ++i) ASSERT_TRUE(cycle()) << "warm-up cycle " << i;
+  ASSERT_TRUE(Eventually([&] { return LiveOnA() == 0; })) << pair_.Logs();
+  Snapshot base = Baseline();
+  auto t0 = Clock::now();
+  for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  ASSERT_TRUE(Eventually([&] { return LiveOnA() == 0; })) << pair_.Logs();
+  ExpectBack(base);
+  Print(InLab() ? "cold RDMA" : "cold TCP", cycles, seconds, base);
+}
+
+TEST_F(LeakTest, WarmCyclesGiveEverythingBack) {
+  const int cycles = EnvInt("RDMAD_LEAK_WARM_CYCLES", 10000);
+  ClientOptions options;
+  options.socket_path = pair_.a().socket;
+  auto app = Client::Open(options);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  ASSERT_TRUE(app.value()->Prewarm("B", "svc", 2).ok());
+  auto warm = [&] {
+    auto pools = pair_.a().client->ListPools();
+    for (const PoolSummary& p : pools.ok() ? *pools : std::vector<PoolSummary>{}) {
+      if (p.peer == "B" && p.service == "svc") return p.warm;
+    }
+    return 0u;
+  };
+  ASSERT_TRUE(Eventually([&] { return warm() == 2; })) << pair_.Logs();
+  std::set<uint64_t> seen;
+  auto cycle = [&]() -> ::testing::AssertionResult {
+    auto channel = app.value()->Connect("B", "svc");
+    if (!channel.ok()) return ::testing::AssertionFailure() << channel.status().ToString();
+    seen.insert(channel.value()->info().id);
+    return testing::RoundTrip(channel.value().get(), *server_);
+  };
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(cycle()) << "warm-up cycle " << i;
+  Snapshot base = Baseline();
+  auto t0 = Clock::now();
+  for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // Every cycle took a warm channel and gave it back: no other was made.
+  EXPECT_LE(seen.size(), 2u);
+  if (InLab()) {  // the pool's two channels, both ends in this process
+    EXPECT_GE(base.app.rdma["qp"], 4) << "pid " << getpid() << "; `rdma resource show qp`:\n"
+                                      << testing::Run("rdma resource show qp 2>&1");
+  }
+  ExpectBack(base);
+  Print(InLab() ? "warm RDMA" : "warm TCP", cycles, seconds, base);
+}
+
+}  // namespace
+}  // namespace rdmad

@@ -1,0 +1,122 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// What a process holds, for the scale and leak tests: open fds, threads,
+// RSS (from /proc) and its RDMA objects (`rdma resource show`: QPs, CQs,
+// MRs, PDs). Usage::Of takes a snapshot; Usage::Same compares two the way
+// the leak tests do (fds and RDMA objects exact, threads within a slack of
+// 4, RSS within a fraction).
+//
+// Thread safety: free functions over /proc and a child process; call from
+// any thread.
+
+#ifndef RDMAD_TESTS_INTEGRATION_PROCESS_USAGE_H_
+#define RDMAD_TESTS_INTEGRATION_PROCESS_USAGE_H_
+
+#include <sys/types.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace rdmad::testing {
+
+inline int CountFds(pid_t pid) {
+  std::error_code ec;
+  auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+  return ec ? -1 : static_cast<int>(std::distance(it, std::filesystem::directory_iterator()));
+}
+
+// A number field of /proc/PID/status ("VmRSS:", "Threads:"); -1 if absent.
+inline double StatusField(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field, 0) == 0) return std::atof(line.c_str() + field.size());
+  }
+  return -1;
+}
+
+inline double RssMib(pid_t pid) { return StatusField(pid, "VmRSS:") / 1024.0; }
+
+// What command prints on stdout.
+inline std::string Run(const std::string& command) {
+  FILE* f = popen(command.c_str(), "r");
+  if (f == nullptr) return "";
+  std::string out;
+  char buf[1024];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+  pclose(f);
+  return out;
+}
+
+// Lines of `rdma resource show KIND` (qp, cq, mr, pd) for pid's objects; -1
+// without the rdma tool. The kernel names the thread that created an object:
+// every thread of pid counts.
+inline int RdmaResources(const std::string& kind, pid_t pid) {
+  std::set<std::string> tids{std::to_string(pid)};
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    tids.insert(task.path().filename().string());
+  }
+  std::string cmd = "rdma resource show " + kind + " 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return -1;
+  int n = 0;
+  char line[1024];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    std::istringstream words(line);
+    for (std::string word, prev; words >> word; prev = word) {
+      if (prev == "pid" && tids.count(word) > 0) {
+        ++n;
+        break;
+      }
+    }
+  }
+  return pclose(f) == 0 ? n : -1;
+}
+
+struct Usage {
+  int fds = 0;
+  int threads = 0;
+  double rss_mib = 0;
+  std::map<std::string, int> rdma;  // qp, cq, mr, pd (with_rdma only)
+
+  static Usage Of(pid_t pid, bool with_rdma) {
+    Usage u;
+    u.fds = CountFds(pid);
+    u.threads = static_cast<int>(StatusField(pid, "Threads:"));
+    u.rss_mib = RssMib(pid);
+    if (with_rdma) {
+      for (const char* kind : {"qp", "cq", "mr", "pd"}) u.rdma[kind] = RdmaResources(kind, pid);
+    }
+    return u;
+  }
+
+  // now is back to this baseline: the same fds and RDMA objects, at most
+  // kThreadSlack more threads (gRPC's and rdmad's worker pools grow on
+  // demand and shrink when idle: a leak grows with the cycles), RSS at most
+  // rss_fraction above.
+  static constexpr int kThreadSlack = 4;
+  bool Same(const Usage& now, double rss_fraction) const {
+    return now.fds == fds && now.threads <= threads + kThreadSlack && now.rdma == rdma &&
+           now.rss_mib <= rss_mib * (1 + rss_fraction);
+  }
+
+  // "fds=22 threads=9 rss_mib=24.1 qp=0 cq=0 mr=0 pd=0".
+  std::string Describe() const {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "fds=%d threads=%d rss_mib=%.1f", fds, threads, rss_mib);
+    std::string out = buf;
+    for (const auto& [kind, n] : rdma) out += " " + kind + "=" + std::to_string(n);
+    return out;
+  }
+};
+
+}  // namespace rdmad::testing
+
+#endif  // RDMAD_TESTS_INTEGRATION_PROCESS_USAGE_H_
