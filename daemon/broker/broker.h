@@ -294,6 +294,9 @@ class Broker {
     // Adopted after a restart: not yet confirmed by the peer daemon.
     bool reclaiming = false;
     bool reclaim_in_flight = false;
+    // The reclaim only verifies that the peer, back after a session loss,
+    // still has the channel (without a link to ask, the channel goes on).
+    bool verifying = false;
     std::string previous_self;  // this daemon's instance id in the lease
   };
   // What to do, without the lock, once a channel ended.

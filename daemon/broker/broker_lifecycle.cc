@@ -339,6 +339,13 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
       ending = EndLocked(e, ChannelState::kFailed,
                          e.waiting_why + " (not back within " + Ms(options_.peer_grace) + ")",
                          false, "");
+    } else if (e.record.state == ChannelState::kEstablished && e.verifying &&
+               age >= options_.peer_grace) {
+      spdlog::info(
+          "{}: peer daemon {} could not be asked whether it still has the channel; it "
+          "goes on",
+          Describe(e.record), e.record.peer);
+      e.reclaiming = e.verifying = false;
     } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
                age >= options_.peer_grace) {
       std::string why = "rdmad restarted and peer daemon " + e.record.peer +

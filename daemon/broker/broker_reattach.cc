@@ -157,7 +157,8 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
                    e.record.peer);
     } else if (answer.code() == StatusCode::kNotFound ||
                answer.code() == StatusCode::kInvalidArgument) {
-      std::string why = "rdmad restarted and peer daemon " + e.record.peer +
+      std::string why = (e.verifying ? "peer daemon " + e.record.peer + " is back but"
+                                     : "rdmad restarted and peer daemon " + e.record.peer) +
                         " no longer has the channel: " + answer.message();
       e.peer_told = true;
       auto ending = EndLocked(e, ChannelState::kFailed, why, false, "");
@@ -173,6 +174,7 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
 void Broker::ResumeLocked(Entry& e) {
   e.waiting = false;
   e.reclaiming = false;
+  e.verifying = false;
   e.record.reason = e.transport_reason;
   e.since = Now();
 }
@@ -203,15 +205,23 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   e.record.peer_instance = call.instance;
   bool was_waiting = e.waiting;
   if (was_waiting) ResumeLocked(e);
-  spdlog::info("{}: taken back by the restarted peer daemon (instance {}){}",
-               Describe(call.channel_id, e.record), call.instance,
-               was_waiting ? "; it goes on" : "");
+  if (call.previous_instance == call.instance) {
+    spdlog::info("{}: still open here, as peer daemon {} asked after a session loss",
+                 Describe(call.channel_id, e.record), e.record.peer);
+  } else {
+    spdlog::info("{}: taken back by the restarted peer daemon (instance {}){}",
+                 Describe(call.channel_id, e.record), call.instance,
+                 was_waiting ? "; it goes on" : "");
+  }
   return Status::Ok();
 }
 
+// The peer may have closed some of them while the daemons were apart (and
+// could not tell): each is verified with a ReclaimChannel from this very
+// instance, which the peer answers OK only for a channel it still has.
 void Broker::OnPeerBack(const std::string& instance_id) {
   if (instance_id.empty()) return;
-  size_t resumed = 0;
+  std::vector<uint64_t> verify;
   std::string name;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -220,14 +230,20 @@ void Broker::OnPeerBack(const std::string& instance_id) {
         continue;
       }
       ResumeLocked(e);
+      e.reclaiming = true;
+      e.verifying = true;
+      e.previous_self = options_.instance_id;
       name = e.record.peer;
-      ++resumed;
+      verify.push_back(id);
     }
   }
-  if (resumed > 0) {
-    spdlog::info("peer daemon {} is back (same instance): {} waiting channel(s) go on", name,
-                 resumed);
+  if (!verify.empty()) {
+    spdlog::info(
+        "peer daemon {} is back (same instance): {} waiting channel(s) go on once it confirms "
+        "them",
+        name, verify.size());
   }
+  for (uint64_t id : verify) TryReclaim(id);
 }
 
 }  // namespace rdmad

@@ -57,13 +57,45 @@ TEST(BrokerReattachTest, AChannelWaitsForItsLostPeerAndFailsAfterTheGrace) {
             "peer daemon B lost: its session to this daemon ended (not back within 10000 ms)");
 }
 
-TEST(BrokerReattachTest, TheSameInstanceBackKeepsTheChannel) {
+TEST(BrokerReattachTest, TheSameInstanceBackConfirmsAndKeepsTheChannel) {
   Waiting f;
   std::string before = f.Record(f.id).reason;
   f.broker.OnPeerBack(kInstanceB);
+  // Asked whether B still has it, as this very instance.
+  auto reclaims = f.link->Reclaims();
+  ASSERT_EQ(reclaims.size(), 1u);
+  EXPECT_EQ(reclaims[0].previous_instance, kInstanceA);
+  EXPECT_EQ(reclaims[0].instance, kInstanceA);
   EXPECT_NE(f.Record(f.id).reason, before);
   EXPECT_EQ(f.Record(f.id).reason.find("lost"), std::string::npos) << f.Record(f.id).reason;
   f.now += 60s;
+  f.broker.Sweep();
+  EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
+  EXPECT_TRUE(f.holder->Ends().empty());
+}
+
+TEST(BrokerReattachTest, AChannelThePeerClosedWhileApartFailsWhenItIsBack) {
+  Waiting f;
+  f.link->reclaim_answer = [](const ReclaimChannelCall&) {
+    return Status::NotFound("channel 0x1 is closed on hostB: the application went away");
+  };
+  f.broker.OnPeerBack(kInstanceB);
+  EXPECT_EQ(f.Record(f.id).state, ChannelState::kFailed);
+  ASSERT_EQ(f.holder->Ends().size(), 1u);
+  EXPECT_EQ(f.holder->Ends()[0].second,
+            "peer daemon B is back but no longer has the channel: channel 0x1 is closed on "
+            "hostB: the application went away");
+}
+
+TEST(BrokerReattachTest, WithoutALinkToAskTheChannelGoesOn) {
+  Waiting f;
+  f.instance_link = false;
+  f.up = false;
+  f.broker.OnPeerBack(kInstanceB);
+  EXPECT_TRUE(f.link->Reclaims().empty());
+  f.now += 10s;
+  f.broker.Sweep();
+  f.now += 1s;
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.holder->Ends().empty());

@@ -252,14 +252,7 @@ void PeerInbound::SetCloseHandler(CloseHandler handler) {
 }
 
 Status PeerInbound::CloseChannel(const CloseChannelCall& call) {
-  CloseHandler handler;
-  {
-    std::lock_guard lock(mu_);
-    if (closed_) return Status::Unavailable("the daemon is stopping");
-    handler = close_handler_;
-  }
-  if (!handler) return Status::Unavailable("this daemon has no channel broker");
-  return handler(call);
+  return Dispatch(&PeerInbound::close_handler_, call);
 }
 
 void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
@@ -268,14 +261,7 @@ void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
 }
 
 Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call) {
-  ReclaimHandler handler;
-  {
-    std::lock_guard lock(mu_);
-    if (closed_) return Status::Unavailable("the daemon is stopping");
-    handler = reclaim_handler_;
-  }
-  if (!handler) return Status::Unavailable("this daemon has no channel broker");
-  return handler(call);
+  return Dispatch(&PeerInbound::reclaim_handler_, call);
 }
 
 void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {

@@ -149,6 +149,20 @@ class PeerInbound {
   std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_
   std::thread ticker_;
   ChannelHandler channel_handler_;  // guarded by mu_
+  // Calls the broker's handler for a peer's call (UNAVAILABLE while
+  // stopping or without a broker).
+  template <typename Handler, typename Call>
+  Status Dispatch(Handler PeerInbound::*member, const Call& call) {
+    Handler handler;
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return Status::Unavailable("the daemon is stopping");
+      handler = this->*member;
+    }
+    if (!handler) return Status::Unavailable("this daemon has no channel broker");
+    return handler(call);
+  }
+
   CloseHandler close_handler_;      // guarded by mu_
   ReclaimHandler reclaim_handler_;  // guarded by mu_
   StreamLostHandler stream_lost_;   // guarded by mu_

@@ -64,8 +64,13 @@ class DrillTest : public ::testing::Test {
       }
       in_use_.push_back(std::move(channel).value());
     }
-    ASSERT_TRUE(Eventually([&] { return Row().warm == kWarm && Row().in_use == kInUse; }))
-        << pair_.Logs();
+    // The pool's report and A's table agree: every channel is up (a refill
+    // may still be in its handshake when the report already counts it).
+    ASSERT_TRUE(Eventually([&] {
+      return Row().warm == kWarm && Row().in_use == kInUse &&
+             CountOnA("established") == kWarm + kInUse && CountOnA("opening") == 0 &&
+             CountOnA("planned") == 0;
+    })) << pair_.Logs();
   }
 
   // Added to each daemon's [daemon] table: A's channels wait 1 s for a lost

@@ -62,7 +62,8 @@ TEST_F(DefaultConfigDrillTest, AKilledPeerDaemonWhoseApplicationLivesKeepsItsCha
   }
   ASSERT_TRUE(Eventually([&] { return !PeerUp(*pair_.a().client); }, 5s)) << pair_.Logs();
   EXPECT_EQ(CountOnA("established"), size_t{kWarm + kInUse})
-      << "step: B's daemon lost; expected every channel still established";
+      << "step: B's daemon lost; expected every channel still established\n"
+      << pair_.Logs();
   EXPECT_EQ(CountOnA("failed"), 0u);
 
   Status restarted = pair_.Restart(&pair_.b());

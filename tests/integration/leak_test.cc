@@ -32,6 +32,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::EnvInt;
 using testing::Eventually;
 using testing::Usage;
 
@@ -40,11 +41,6 @@ constexpr char kSmallChannels[] = "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_si
 constexpr double kRssSlack = 0.05;
 
 bool InLab() { return std::getenv("LAB_IP") != nullptr; }
-
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
-}
 
 class LeakTest : public ::testing::Test {
  protected:

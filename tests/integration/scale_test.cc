@@ -37,6 +37,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::CountFds;
+using testing::EnvInt;
 using testing::Eventually;
 using testing::RssMib;
 
@@ -45,11 +46,6 @@ constexpr char kSmallChannels[] =
     "[limits]\nmax_connects_per_client = 256\nmax_channels_per_peer = 4096\n";
 
 bool InLab() { return std::getenv("LAB_IP") != nullptr; }
-
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
-}
 
 class ScaleTest : public ::testing::Test {
  protected:

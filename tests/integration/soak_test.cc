@@ -31,13 +31,9 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using testing::EnvInt;
 using testing::Eventually;
 using testing::Usage;
-
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
-}
 
 TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
   const int soak_s = EnvInt("RDMAD_SOAK_SECONDS", 0);

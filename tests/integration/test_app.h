@@ -2,6 +2,7 @@
 //
 // Helpers of the integration tests that play an application:
 //   Eventually(pred, timeout)  polls pred every 20 ms until it holds;
+//   EnvInt(name, fallback)     an integer from the environment;
 //   AcceptAll                  listens on a service and keeps every channel
 //                              it accepts, by channel id, until dropped;
 //   RoundTrip(channel, server) one message each way between channel and its
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -27,6 +29,12 @@
 #include "rdmad/client.h"
 
 namespace rdmad::testing {
+
+// The integer in environment variable name, or fallback when unset.
+inline int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != 0 ? std::atoi(v) : fallback;
+}
 
 template <typename Pred>
 bool Eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
