@@ -11,6 +11,7 @@
 #include "daemon/rpc/hold_reactor.h"
 #include "daemon/rpc/listen_reactor.h"
 #include "daemon/rpc/local_service.h"
+#include "daemon/rpc/request_checks.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
@@ -60,7 +61,8 @@ grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext*
                                                     v1::PlanChannelResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
-  if (request->peer().empty()) return Reply(context, Status::InvalidArgument("peer: required"));
+  Status checked = CheckName("peer", request->peer(), kMaxPeerName);
+  if (!checked.ok()) return Reply(context, checked);
   auto planned = broker->PlanChannel(request->peer(), request->service(), request->force_tcp());
   if (planned.ok()) {
     response->set_channel_id(planned.value().channel_id);

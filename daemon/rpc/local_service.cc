@@ -8,6 +8,7 @@
 #include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/peer_convert.h"
 #include "daemon/rpc/proto_convert.h"
+#include "daemon/rpc/request_checks.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
@@ -120,13 +121,12 @@ grpc::ServerUnaryReactor* LocalService::ListDevices(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* LocalService::GetDevice(grpc::CallbackServerContext* context,
                                                   const v1::GetDeviceRequest* request,
                                                   v1::Device* response) {
-  if (request->name().empty()) {
-    return Reply(context, Status::InvalidArgument("name: a device name is required"));
-  }
+  Status checked = CheckName("name", request->name(), kMaxDeviceName);
+  if (!checked.ok()) return Reply(context, checked);
   auto inventory = core_->inventory();
   const DeviceInfo* device = inventory->Find(request->name());
   if (device == nullptr) {
-    return Reply(context, Status::NotFound("no RDMA device named \"" + request->name() + "\""));
+    return Reply(context, Status::NotFound("no RDMA device named " + Quote(request->name())));
   }
   ToProto(*device, response);
   return Reply(context, Status::Ok());
@@ -135,8 +135,10 @@ grpc::ServerUnaryReactor* LocalService::GetDevice(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* LocalService::GetPortCounters(grpc::CallbackServerContext* context,
                                                         const v1::GetPortCountersRequest* request,
                                                         v1::GetPortCountersResponse* response) {
-  if (request->device().empty() || request->port() == 0 || request->port() > 255) {
-    return Reply(context, Status::InvalidArgument("device and port (1..255) are required"));
+  Status checked = CheckName("device", request->device(), kMaxDeviceName);
+  if (!checked.ok()) return Reply(context, checked);
+  if (request->port() == 0 || request->port() > 255) {
+    return Reply(context, Status::InvalidArgument("port: 1..255 required"));
   }
   auto counters = core_->PortCounters(request->device(), int(request->port()));
   if (counters.ok()) response->mutable_counters()->insert(counters->begin(), counters->end());
@@ -146,9 +148,8 @@ grpc::ServerUnaryReactor* LocalService::GetPortCounters(grpc::CallbackServerCont
 grpc::ServerUnaryReactor* LocalService::ResolvePath(grpc::CallbackServerContext* context,
                                                     const v1::ResolvePathRequest* request,
                                                     v1::Path* response) {
-  if (request->peer_address().empty()) {
-    return Reply(context, Status::InvalidArgument("peer_address: an IP address is required"));
-  }
+  Status checked = CheckName("peer_address", request->peer_address(), kMaxPeerName);
+  if (!checked.ok()) return Reply(context, checked);
   auto path = core_->ResolvePath(PathRequest{
       request->peer_address(), int(std::min<uint32_t>(request->peer_active_mtu(), 1u << 20))});
   if (path.ok()) ToProto(*path, response);

@@ -7,6 +7,7 @@
 #include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/local_service.h"
 #include "daemon/rpc/pool_reactor.h"
+#include "daemon/rpc/request_checks.h"
 
 namespace rdmad {
 namespace {
@@ -31,6 +32,8 @@ grpc::ServerUnaryReactor* LocalService::Prewarm(grpc::CallbackServerContext* con
                                                 v1::PrewarmResponse* response) {
   PoolRegistry* pool = core_->pool();
   if (pool == nullptr) return Reply(context, NoPool());
+  Status checked = CheckName("peer", request->peer(), kMaxPeerName);
+  if (!checked.ok()) return Reply(context, checked);
   return Reply(context, pool->Prewarm(request->client_id(), request->peer(), request->service(),
                                       ClampCount(request->channels())));
 }
@@ -40,6 +43,8 @@ grpc::ServerUnaryReactor* LocalService::ReportPool(grpc::CallbackServerContext* 
                                                    v1::ReportPoolResponse* response) {
   PoolRegistry* pool = core_->pool();
   if (pool == nullptr) return Reply(context, NoPool());
+  Status checked = CheckName("peer", request->peer(), kMaxPeerName);
+  if (!checked.ok()) return Reply(context, checked);
   return Reply(context, pool->Report(request->client_id(), request->peer(), request->service(),
                                      ClampCount(request->warm()), ClampCount(request->in_use()),
                                      request->last_error()));

@@ -67,8 +67,17 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
     ++done["close"];
   };
   // Warm up allocators, caches and thread pools to the soak's peak: 32
-  // channels open at once, a few times over.
+  // channels open at once, a few times over, across one restart of B
+  // (gRPC reconnects and re-attached lifelines have their share too).
   for (int round = 0; round < 10; ++round) {
+    if (round == 5) {
+      pair.b().process->Signal(SIGKILL);
+      pair.b().process->WaitExit(10s);
+      Status restarted = pair.Restart(&pair.b());
+      ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+      ASSERT_TRUE(Eventually([&] { return pair.ConnectAB("svc").ok(); }, 20s)) << pair.Logs();
+      server.DropAll();
+    }
     std::vector<std::unique_ptr<Channel>> batch;
     for (int i = 0; i < 32; ++i) {
       auto channel = pair.a().client->Connect("B", "svc");
