@@ -199,6 +199,10 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(call.channel_id);
     if (it == channels_.end() || it->second.record.peer_instance != call.initiator_instance) {
+      // Only a party to a channel may close it: logged, for an operator to
+      // see a peer that tries another's channels.
+      spdlog::warn("rdmad instance {} asked to close channel {:#x}, which it does not share; refused",
+                   call.initiator_instance, call.channel_id);
       return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
                                           call.channel_id, call.initiator_instance,
                                           options_.host_name));

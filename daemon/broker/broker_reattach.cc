@@ -187,6 +187,9 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(call.channel_id);
   if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance) {
+    spdlog::warn("rdmad instance {} asked to take back channel {:#x}, which it did not share; "
+                 "refused",
+                 call.instance, call.channel_id);
     return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
                                         call.channel_id, call.previous_instance,
                                         options_.host_name));

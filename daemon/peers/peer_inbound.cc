@@ -209,9 +209,15 @@ Status PeerInbound::Send(const std::string& instance_id, const PeerEvent& event)
       if (s && s->instance_id() == instance_id) targets.push_back(s);
     }
   }
+  if (targets.empty()) {
+    return Status::NotFound("no open session from rdmad instance " + instance_id);
+  }
   bool sent = false;
   for (auto& s : targets) sent = s->Enqueue(event) || sent;
-  if (!sent) return Status::NotFound("no open session from rdmad instance " + instance_id);
+  if (!sent) {
+    return Status::ResourceExhausted("the session stream of rdmad instance " + instance_id +
+                                     " is full: the peer does not read it");
+  }
   return Status::Ok();
 }
 

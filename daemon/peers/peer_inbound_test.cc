@@ -139,7 +139,7 @@ TEST_F(PeerInboundTest, APeerThatDoesNotReadIsEnded) {
   for (size_t i = 0; i < PeerInbound::kMaxQueued; ++i) {
     ASSERT_TRUE(inbound_.Send(kPeerId, closed).ok()) << i;
   }
-  EXPECT_FALSE(inbound_.Send(kPeerId, closed).ok());
+  EXPECT_EQ(inbound_.Send(kPeerId, closed).code(), StatusCode::kResourceExhausted);
   EXPECT_EQ(writer.finishes, 0);  // a write is in flight
   stream->OnWriteDone(true);
   EXPECT_EQ(writer.finishes, 1);
