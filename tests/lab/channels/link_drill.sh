@@ -14,39 +14,16 @@ set -euo pipefail
 source "$LAB_ROOT/tests/lab/lib.sh"
 [[ $LAB_VMS == 2 ]] || { lab_log "link_drill.sh needs --vms 2"; exit 2; }
 
-build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
-work=$(mktemp -d)
-export RDMAD_SOCKET=$work/rdmad.sock
-ctl() { "$build/client/rdmactl" --socket "$RDMAD_SOCKET" "$@"; }
-fail() {
-  lab_log "FAIL: $*"
-  exit 1
-}
-now_ms() { date +%s%3N; }
-
-cat >"$work/rdmad.toml" <<TOML
-[daemon]
-socket = "$RDMAD_SOCKET"
-socket_group = ""
-log_level = "debug"
-peer_address = "$LAB_IP"
-peer_insecure = true
-
-[[peers]]
-name = "node-$([[ $LAB_NODE == a ]] && echo b || echo a)"
-address = "$LAB_PEER_IP"
-TOML
-"$build/daemon/rdmad" --config "$work/rdmad.toml" 2>"$work/rdmad.log" &
+# shellcheck source=SCRIPTDIR/peered_rdmad.sh
+source "$LAB_ROOT/tests/lab/channels/peered_rdmad.sh"
 cleanup() {
   set +e
   ip link set "$LAB_NETDEV" up 2>/dev/null
-  kill $(jobs -p) 2>/dev/null
-  wait 2>/dev/null
-  sed 's/^/rdmad: /' "$work/rdmad.log" >&2
+  peered_rdmad_stop
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [[ -S $RDMAD_SOCKET ]] && break; sleep 0.1; done
-ctl status >/dev/null || fail "rdmad did not start"
+peered_rdmad_start
+now_ms() { date +%s%3N; }
 port_state() { ctl --json devices | python3 -c '
 import json, sys
 for d in json.load(sys.stdin).get("devices", []):

@@ -1,0 +1,40 @@
+# shellcheck shell=bash
+# Sourced by the two-VM channel scripts: rdmad on this node, peered with
+# the other node's ("node-a"/"node-b") over the lab link. Sets build, work,
+# RDMAD_SOCKET, ctl and fail; peered_rdmad_start starts the daemon and waits
+# for its socket; peered_rdmad_stop (from the script's EXIT trap) stops
+# every background job and prints the daemon's log.
+
+build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
+work=$(mktemp -d)
+export RDMAD_SOCKET=$work/rdmad.sock
+ctl() { "$build/client/rdmactl" --socket "$RDMAD_SOCKET" "$@"; }
+fail() {
+  lab_log "FAIL: $*"
+  exit 1
+}
+
+peered_rdmad_start() {
+  cat >"$work/rdmad.toml" <<TOML
+[daemon]
+socket = "$RDMAD_SOCKET"
+socket_group = ""
+log_level = "debug"
+peer_address = "$LAB_IP"
+peer_insecure = true
+
+[[peers]]
+name = "node-$([[ $LAB_NODE == a ]] && echo b || echo a)"
+address = "$LAB_PEER_IP"
+TOML
+  "$build/daemon/rdmad" --config "$work/rdmad.toml" 2>"$work/rdmad.log" &
+  for _ in $(seq 100); do [[ -S $RDMAD_SOCKET ]] && break; sleep 0.1; done
+  ctl status >/dev/null || fail "rdmad did not start"
+}
+
+peered_rdmad_stop() {
+  set +e
+  kill $(jobs -p) 2>/dev/null
+  wait 2>/dev/null
+  sed 's/^/rdmad: /' "$work/rdmad.log" >&2
+}
