@@ -134,14 +134,6 @@ StatusOr<std::unique_ptr<Channel>> AcceptOne(const DaemonRpc& rpc, v1::Rdmad::St
   return Held(pending.value()->ReadyToSend(info), std::move(hold), "acceptor");
 }
 
-// The Listen stream's ends that mean rdmad went away (killed, stopping,
-// restarting) rather than that the registration was refused.
-bool DaemonWentAway(const grpc::Status& status) {
-  auto code = status.error_code();
-  return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
-         code == grpc::StatusCode::UNKNOWN || code == grpc::StatusCode::INTERNAL;
-}
-
 // A registered service. A reader thread queues the daemon's requests; when
 // the Listen stream breaks because rdmad went away, it registers the
 // service again with the next rdmad (waiting up to reattach_timeout for
@@ -247,7 +239,7 @@ class GrpcListener final : public Listener {
       if (stopping_) return false;
       queue_.clear();  // requests of the daemon that went away
     }
-    if (!DaemonWentAway(finished) || rpc_.reattach_timeout.count() <= 0) {
+    if (!DaemonWentAway(finished.error_code()) || rpc_.reattach_timeout.count() <= 0) {
       ClientLog().info("service {}: the Listen stream ended ({})", service_,
                        finished.error_message());
       return false;

@@ -11,14 +11,12 @@ namespace {
 // cancelled anyway (the daemon then says "the application went away").
 constexpr std::chrono::seconds kReleaseTimeout{2};
 
-// The ends of a HoldChannel call that mean rdmad went away (killed,
-// stopping, restarting) rather than that the channel is over.
+}  // namespace
+
 bool DaemonWentAway(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::CANCELLED ||
          code == grpc::StatusCode::UNKNOWN || code == grpc::StatusCode::INTERNAL;
 }
-
-}  // namespace
 
 class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> {
  public:

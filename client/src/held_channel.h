@@ -51,6 +51,10 @@
 
 namespace rdmad::internal {
 
+// How a stream to rdmad (HoldChannel, Listen) ends when rdmad went away
+// (killed, stopping, restarting) rather than because the daemon ended it.
+bool DaemonWentAway(grpc::StatusCode code);
+
 class HoldStream final {
  public:
   // Opens the stream for channel_id on rpc (the daemon's Unix socket).

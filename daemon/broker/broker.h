@@ -181,6 +181,9 @@ class Broker;
 size_t FailLostPaths(Broker& broker, const Inventory& inventory,
                      const std::vector<InventoryChange>& changes);
 
+// "channel 0x.. (to PEER service S)" for the log.
+std::string DescribeChannel(const ChannelRecord& r);
+
 // A daemon's instance id: 32 lower-case hex digits.
 bool IsInstanceId(const std::string& id);
 

@@ -20,12 +20,12 @@ constexpr size_t kMaxReason = 1024;
 
 std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
-std::string Describe(const ChannelRecord& r) {
+}  // namespace
+
+std::string DescribeChannel(const ChannelRecord& r) {
   return fmt::format("channel {:#x} ({} {} service {})", r.channel_id, r.initiator ? "to" : "from",
                      r.peer, r.service);
 }
-
-}  // namespace
 
 bool IsInstanceId(const std::string& id) {
   return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
@@ -67,7 +67,7 @@ void Broker::Deliver(std::vector<Ending> endings) {
   for (Ending& e : endings) {
     const ChannelRecord& r = e.record;
     if (!e.late) {
-      spdlog::info("{} {}: {}", Describe(r), ChannelStateName(r.state), r.reason);
+      spdlog::info("{} {}: {}", DescribeChannel(r), ChannelStateName(r.state), r.reason);
       for (auto& holder : e.holders) holder->OnChannelEnded(r.state, r.reason);
       if (e.open) e.open->Complete(Status::Unavailable(r.reason));
       if (!r.initiator && e.was_established) {
@@ -95,7 +95,7 @@ void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
     }
   }
   auto fallback = [send = options_.send_event, call, instance = r.peer_instance,
-                   what = Describe(r)](const std::string& why) {
+                   what = DescribeChannel(r)](const std::string& why) {
     if (send && !instance.empty()) {
       PeerEvent event;
       event.kind = PeerEvent::Kind::kChannelClosed;
@@ -116,7 +116,7 @@ void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
     fallback("no session to the peer daemon");
     return;
   }
-  link->CloseChannel(call, [fallback, what = Describe(r)](const Status& status) {
+  link->CloseChannel(call, [fallback, what = DescribeChannel(r)](const Status& status) {
     if (status.ok()) {
       spdlog::debug("{}: peer daemon told", what);
     } else if (status.code() == StatusCode::kNotFound) {
@@ -142,7 +142,7 @@ StatusOr<Broker::HoldResult> Broker::Hold(uint64_t channel_id,
   uint64_t token = next_token_++;
   e.holders[token] = std::move(holder);
   e.held = true;
-  spdlog::debug("{}: held by its application", Describe(e.record));
+  spdlog::debug("{}: held by its application", DescribeChannel(e.record));
   return HoldResult{token, e.record.state, ""};
 }
 
@@ -201,8 +201,9 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
     if (it == channels_.end() || it->second.record.peer_instance != call.initiator_instance) {
       // Only a party to a channel may close it: logged, for an operator to
       // see a peer that tries another's channels.
-      spdlog::warn("rdmad instance {} asked to close channel {:#x}, which it does not share; refused",
-                   call.initiator_instance, call.channel_id);
+      spdlog::warn(
+          "rdmad instance {} asked to close channel {:#x}, which it does not share; refused",
+          call.initiator_instance, call.channel_id);
       return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
                                           call.channel_id, call.initiator_instance,
                                           options_.host_name));
@@ -348,7 +349,7 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
       spdlog::info(
           "{}: peer daemon {} could not be asked whether it still has the channel; it "
           "goes on",
-          Describe(e.record), e.record.peer);
+          DescribeChannel(e.record), e.record.peer);
       e.reclaiming = e.verifying = false;
     } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
                age >= options_.peer_grace) {

@@ -16,15 +16,6 @@
 #include "daemon/broker/broker.h"
 
 namespace rdmad {
-namespace {
-
-std::string Describe(uint64_t id, const ChannelRecord& r) {
-  return fmt::format("channel {:#x} ({} {} service {})", id, r.initiator ? "to" : "from", r.peer,
-                     r.service);
-}
-
-}  // namespace
-
 StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& transport) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(channel_id);
@@ -90,7 +81,7 @@ Status Broker::Adopt(uint64_t channel_id, const ChannelLease& lease) {
     r.port = lease.port;
     r.gid = lease.gid;
     spdlog::info("{}: re-attached by its application after rdmad restarted ({} over {})",
-                 Describe(channel_id, r), r.initiator ? "initiator" : "acceptor", r.transport);
+                 DescribeChannel(r), r.initiator ? "initiator" : "acceptor", r.transport);
   }
   TryReclaim(channel_id);
   return Status::Ok();
@@ -153,7 +144,7 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
     if (answer.ok()) {
       e.record.peer_instance = peer_instance;
       ResumeLocked(e);
-      spdlog::info("{}: confirmed by peer daemon {}; it goes on", Describe(channel_id, e.record),
+      spdlog::info("{}: confirmed by peer daemon {}; it goes on", DescribeChannel(e.record),
                    e.record.peer);
     } else if (answer.code() == StatusCode::kNotFound ||
                answer.code() == StatusCode::kInvalidArgument) {
@@ -164,8 +155,7 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
       auto ending = EndLocked(e, ChannelState::kFailed, why, false, "");
       if (ending) endings.push_back(std::move(*ending));
     } else {
-      spdlog::debug("{}: reclaim: {}; trying again", Describe(channel_id, e.record),
-                    answer.ToString());
+      spdlog::debug("{}: reclaim: {}; trying again", DescribeChannel(e.record), answer.ToString());
     }
   }
   Deliver(std::move(endings));
@@ -187,9 +177,10 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(call.channel_id);
   if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance) {
-    spdlog::warn("rdmad instance {} asked to take back channel {:#x}, which it did not share; "
-                 "refused",
-                 call.instance, call.channel_id);
+    spdlog::warn(
+        "rdmad instance {} asked to take back channel {:#x}, which it did not share; "
+        "refused",
+        call.instance, call.channel_id);
     return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
                                         call.channel_id, call.previous_instance,
                                         options_.host_name));
@@ -210,11 +201,10 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   if (was_waiting) ResumeLocked(e);
   if (call.previous_instance == call.instance) {
     spdlog::info("{}: still open here, as peer daemon {} asked after a session loss",
-                 Describe(call.channel_id, e.record), e.record.peer);
+                 DescribeChannel(e.record), e.record.peer);
   } else {
     spdlog::info("{}: taken back by the restarted peer daemon (instance {}){}",
-                 Describe(call.channel_id, e.record), call.instance,
-                 was_waiting ? "; it goes on" : "");
+                 DescribeChannel(e.record), call.instance, was_waiting ? "; it goes on" : "");
   }
   return Status::Ok();
 }

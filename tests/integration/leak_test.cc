@@ -34,13 +34,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using testing::EnvInt;
 using testing::Eventually;
+using testing::InLab;
 using testing::Usage;
 
 // Small channels (32 KiB registered per end) keep a cold cycle cheap.
 constexpr char kSmallChannels[] = "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n";
 constexpr double kRssSlack = 0.05;
-
-bool InLab() { return std::getenv("LAB_IP") != nullptr; }
 
 class LeakTest : public ::testing::Test {
  protected:

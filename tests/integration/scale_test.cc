@@ -39,13 +39,12 @@ using Clock = std::chrono::steady_clock;
 using testing::CountFds;
 using testing::EnvInt;
 using testing::Eventually;
+using testing::InLab;
 using testing::RssMib;
 
 constexpr char kSmallChannels[] =
     "[qp]\nrecv_depth = 4\nsend_depth = 4\nslot_size = 4096\n"
     "[limits]\nmax_connects_per_client = 256\nmax_channels_per_peer = 4096\n";
-
-bool InLab() { return std::getenv("LAB_IP") != nullptr; }
 
 class ScaleTest : public ::testing::Test {
  protected:

@@ -3,6 +3,7 @@
 // Helpers of the integration tests that play an application:
 //   Eventually(pred, timeout)  polls pred every 20 ms until it holds;
 //   EnvInt(name, fallback)     an integer from the environment;
+//   InLab()                    in the Soft-RoCE lab (LAB_IP set);
 //   AcceptAll                  listens on a service and keeps every channel
 //                              it accepts, by channel id, until dropped;
 //   RoundTrip(channel, server) one message each way between channel and its
@@ -29,6 +30,9 @@
 #include "rdmad/client.h"
 
 namespace rdmad::testing {
+
+// Whether the test runs in the Soft-RoCE lab (LAB_IP set): over RDMA.
+inline bool InLab() { return std::getenv("LAB_IP") != nullptr; }
 
 // The integer in environment variable name, or fallback when unset.
 inline int EnvInt(const char* name, int fallback) {
