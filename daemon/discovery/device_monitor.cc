@@ -239,8 +239,13 @@ bool DeviceMonitor::DrainUevents() {
     const std::string& subsystem = event.vars["SUBSYSTEM"];
     bool rdma = subsystem == "infiniband" || subsystem == "infiniband_verbs";
     if (rdma) spdlog::debug("uevent: {} {}", event.action, event.devpath);
-    if (event.action == "remove" && subsystem == "infiniband_verbs") {
-      CloseVerbsDevice(event.devpath.substr(event.devpath.rfind('/') + 1));
+    std::string name = event.devpath.substr(event.devpath.rfind('/') + 1);
+    if (event.action == "remove" && subsystem == "infiniband_verbs") CloseVerbsDevice(name);
+    // The device itself goes last, once unregistered: a device of that name
+    // seen from now on is a new one, even if no rescan saw the name missing
+    // (`rdma link delete` and `add` in quick succession).
+    if (subsystem == "infiniband" && (event.action == "remove" || event.action == "add")) {
+      unregistering_.erase(name);
     }
     relevant |= rdma || subsystem == "net";
   }

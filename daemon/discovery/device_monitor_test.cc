@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <future>
 #include <string>
+#include <thread>
 
 #include "daemon/discovery/sysfs_reader.h"
 #include "daemon/discovery/verbs_probe.h"
@@ -189,6 +190,26 @@ TEST_F(DeviceLabTest, MonitorSeesDevicesAddedAndDeletedWithinOneSecond) {
   }
   EXPECT_EQ(deleted.get(), 0);
   EXPECT_EQ(monitor_->current()->Find("rxe_t1"), nullptr);
+}
+
+// `rdma link delete` and `add` back to back, faster than the monitor's
+// rescan: the device of the same name is a new one and must be listed.
+TEST_F(DeviceLabTest, ADeviceDeletedAndAddedAtOnceIsListedAgain) {
+  if (!InLab() || Env("LAB_VMS") != "1") GTEST_SKIP() << "needs the single-VM lab (veth1)";
+  StartMonitor();
+  Sh("rdma link add rxe_t2 type rxe netdev veth1");
+  ASSERT_TRUE(log_.WaitFor(Kind::kDeviceAdded, "rxe_t2", 0, "", 1s)) << "no device-added event";
+  for (int round = 0; round < 3; ++round) {
+    Sh("rdma link delete rxe_t2 && rdma link add rxe_t2 type rxe netdev veth1");
+    bool back = false;
+    for (int i = 0; i < 30 && !back; ++i) {
+      std::this_thread::sleep_for(100ms);
+      const DeviceInfo* d = monitor_->current()->Find("rxe_t2");
+      back = d != nullptr && d->max_qp > 0;
+    }
+    EXPECT_TRUE(back) << "round " << round << ": rxe_t2 not listed 3 s after delete and add";
+  }
+  Sh("rdma link delete rxe_t2");
 }
 
 TEST_F(DeviceLabTest, MonitorSeesPortDownAndUpWithinOneSecond) {
