@@ -48,6 +48,7 @@ int CmdCounters(Context& ctx);
 int CmdRoute(Context& ctx);
 int CmdPeers(Context& ctx);     // commands_peers.cc
 int CmdChannels(Context& ctx);  // commands_channels.cc
+int CmdClose(Context& ctx);     // commands_channels.cc
 int CmdPools(Context& ctx);     // commands_pools.cc
 int CmdConnect(Context& ctx);   // commands_connect.cc
 int CmdPing(Context& ctx);      // commands_connect.cc

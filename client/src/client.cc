@@ -120,10 +120,19 @@ class GrpcClient final : public Client {
         Call(&v1::Rdmad::Stub::ListChannels, "ListChannels", v1::ListChannelsRequest(), &response));
     std::vector<ChannelSummary> out;
     for (const v1::ChannelEntry& e : response.channels()) {
-      out.push_back(ChannelSummary{e.channel_id(), e.peer(), e.service(), e.role(), e.transport(),
-                                   e.state(), e.reason(), e.age_seconds()});
+      out.push_back(ChannelSummary{
+          e.channel_id(), e.peer(), e.service(), e.role(), e.transport(), e.state(), e.reason(),
+          e.age_seconds(), e.has_owner_uid() ? int64_t(e.owner_uid()) : -1, int(e.owner_pid())});
     }
     return out;
+  }
+
+  Status CloseChannel(uint64_t id, const std::string& reason) override {
+    v1::ReleaseChannelRequest request;
+    request.set_channel_id(id);
+    request.set_reason(reason);
+    v1::ReleaseChannelResponse response;
+    return Call(&v1::Rdmad::Stub::ReleaseChannel, "ReleaseChannel", request, &response);
   }
 
   StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) override {

@@ -152,8 +152,8 @@ ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reas
   return plan;
 }
 
-StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std::string& service,
-                                             bool force_tcp) {
+StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::string& peer,
+                                             const std::string& service, bool force_tcp) {
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(service));
   StatusOr<BrokerPeer> found = options_.find_peer(peer);
   if (!found.ok()) return found.status();
@@ -184,20 +184,22 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const std::string& peer, const std:
                                ChannelState::kPlanned,
                                std::chrono::system_clock::now(),
                                ""};
+  entry.record.owner_uid = caller.uid;
+  entry.record.owner_pid = caller.pid;
   SetPath(planned.plan, &entry.record);
   return planned;
 }
 
-StatusOr<ChannelEndpoint> Broker::Connect(uint64_t channel_id, const ChannelEndpoint& endpoint) {
+StatusOr<ChannelEndpoint> Broker::Connect(const Caller& caller, uint64_t channel_id,
+                                          const ChannelEndpoint& endpoint) {
   RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint, /*listening=*/false));
   OpenChannelCall call;
   std::string peer_key;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    Entry* e = FindOwnedLocked(caller, channel_id, /*admin=*/false);
+    if (e == nullptr) return Status::NotFound("no planned channel " + std::to_string(channel_id));
     auto it = channels_.find(channel_id);
-    if (it == channels_.end()) {
-      return Status::NotFound("no planned channel " + std::to_string(channel_id));
-    }
     if (it->second.record.state != ChannelState::kPlanned) {
       const ChannelRecord& r = it->second.record;
       return Status::FailedPrecondition("channel " + std::to_string(channel_id) + " is " +
@@ -331,7 +333,21 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
       SetPath(request.plan, &entry.record);
     }
   }
-  StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request));
+  // The channel is the listener's from the offer on: its application may
+  // hold it as soon as it has accepted.
+  auto owned_by = [this, id = call.channel_id](const Owner& listener) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = channels_.find(id);
+    if (it == channels_.end()) return;
+    ChannelRecord& r = it->second.record;
+    if (r.initiator) {  // a channel to this daemon itself
+      r.self_acceptor_uid = listener.uid;
+    } else {
+      r.owner_uid = listener.uid;
+      r.owner_pid = listener.pid;
+    }
+  };
+  StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request), owned_by);
   std::vector<Ending> endings;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -374,6 +390,22 @@ void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& 
     }
   }
   Deliver(std::move(endings));
+}
+
+Broker::Entry* Broker::FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin) {
+  auto it = channels_.find(channel_id);
+  if (it == channels_.end()) return nullptr;
+  const ChannelRecord& r = it->second.record;
+  bool owns = caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid);
+  return owns || (admin && caller.admin) ? &it->second : nullptr;
+}
+
+std::vector<ChannelRecord> Broker::ChannelsFor(const Caller& caller) const {
+  std::vector<ChannelRecord> all = Channels();
+  std::erase_if(all, [&](const ChannelRecord& r) {
+    return !caller.Reaches(r.owner_uid) && !caller.Reaches(r.self_acceptor_uid);
+  });
+  return all;
 }
 
 std::vector<ChannelRecord> Broker::Channels() const {

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "daemon/broker/service_registry.h"
+#include "daemon/clients/caller.h"
 #include "daemon/discovery/inventory_diff.h"
 #include "daemon/discovery/route_lookup.h"
 #include "daemon/peers/channel_endpoint.h"
@@ -139,6 +140,13 @@ struct ChannelRecord {
   std::string device;
   int port = 0;
   std::string gid;
+  // The local client it belongs to (docs/security.md): the initiator's
+  // application, or the acceptor's listener.
+  uid_t owner_uid = kNoUid;
+  pid_t owner_pid = 0;
+  // A channel to this daemon itself has one entry for both sides: the
+  // listener's uid owns its side too.
+  uid_t self_acceptor_uid = kNoUid;
 };
 
 // What a daemon needs to take a channel back after it restarted (the
@@ -157,6 +165,7 @@ struct ChannelLease {
   std::string peer_instance;
   std::string self_instance;  // the daemon's instance id when it was given
   std::chrono::system_clock::time_point created;
+  uid_t owner_uid = kNoUid;  // only this uid may take the channel back
 };
 
 // Where an ended channel is reported: the application's HoldChannel stream.
@@ -197,15 +206,22 @@ class Broker {
 
   ServiceRegistry& services() { return services_; }
 
-  // The initiator's first call. NOT_FOUND unknown peer; INVALID_ARGUMENT
-  // for a malformed service name; RESOURCE_EXHAUSTED at a channel limit
-  // (OnOpenChannel too, for the peer's side).
-  StatusOr<PlannedChannel> PlanChannel(const std::string& peer, const std::string& service,
-                                       bool force_tcp);
+  // Ownership (docs/security.md): a channel belongs to the uid of the
+  // application that planned it (initiator) or of the listener that
+  // accepted it (acceptor). Only that uid may Connect, Hold or Adopt it;
+  // that uid or an admin may Release it and sees it in ChannelsFor. To
+  // anyone else the channel is NOT_FOUND, as if it did not exist.
+
+  // The initiator's first call, by caller. NOT_FOUND unknown peer;
+  // INVALID_ARGUMENT for a malformed service name; RESOURCE_EXHAUSTED at a
+  // channel limit (OnOpenChannel too, for the peer's side).
+  StatusOr<PlannedChannel> PlanChannel(const Caller& caller, const std::string& peer,
+                                       const std::string& service, bool force_tcp);
   // The initiator's second call: relays endpoint to the peer and returns
-  // the acceptor's. NOT_FOUND for an unknown channel id; UNAVAILABLE when
-  // the peer daemon is lost meanwhile.
-  StatusOr<ChannelEndpoint> Connect(uint64_t channel_id, const ChannelEndpoint& endpoint);
+  // the acceptor's. NOT_FOUND for an unknown channel id (or another uid's);
+  // UNAVAILABLE when the peer daemon is lost meanwhile.
+  StatusOr<ChannelEndpoint> Connect(const Caller& caller, uint64_t channel_id,
+                                    const ChannelEndpoint& endpoint);
   // A peer's OpenChannel; peer_ip is the address the call came from.
   StatusOr<ChannelEndpoint> OnOpenChannel(const OpenChannelCall& call, const std::string& peer_ip);
 
@@ -215,15 +231,17 @@ class Broker {
     ChannelState state = ChannelState::kEstablished;
     std::string reason;  // why it ended (token 0)
   };
-  // Ties channel_id to holder. NOT_FOUND for an unknown id. An ended
-  // channel is not held: the result says how it ended.
-  StatusOr<HoldResult> Hold(uint64_t channel_id, std::shared_ptr<ChannelHolder> holder);
+  // Ties channel_id to holder. NOT_FOUND for an unknown id (or another
+  // uid's). An ended channel is not held: the result says how it ended.
+  StatusOr<HoldResult> Hold(const Caller& caller, uint64_t channel_id,
+                            std::shared_ptr<ChannelHolder> holder);
   // The hold ended (the application went away or closed the channel):
   // closes the channel with reason and tells the peer.
   void Unhold(uint64_t channel_id, uint64_t token, const std::string& reason);
-  // The application closes the channel (reason as the peer will see it).
-  // OK for an ended channel; NOT_FOUND for an unknown id.
-  Status Release(uint64_t channel_id, const std::string& reason);
+  // The application (or an admin) closes the channel (reason as the peer
+  // will see it). OK for an ended channel; NOT_FOUND for an unknown id (or
+  // one the caller does not reach).
+  Status Release(const Caller& caller, uint64_t channel_id, const std::string& reason);
   // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
   // malformed instance id; NOT_FOUND unless the channel is shared with
   // call.initiator_instance; OK for an ended channel.
@@ -252,8 +270,9 @@ class Broker {
   // it is established again, and reclaimed from the peer daemon (now, and
   // from the sweeper until peer_grace). OK when the id is known already;
   // NOT_FOUND when the lease was given by this very instance (the channel
-  // ended here); INVALID_ARGUMENT for a malformed lease.
-  Status Adopt(uint64_t channel_id, const ChannelLease& lease);
+  // ended here), or is not the caller's (another uid's lease, or a channel
+  // known and owned by another uid); INVALID_ARGUMENT for a malformed lease.
+  Status Adopt(const Caller& caller, uint64_t channel_id, const ChannelLease& lease);
   // A restarted peer daemon takes channel_id back. INVALID_ARGUMENT for
   // channel id 0 or malformed instance ids; NOT_FOUND (saying why) unless
   // the channel is open here and shared with call.previous_instance.
@@ -269,6 +288,8 @@ class Broker {
   void StartSweeper(std::chrono::milliseconds period = std::chrono::milliseconds(1000));
 
   std::vector<ChannelRecord> Channels() const;
+  // The channels caller reaches: its uid's, or all for an admin.
+  std::vector<ChannelRecord> ChannelsFor(const Caller& caller) const;
 
  private:
   // An initiator's OpenChannel in flight: the peer's answer, or the
@@ -341,6 +362,9 @@ class Broker {
   void Reclaimed(uint64_t channel_id, const std::string& peer_instance, const Status& answer);
   // mu_ held: the channel goes on after waiting or reclaiming.
   void ResumeLocked(Entry& e);
+  // The entry channel_id if caller may act on it as its owner (admin:
+  // also as an admin); null otherwise (unknown or another uid's).
+  Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held
   // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
   Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
 

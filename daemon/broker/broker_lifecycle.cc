@@ -127,14 +127,14 @@ void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
   });
 }
 
-StatusOr<Broker::HoldResult> Broker::Hold(uint64_t channel_id,
+StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel_id,
                                           std::shared_ptr<ChannelHolder> holder) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = channels_.find(channel_id);
-  if (it == channels_.end()) {
+  Entry* found = FindOwnedLocked(caller, channel_id, /*admin=*/false);
+  if (found == nullptr) {
     return Status::NotFound(fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
   }
-  Entry& e = it->second;
+  Entry& e = *found;
   if (ChannelEnded(e.record.state)) return HoldResult{0, e.record.state, e.record.reason};
   // A lifeline to a stopping daemon would end at once: the library holds
   // the channel on the next rdmad instead.
@@ -171,16 +171,20 @@ std::optional<Broker::Ending> Broker::LetGoLocked(Entry& e, const std::string& w
   return Ending{e.record, e.peer_key, {}, nullptr, true, why, false, true};
 }
 
-Status Broker::Release(uint64_t channel_id, const std::string& reason) {
+Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::string& reason) {
   std::vector<Ending> endings;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(channel_id);
-    if (it == channels_.end()) {
+    Entry* e = FindOwnedLocked(caller, channel_id, /*admin=*/true);
+    if (e == nullptr) {
       return Status::NotFound(
           fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
     }
-    auto ending = LetGoLocked(it->second, reason.substr(0, kMaxReason));
+    if (!caller.Is(e->record.owner_uid) && !caller.Is(e->record.self_acceptor_uid)) {
+      spdlog::info("{}: closed by admin {} (uid {})", DescribeChannel(e->record), caller.name,
+                   caller.uid);
+    }
+    auto ending = LetGoLocked(*e, reason.substr(0, kMaxReason));
     if (ending) endings.push_back(std::move(*ending));
   }
   Deliver(std::move(endings));

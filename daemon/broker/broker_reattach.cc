@@ -38,10 +38,11 @@ StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& t
   lease.peer_instance = r.peer_instance;
   lease.self_instance = options_.instance_id;
   lease.created = r.created;
+  lease.owner_uid = r.owner_uid;
   return lease;
 }
 
-Status Broker::Adopt(uint64_t channel_id, const ChannelLease& lease) {
+Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLease& lease) {
   if (channel_id == 0 || lease.channel_id != channel_id) {
     return Status::InvalidArgument("lease: not the lease of this channel");
   }
@@ -55,7 +56,15 @@ Status Broker::Adopt(uint64_t channel_id, const ChannelLease& lease) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-    if (channels_.count(channel_id) != 0) return Status::Ok();
+    auto known = channels_.find(channel_id);
+    bool mine = caller.uid != kNoUid && caller.uid == lease.owner_uid;
+    if (!mine || (known != channels_.end() && known->second.record.owner_uid != caller.uid)) {
+      spdlog::warn("channel {:#x}: {} (uid {}) re-attaching with another uid's lease: refused",
+                   channel_id, caller.name, caller.uid);
+      return Status::NotFound(
+          fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+    }
+    if (known != channels_.end()) return Status::Ok();
     if (lease.self_instance == options_.instance_id) {
       return Status::NotFound(fmt::format("channel {:#x} ended on {} (no longer listed)",
                                           channel_id, options_.host_name));
@@ -80,6 +89,8 @@ Status Broker::Adopt(uint64_t channel_id, const ChannelLease& lease) {
     r.device = lease.device;
     r.port = lease.port;
     r.gid = lease.gid;
+    r.owner_uid = caller.uid;
+    r.owner_pid = caller.pid;
     spdlog::info("{}: re-attached by its application after rdmad restarted ({} over {})",
                  DescribeChannel(r), r.initiator ? "initiator" : "acceptor", r.transport);
   }

@@ -22,7 +22,7 @@ struct Waiting : Fixture {
   uint64_t id = Established();
   std::shared_ptr<FakeHolder> holder = std::make_shared<FakeHolder>();
   Waiting() {
-    EXPECT_TRUE(broker.Hold(id, holder).ok());
+    EXPECT_TRUE(broker.Hold(kApp, id, holder).ok());
     broker.OnPeerLost(kInstanceB, "B", "its session to this daemon ended");
   }
 };
@@ -39,6 +39,7 @@ ChannelLease OldLease(uint64_t id) {
   lease.reason = "no RDMA path";
   lease.peer_instance = kInstanceB;
   lease.self_instance = kOldInstanceA;
+  lease.owner_uid = kApp.uid;
   return lease;
 }
 
@@ -126,7 +127,7 @@ TEST(BrokerReattachTest, AReclaimIsRefusedUnlessTheChannelIsOpenWithTheCaller) {
             StatusCode::kNotFound);
   EXPECT_EQ(f.broker.OnReclaimChannel({f.id, kNewInstanceB, kNewInstanceB}).code(),
             StatusCode::kNotFound);
-  ASSERT_TRUE(f.broker.Release(f.id, "closed by the application").ok());
+  ASSERT_TRUE(f.broker.Release(kApp, f.id, "closed by the application").ok());
   Status closed = f.broker.OnReclaimChannel({f.id, kInstanceB, kNewInstanceB});
   EXPECT_EQ(closed.code(), StatusCode::kNotFound);
   EXPECT_NE(closed.message().find("closed by the application"), std::string::npos)
@@ -151,7 +152,7 @@ TEST(BrokerReattachTest, ALeaseNamesTheChannelAndThisInstance) {
 TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer) {
   Fixture f;
   uint64_t id = 0x1234;
-  ASSERT_TRUE(f.broker.Adopt(id, OldLease(id)).ok());
+  ASSERT_TRUE(f.broker.Adopt(kApp, id, OldLease(id)).ok());
   auto reclaims = f.link->Reclaims();
   ASSERT_EQ(reclaims.size(), 1u);
   EXPECT_EQ(reclaims[0].channel_id, id);
@@ -168,11 +169,11 @@ TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer)
   EXPECT_EQ(lease->self_instance, kInstanceA);
   EXPECT_EQ(lease->reason, "no RDMA path");
   auto holder = std::make_shared<FakeHolder>();
-  auto held = f.broker.Hold(id, holder);
+  auto held = f.broker.Hold(kApp, id, holder);
   ASSERT_TRUE(held.ok());
   EXPECT_NE(held->token, 0u);
   // Adopting again (a second lifeline) changes nothing.
-  EXPECT_TRUE(f.broker.Adopt(id, OldLease(id)).ok());
+  EXPECT_TRUE(f.broker.Adopt(kApp, id, OldLease(id)).ok());
   EXPECT_EQ(f.link->Reclaims().size(), 1u);
   f.now += 60s;
   f.broker.Sweep();
@@ -184,8 +185,8 @@ TEST(BrokerReattachTest, AChannelThePeerNoLongerHasFailsWithItsReason) {
   f.link->reclaim_answer = [](const ReclaimChannelCall&) {
     return Status::NotFound("channel 0x1234 is closed on hostB: closed by the application");
   };
-  ASSERT_TRUE(f.broker.Adopt(0x1234, OldLease(0x1234)).ok());
-  auto held = f.broker.Hold(0x1234, std::make_shared<FakeHolder>());
+  ASSERT_TRUE(f.broker.Adopt(kApp, 0x1234, OldLease(0x1234)).ok());
+  auto held = f.broker.Hold(kApp, 0x1234, std::make_shared<FakeHolder>());
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(held->token, 0u);
   EXPECT_EQ(held->state, ChannelState::kFailed);
@@ -198,9 +199,9 @@ TEST(BrokerReattachTest, WithoutALinkTheReclaimIsRetriedUntilTheGrace) {
   Fixture f;
   f.instance_link = false;
   f.up = false;
-  ASSERT_TRUE(f.broker.Adopt(0x1234, OldLease(0x1234)).ok());
+  ASSERT_TRUE(f.broker.Adopt(kApp, 0x1234, OldLease(0x1234)).ok());
   auto holder = std::make_shared<FakeHolder>();
-  ASSERT_TRUE(f.broker.Hold(0x1234, holder).ok());
+  ASSERT_TRUE(f.broker.Hold(kApp, 0x1234, holder).ok());
   EXPECT_TRUE(f.link->Reclaims().empty());
   f.now += 2s;
   f.broker.Sweep();
@@ -212,9 +213,9 @@ TEST(BrokerReattachTest, WithoutALinkTheReclaimIsRetriedUntilTheGrace) {
 
   // Another that never finds the peer fails after the grace.
   f.instance_link = false;
-  ASSERT_TRUE(f.broker.Adopt(0x5678, OldLease(0x5678)).ok());
+  ASSERT_TRUE(f.broker.Adopt(kApp, 0x5678, OldLease(0x5678)).ok());
   auto other = std::make_shared<FakeHolder>();
-  ASSERT_TRUE(f.broker.Hold(0x5678, other).ok());
+  ASSERT_TRUE(f.broker.Hold(kApp, 0x5678, other).ok());
   f.now += 10s;
   f.broker.Sweep();
   ASSERT_EQ(other->Ends().size(), 1u);
@@ -225,18 +226,18 @@ TEST(BrokerReattachTest, WithoutALinkTheReclaimIsRetriedUntilTheGrace) {
 TEST(BrokerReattachTest, AdoptRefusesBadLeasesAndChannelsThisInstanceEnded) {
   Fixture f;
   ChannelLease lease = OldLease(0x1234);
-  EXPECT_EQ(f.broker.Adopt(0x9999, lease).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.Adopt(kApp, 0x9999, lease).code(), StatusCode::kInvalidArgument);
   ChannelLease bad = lease;
   bad.peer_instance = "B";
-  EXPECT_EQ(f.broker.Adopt(0x1234, bad).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.Adopt(kApp, 0x1234, bad).code(), StatusCode::kInvalidArgument);
   bad = lease;
   bad.service = "no spaces";
-  EXPECT_EQ(f.broker.Adopt(0x1234, bad).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.Adopt(kApp, 0x1234, bad).code(), StatusCode::kInvalidArgument);
   bad = lease;
   bad.peer = "";
-  EXPECT_EQ(f.broker.Adopt(0x1234, bad).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(f.broker.Adopt(kApp, 0x1234, bad).code(), StatusCode::kInvalidArgument);
   lease.self_instance = kInstanceA;  // given by this very daemon
-  EXPECT_EQ(f.broker.Adopt(0x1234, lease).code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.Adopt(kApp, 0x1234, lease).code(), StatusCode::kNotFound);
   EXPECT_TRUE(f.broker.Channels().empty());
 }
 

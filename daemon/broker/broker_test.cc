@@ -17,12 +17,12 @@ using namespace rdmad::testing;
 
 TEST(BrokerTest, PlansTcpWithTheReasonWithoutAPath) {
   Fixture f;
-  auto planned = f.broker.PlanChannel("B", "svc", false);
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
   ASSERT_TRUE(planned.ok()) << planned.status().ToString();
   EXPECT_FALSE(planned.value().plan.path.has_value());
   EXPECT_NE(planned.value().plan.tcp_reason.find("no RDMA path to 127.0.0.1"), std::string::npos);
   EXPECT_EQ(planned.value().peer_address, "127.0.0.1");
-  EXPECT_EQ(f.broker.PlanChannel("C", "svc", false).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.PlanChannel(kApp, "C", "svc", false).status().code(), StatusCode::kNotFound);
 }
 
 TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
@@ -33,9 +33,9 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
     EXPECT_EQ(call.initiator_instance, kInstanceA);
     return TcpEnd(5000);
   };
-  auto planned = f.broker.PlanChannel("B", "svc", true);
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   ASSERT_TRUE(planned.ok());
-  auto reply = f.broker.Connect(planned.value().channel_id, TcpEnd(1));
+  auto reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   EXPECT_EQ(reply.value().tcp->port, 5000);
   auto channels = f.broker.Channels();
@@ -44,9 +44,9 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   EXPECT_EQ(channels[0].transport, "TCP");
   EXPECT_EQ(channels[0].peer_instance, kInstanceB);
   // A second Connect on the same plan: the channel is no longer planned.
-  EXPECT_EQ(f.broker.Connect(planned.value().channel_id, TcpEnd(1)).status().code(),
+  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1)).status().code(),
             StatusCode::kFailedPrecondition);
-  EXPECT_EQ(f.broker.Connect(12345, TcpEnd(1)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.Connect(kApp, 12345, TcpEnd(1)).status().code(), StatusCode::kNotFound);
 }
 
 TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
@@ -54,8 +54,8 @@ TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
   f.link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
     return TcpEnd(0);  // garbage from the peer
   };
-  auto planned = f.broker.PlanChannel("B", "svc", false);
-  auto reply = f.broker.Connect(planned.value().channel_id, TcpEnd(1));
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
+  auto reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(reply.status().message().find("the peer's TCP endpoint: port 0"), std::string::npos);
   // The peer may hold what it answered: it is told that the initiator gave up.
@@ -65,13 +65,13 @@ TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
   ChannelEndpoint bad;
   bad.rdma = internal::RdmaEndpoint{};
   bad.rdma->qpn = 0x1000000;
-  planned = f.broker.PlanChannel("B", "svc", false);
-  EXPECT_EQ(f.broker.Connect(planned.value().channel_id, bad).status().code(),
+  planned = f.broker.PlanChannel(kApp, "B", "svc", false);
+  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_id, bad).status().code(),
             StatusCode::kInvalidArgument);
 
   f.up = false;
-  planned = f.broker.PlanChannel("B", "svc", false);
-  reply = f.broker.Connect(planned.value().channel_id, TcpEnd(1));
+  planned = f.broker.PlanChannel(kApp, "B", "svc", false);
+  reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
   EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(reply.status().message().find("refused"), std::string::npos);
 }
@@ -84,7 +84,7 @@ class AcceptingSink : public ServiceSink {
   std::vector<std::string> closed;
   void OnIncoming(const IncomingChannelRequest& r) override {
     seen = r;
-    EXPECT_TRUE(registry->Accept(r.request_id, TcpEnd(6000)).ok());
+    EXPECT_TRUE(registry->Accept(kApp, r.request_id, TcpEnd(6000)).ok());
   }
   void OnChannelClosed(uint64_t, const std::string& reason) override { closed.push_back(reason); }
 };
@@ -95,7 +95,7 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().message(),
             "no service svc on hostA");
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink);
+  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
   ASSERT_TRUE(reg.ok());
   auto answer = f.broker.OnOpenChannel(call, "127.0.0.1");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
@@ -114,7 +114,7 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
 TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink);
+  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
   uint64_t id = 100;
   auto bind_host = [&](const std::string& peer_ip) {
     OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1)};
@@ -131,10 +131,10 @@ TEST(BrokerTest, ReleaseClosesTellsThePeerAndTheHolder) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  auto held = f.broker.Hold(id, holder);
+  auto held = f.broker.Hold(kApp, id, holder);
   ASSERT_TRUE(held.ok()) << held.status().ToString();
   EXPECT_NE(held.value().token, 0u);
-  ASSERT_TRUE(f.broker.Release(id, "closed by the application").ok());
+  ASSERT_TRUE(f.broker.Release(kApp, id, "closed by the application").ok());
   EXPECT_EQ(f.Record(id).state, ChannelState::kClosed);
   EXPECT_EQ(f.Record(id).reason, "closed by the application");
   ASSERT_EQ(f.link->Closes().size(), 1u);
@@ -144,22 +144,22 @@ TEST(BrokerTest, ReleaseClosesTellsThePeerAndTheHolder) {
   ASSERT_EQ(holder->Ends().size(), 1u);
   EXPECT_EQ(holder->Ends()[0].first, ChannelState::kClosed);
   // Again: OK, nobody told twice; a late hold hears the end at once.
-  EXPECT_TRUE(f.broker.Release(id, "again").ok());
+  EXPECT_TRUE(f.broker.Release(kApp, id, "again").ok());
   EXPECT_EQ(f.link->Closes().size(), 1u);
-  auto late = f.broker.Hold(id, std::make_shared<FakeHolder>());
+  auto late = f.broker.Hold(kApp, id, std::make_shared<FakeHolder>());
   ASSERT_TRUE(late.ok());
   EXPECT_EQ(late.value().token, 0u);
   EXPECT_EQ(late.value().state, ChannelState::kClosed);
   EXPECT_EQ(late.value().reason, "closed by the application");
-  EXPECT_EQ(f.broker.Release(12345, "x").code(), StatusCode::kNotFound);
-  EXPECT_EQ(f.broker.Hold(12345, holder).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.Release(kApp, 12345, "x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.broker.Hold(kApp, 12345, holder).status().code(), StatusCode::kNotFound);
 }
 
 TEST(BrokerTest, TheLifelineEndingClosesTheChannel) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  uint64_t token = f.broker.Hold(id, holder).value().token;
+  uint64_t token = f.broker.Hold(kApp, id, holder).value().token;
   f.broker.Unhold(id, token + 1, "not this hold");
   EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
   f.broker.Unhold(id, token, "the application went away");
@@ -173,7 +173,7 @@ TEST(BrokerTest, APeersCloseReachesTheHolderAndIsChecked) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  ASSERT_TRUE(f.broker.Hold(kApp, id, holder).ok());
   EXPECT_EQ(f.broker.OnCloseChannel({0, "x", kInstanceB}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(f.broker.OnCloseChannel({id, "x", "not-hex"}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(f.broker.OnCloseChannel({id + 1, "x", kInstanceB}).code(), StatusCode::kNotFound);
@@ -192,11 +192,11 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  ASSERT_TRUE(f.broker.Hold(id, holder).ok());
+  ASSERT_TRUE(f.broker.Hold(kApp, id, holder).ok());
   f.link->open_answer = nullptr;  // the next OpenChannel is never answered
-  auto planned = f.broker.PlanChannel("B", "svc", true);
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   auto connect = std::async(std::launch::async, [&] {
-    return f.broker.Connect(planned.value().channel_id, TcpEnd(1)).status();
+    return f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1)).status();
   });
   while (f.Record(planned.value().channel_id).peer_instance.empty()) {
     std::this_thread::sleep_for(1ms);
@@ -223,15 +223,15 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
 TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink);
+  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
   ASSERT_TRUE(f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
   ASSERT_TRUE(f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
-  ASSERT_TRUE(f.broker.Release(7, "closed by the application").ok());
+  ASSERT_TRUE(f.broker.Release(kApp, 7, "closed by the application").ok());
   ASSERT_EQ(f.link->Closes().size(), 1u);
   EXPECT_EQ(f.link->Closes()[0].channel_id, 7u);
   EXPECT_EQ(sink->closed, std::vector<std::string>{"closed by the application"});
   f.instance_link = false;  // no session of ours to hostB: its stream to us
-  ASSERT_TRUE(f.broker.Release(8, "closed by the application").ok());
+  ASSERT_TRUE(f.broker.Release(kApp, 8, "closed by the application").ok());
   EXPECT_EQ(f.link->Closes().size(), 1u);
   ASSERT_EQ(f.events.size(), 1u);
   EXPECT_EQ(f.events[0].first, kInstanceB);
@@ -242,9 +242,9 @@ TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
 TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   Fixture f;
   uint64_t held = f.Established();
-  ASSERT_TRUE(f.broker.Hold(held, std::make_shared<FakeHolder>()).ok());
+  ASSERT_TRUE(f.broker.Hold(kApp, held, std::make_shared<FakeHolder>()).ok());
   uint64_t unheld = f.Established();
-  uint64_t planned = f.broker.PlanChannel("B", "svc", true).value().channel_id;
+  uint64_t planned = f.broker.PlanChannel(kApp, "B", "svc", true).value().channel_id;
   f.now += f.options.hold_grace;
   f.broker.Sweep();
   EXPECT_EQ(f.Record(unheld).state, ChannelState::kClosed);
@@ -255,7 +255,7 @@ TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   f.broker.Sweep();
   EXPECT_EQ(f.Record(planned).state, ChannelState::kFailed);
   EXPECT_NE(f.Record(planned).reason.find("did not Connect"), std::string::npos);
-  Status late = f.broker.Connect(planned, TcpEnd(1)).status();
+  Status late = f.broker.Connect(kApp, planned, TcpEnd(1)).status();
   EXPECT_NE(late.message().find("is failed: expired"), std::string::npos) << late.ToString();
   EXPECT_EQ(f.Record(held).state, ChannelState::kEstablished);
   EXPECT_EQ(f.broker.Channels().size(), 3u);  // ended entries stay a while
@@ -270,13 +270,13 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
   f.broker.SetLimits(/*max_channels=*/3, /*max_channels_per_peer=*/2);
   uint64_t first = f.Established();
   f.Established();
-  Status per_peer = f.broker.PlanChannel("B", "svc", true).status();
+  Status per_peer = f.broker.PlanChannel(kApp, "B", "svc", true).status();
   EXPECT_EQ(per_peer.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(per_peer.message().find("limits.max_channels_per_peer"), std::string::npos)
       << per_peer.ToString();
   // The peer's side counts too: a third channel from another host is the total's.
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink);
+  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
   ASSERT_TRUE(reg.ok());
   ASSERT_TRUE(
       f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
@@ -285,10 +285,10 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
   EXPECT_EQ(total.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(total.message().find("limits.max_channels)"), std::string::npos) << total.ToString();
   // An ended channel frees its slot.
-  ASSERT_TRUE(f.broker.Release(first, "closed by the application").ok());
-  EXPECT_TRUE(f.broker.PlanChannel("B", "svc", true).ok());
+  ASSERT_TRUE(f.broker.Release(kApp, first, "closed by the application").ok());
+  EXPECT_TRUE(f.broker.PlanChannel(kApp, "B", "svc", true).ok());
   f.broker.SetLimits(0, 0);  // no limit
-  EXPECT_TRUE(f.broker.PlanChannel("B", "svc", true).ok());
+  EXPECT_TRUE(f.broker.PlanChannel(kApp, "B", "svc", true).ok());
 }
 
 TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
@@ -296,8 +296,8 @@ TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
   f.options.max_ended = 2;
   Broker broker(f.options);
   for (int i = 0; i < 5; ++i) {
-    auto planned = broker.PlanChannel("B", "svc", true);
-    ASSERT_TRUE(broker.Release(planned.value().channel_id, "done").ok());
+    auto planned = broker.PlanChannel(kApp, "B", "svc", true);
+    ASSERT_TRUE(broker.Release(kApp, planned.value().channel_id, "done").ok());
     f.now += 1ms;
   }
   broker.Sweep();
@@ -308,9 +308,9 @@ TEST(BrokerTest, ShutdownLeavesEstablishedChannelsToTheirApplications) {
   Fixture f;
   uint64_t id = f.Established();
   auto holder = std::make_shared<FakeHolder>();
-  auto held = f.broker.Hold(id, holder);
+  auto held = f.broker.Hold(kApp, id, holder);
   ASSERT_TRUE(held.ok());
-  auto planned = f.broker.PlanChannel("B", "svc", true);
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   ASSERT_TRUE(planned.ok());
   f.broker.Shutdown();
   EXPECT_TRUE(holder->Ends().empty());
@@ -322,7 +322,7 @@ TEST(BrokerTest, ShutdownLeavesEstablishedChannelsToTheirApplications) {
   f.broker.Unhold(id, held.value().token, "the application went away");
   EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.link->Closes().empty());
-  EXPECT_EQ(f.broker.PlanChannel("B", "svc", true).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(f.broker.PlanChannel(kApp, "B", "svc", true).status().code(), StatusCode::kUnavailable);
 }
 
 // A planned RDMA channel on device/port/gid.
@@ -332,7 +332,7 @@ uint64_t PlanRdma(Fixture& f, const std::string& device, int port, const std::st
   f.path->port = port;
   f.path->gid = gid;
   f.path->transport = Transport::kRoceV2;
-  auto planned = f.broker.PlanChannel("B", "svc", false);
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
   EXPECT_TRUE(planned.ok()) << planned.status().ToString();
   EXPECT_TRUE(planned.value().plan.path.has_value());
   return planned.ok() ? planned.value().channel_id : 0;

@@ -28,6 +28,8 @@ using namespace std::chrono_literals;
 
 inline constexpr char kInstanceA[] = "0123456789abcdef0123456789abcdef";
 inline constexpr char kInstanceB[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+// The application the tests' channels and listeners belong to.
+inline const Caller kApp = Caller::User(1000, 4242);
 
 inline ChannelEndpoint TcpEnd(uint16_t port) {
   ChannelEndpoint e;
@@ -101,9 +103,9 @@ struct Fixture {
     link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
       return TcpEnd(5000);
     };
-    auto planned = broker.PlanChannel("B", "svc", true);
+    auto planned = broker.PlanChannel(kApp, "B", "svc", true);
     EXPECT_TRUE(planned.ok()) << planned.status().ToString();
-    auto reply = broker.Connect(planned.value().channel_id, TcpEnd(1));
+    auto reply = broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
     EXPECT_TRUE(reply.ok()) << reply.status().ToString();
     return planned.value().channel_id;
   }

@@ -23,7 +23,7 @@ Status ServiceRegistry::ValidateServiceName(const std::string& service) {
 }
 
 StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
-    const std::string& service, std::shared_ptr<ServiceSink> sink) {
+    const std::string& service, std::shared_ptr<ServiceSink> sink, Owner owner) {
   RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable(*stopping_);
@@ -31,8 +31,8 @@ StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
     return Status::AlreadyExists("service " + service + " already has a listener on " + host_name_);
   }
   uint64_t token = next_token_++;
-  services_[service] = Entry{token, std::move(sink)};
-  spdlog::info("service {}: listener registered", service);
+  services_[service] = Entry{token, std::move(sink), owner};
+  spdlog::info("service {}: listener registered (pid {}, uid {})", service, owner.pid, owner.uid);
   return std::unique_ptr<ServiceRegistration>(new ServiceRegistration(this, service, token));
 }
 
@@ -50,8 +50,10 @@ void ServiceRegistry::Unregister(const std::string& service, uint64_t token) {
   spdlog::info("service {}: listener gone; registration removed", service);
 }
 
-StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request) {
+StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request,
+                                                 const std::function<void(const Owner&)>& offered) {
   std::shared_ptr<ServiceSink> sink;
+  Owner owner;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = services_.find(request.service);
@@ -59,11 +61,14 @@ StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request)
       return Status::NotFound("no service " + request.service + " on " + host_name_);
     }
     sink = it->second.sink;
+    owner = it->second.owner;
     request.request_id = next_request_++;
-    pending_[request.request_id] = Pending{request.service, request.channel_id, std::nullopt};
+    pending_[request.request_id] =
+        Pending{request.service, request.channel_id, it->second.owner, std::nullopt};
   }
   spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
                request.channel_id, request.peer, request.request_id);
+  if (offered) offered(owner);
   sink->OnIncoming(request);
   std::unique_lock<std::mutex> lock(mu_);
   auto until = std::chrono::steady_clock::now() + request.deadline;
@@ -78,10 +83,11 @@ StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request)
   return answer;
 }
 
-Status ServiceRegistry::Answer(uint64_t request_id, StatusOr<ChannelEndpoint> answer) {
+Status ServiceRegistry::Answer(const Caller& caller, uint64_t request_id,
+                               StatusOr<ChannelEndpoint> answer) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(request_id);
-  if (it == pending_.end() || it->second.answer) {
+  if (it == pending_.end() || it->second.answer || !caller.Is(it->second.owner.uid)) {
     return Status::NotFound("no pending channel request " + std::to_string(request_id));
   }
   it->second.answer = std::move(answer);
@@ -89,13 +95,15 @@ Status ServiceRegistry::Answer(uint64_t request_id, StatusOr<ChannelEndpoint> an
   return Status::Ok();
 }
 
-Status ServiceRegistry::Accept(uint64_t request_id, ChannelEndpoint endpoint) {
+Status ServiceRegistry::Accept(const Caller& caller, uint64_t request_id,
+                               ChannelEndpoint endpoint) {
   RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint));
-  return Answer(request_id, std::move(endpoint));
+  return Answer(caller, request_id, std::move(endpoint));
 }
 
-Status ServiceRegistry::Reject(uint64_t request_id, const std::string& reason) {
-  return Answer(request_id, Status::PermissionDenied("rejected: " + reason));
+Status ServiceRegistry::Reject(const Caller& caller, uint64_t request_id,
+                               const std::string& reason) {
+  return Answer(caller, request_id, Status::PermissionDenied("rejected: " + reason));
 }
 
 void ServiceRegistry::NotifyClosed(const std::string& service, uint64_t channel_id,
@@ -115,10 +123,10 @@ size_t ServiceRegistry::service_count() const {
   return services_.size();
 }
 
-StatusOr<uint64_t> ServiceRegistry::ChannelOf(uint64_t request_id) const {
+StatusOr<uint64_t> ServiceRegistry::ChannelOf(const Caller& caller, uint64_t request_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(request_id);
-  if (it == pending_.end())
+  if (it == pending_.end() || !caller.Is(it->second.owner.uid))
     return Status::NotFound("no channel request " + std::to_string(request_id));
   return it->second.channel_id;
 }

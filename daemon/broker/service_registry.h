@@ -12,6 +12,10 @@
 // "rejected: REASON") or the deadline passes (DEADLINE_EXCEEDED). A name
 // nobody listens on is NOT_FOUND "no service S on HOST".
 //
+// A registration and its requests belong to the listener's uid (Owner):
+// Accept, Reject and ChannelOf from another uid are NOT_FOUND, as for a
+// request that does not exist (docs/security.md).
+//
 // Thread safety: every method may be called from any thread. Sink callbacks
 // run on the thread calling Offer()/CloseChannel(), outside the registry's
 // lock; they must not block.
@@ -29,6 +33,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/clients/caller.h"
 #include "daemon/peers/channel_endpoint.h"
 #include "rdmad/status.h"
 
@@ -79,19 +84,23 @@ class ServiceRegistry {
   // INVALID_ARGUMENT for a malformed name (1..64 of [A-Za-z0-9._-]),
   // ALREADY_EXISTS when another listener has it.
   StatusOr<std::unique_ptr<ServiceRegistration>> Register(const std::string& service,
-                                                          std::shared_ptr<ServiceSink> sink);
+                                                          std::shared_ptr<ServiceSink> sink,
+                                                          Owner owner);
 
   // Hands request (request_id is filled in) to the listener and waits for
-  // its answer up to request.deadline.
-  StatusOr<ChannelEndpoint> Offer(IncomingChannelRequest request);
+  // its answer up to request.deadline. offered (if given) learns the
+  // listener's owner first, before the listener can answer.
+  StatusOr<ChannelEndpoint> Offer(IncomingChannelRequest request,
+                                  const std::function<void(const Owner&)>& offered = nullptr);
 
   // The listener's answer: an endpoint (Accept) or a reason (Reject).
-  // NOT_FOUND for an unknown or expired request id; INVALID_ARGUMENT for a
-  // malformed endpoint (the request stays open for a corrected answer).
-  Status Accept(uint64_t request_id, ChannelEndpoint endpoint);
-  Status Reject(uint64_t request_id, const std::string& reason);
-  // The channel a pending request is for; NOT_FOUND for an unknown one.
-  StatusOr<uint64_t> ChannelOf(uint64_t request_id) const;
+  // NOT_FOUND for an unknown or expired request id, or another uid's;
+  // INVALID_ARGUMENT for a malformed endpoint (the request stays open for
+  // a corrected answer).
+  Status Accept(const Caller& caller, uint64_t request_id, ChannelEndpoint endpoint);
+  Status Reject(const Caller& caller, uint64_t request_id, const std::string& reason);
+  // The channel a pending request is for; NOT_FOUND as for Accept.
+  StatusOr<uint64_t> ChannelOf(const Caller& caller, uint64_t request_id) const;
 
   // Tells the listener of service that a channel was closed.
   void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
@@ -109,14 +118,16 @@ class ServiceRegistry {
   struct Pending {
     std::string service;
     uint64_t channel_id = 0;
+    Owner owner;  // the listener's
     std::optional<StatusOr<ChannelEndpoint>> answer;
   };
   struct Entry {
     uint64_t token = 0;
     std::shared_ptr<ServiceSink> sink;
+    Owner owner;
   };
   void Unregister(const std::string& service, uint64_t token);
-  Status Answer(uint64_t request_id, StatusOr<ChannelEndpoint> answer);
+  Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoint> answer);
 
   const std::string host_name_;
   mutable std::mutex mu_;

@@ -14,6 +14,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
+const Caller kApp = Caller::User(1000, 4242);
+
 ChannelEndpoint TcpEnd() {
   ChannelEndpoint e;
   e.tcp = internal::TcpEndpoint{};
@@ -56,20 +58,20 @@ TEST(ServiceRegistryTest, UnknownServiceIsNotFoundNamingHost) {
 
 TEST(ServiceRegistryTest, SecondListenerIsAlreadyExistsUntilTheFirstGoes) {
   ServiceRegistry registry("hostB");
-  auto first = registry.Register("svc", std::make_shared<FakeSink>());
+  auto first = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
   ASSERT_TRUE(first.ok());
-  auto second = registry.Register("svc", std::make_shared<FakeSink>());
+  auto second = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(registry.service_count(), 1u);
   first.value().reset();
   EXPECT_EQ(registry.service_count(), 0u);
-  EXPECT_TRUE(registry.Register("svc", std::make_shared<FakeSink>()).ok());
+  EXPECT_TRUE(registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner()).ok());
 }
 
 TEST(ServiceRegistryTest, MalformedNamesAreInvalid) {
   ServiceRegistry registry("hostB");
   for (std::string name : {std::string(), std::string(65, 'a'), std::string("a b")}) {
-    EXPECT_EQ(registry.Register(name, std::make_shared<FakeSink>()).status().code(),
+    EXPECT_EQ(registry.Register(name, std::make_shared<FakeSink>(), kApp.owner()).status().code(),
               StatusCode::kInvalidArgument)
         << name;
   }
@@ -84,12 +86,12 @@ TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
     threads.emplace_back([&registry, id = r.request_id] {
       ChannelEndpoint bad = TcpEnd();
       bad.tcp->port = 0;
-      EXPECT_EQ(registry.Accept(id, bad).code(), StatusCode::kInvalidArgument);
-      EXPECT_TRUE(registry.Accept(id, TcpEnd()).ok());
-      EXPECT_EQ(registry.Accept(id, TcpEnd()).code(), StatusCode::kNotFound);
+      EXPECT_EQ(registry.Accept(kApp, id, bad).code(), StatusCode::kInvalidArgument);
+      EXPECT_TRUE(registry.Accept(kApp, id, TcpEnd()).ok());
+      EXPECT_EQ(registry.Accept(kApp, id, TcpEnd()).code(), StatusCode::kNotFound);
     });
   };
-  auto reg = registry.Register("svc", sink);
+  auto reg = registry.Register("svc", sink, kApp.owner());
   ASSERT_TRUE(reg.ok());
   auto answer = registry.Offer(Request());
   for (auto& t : threads) t.join();
@@ -101,9 +103,9 @@ TEST(ServiceRegistryTest, RejectIsPermissionDeniedWithTheReason) {
   ServiceRegistry registry("hostB");
   auto sink = std::make_shared<FakeSink>();
   sink->on_incoming = [&](const IncomingChannelRequest& r) {
-    EXPECT_TRUE(registry.Reject(r.request_id, "busy").ok());  // answered before the wait
+    EXPECT_TRUE(registry.Reject(kApp, r.request_id, "busy").ok());  // answered before the wait
   };
-  auto reg = registry.Register("svc", sink);
+  auto reg = registry.Register("svc", sink, kApp.owner());
   auto answer = registry.Offer(Request());
   EXPECT_EQ(answer.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(answer.status().message(), "rejected: busy");
@@ -111,7 +113,7 @@ TEST(ServiceRegistryTest, RejectIsPermissionDeniedWithTheReason) {
 
 TEST(ServiceRegistryTest, NoAnswerIsDeadlineExceededAndListenerLossAborts) {
   ServiceRegistry registry("hostB");
-  auto reg = registry.Register("svc", std::make_shared<FakeSink>());
+  auto reg = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
   EXPECT_EQ(registry.Offer(Request(50ms)).status().code(), StatusCode::kDeadlineExceeded);
   auto waiting = std::async(std::launch::async, [&] { return registry.Offer(Request()); });
   std::this_thread::sleep_for(50ms);

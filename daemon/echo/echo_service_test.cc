@@ -96,6 +96,7 @@ class FakeClient final : public Client {
   StatusOr<std::vector<ChannelSummary>> ListChannels() override {
     return Status::Unimplemented("");
   }
+  Status CloseChannel(uint64_t, const std::string&) override { return Status::Unimplemented(""); }
   StatusOr<std::unique_ptr<Channel>> Connect(const std::string&, const std::string&,
                                              const ConnectOptions&) override {
     return Status::Unimplemented("");

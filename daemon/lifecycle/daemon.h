@@ -65,6 +65,9 @@ class DaemonCore {
   virtual PoolRegistry* pool() { return nullptr; }
   // The local API's per-client limits (limits.*); none where unset (fakes).
   virtual ClientLimits client_limits() const { return {}; }
+  // The group whose members are admins besides root (daemon.admin_group);
+  // none when unset or unknown.
+  virtual std::optional<gid_t> admin_group() const { return std::nullopt; }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -114,7 +117,8 @@ class Daemon : public DaemonCore {
   }
   Broker* broker() override { return broker_.get(); }
   PoolRegistry* pool() override { return &pool_; }
-  ClientLimits client_limits() const override;  // daemon_broker.cc
+  ClientLimits client_limits() const override;        // daemon_broker.cc
+  std::optional<gid_t> admin_group() const override;  // daemon_broker.cc
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -147,6 +151,7 @@ class Daemon : public DaemonCore {
   // broker_ once it is made, for the device monitor's thread.
   std::atomic<Broker*> path_broker_{nullptr};
   PoolRegistry pool_;
+  std::atomic<int64_t> admin_gid_{-1};  // daemon.admin_group resolved; -1: none
   BuiltinServiceFactory make_echo_;
   std::unique_ptr<BuiltinService> echo_;  // main thread only
 };

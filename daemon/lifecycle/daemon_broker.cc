@@ -5,7 +5,10 @@
 // the channel and local-client limits from the config.
 
 #include <arpa/inet.h>
+#include <grp.h>
 #include <unistd.h>
+
+#include <vector>
 
 #include "daemon/lifecycle/daemon.h"
 #include "spdlog/spdlog.h"
@@ -87,11 +90,31 @@ void Daemon::ApplyChannelSettings(const Config& config) {
       "beyond a pool's target close after {} s idle",
       config.limits.max_channels, config.limits.max_channels_per_peer, config.pool.size(),
       config.limits.idle_timeout_s);
+  int64_t admin_gid = -1;
+  const std::string& admin = config.daemon.admin_group;
+  if (!admin.empty()) {
+    std::vector<char> buf(16384);
+    group entry{};
+    group* found = nullptr;
+    if (getgrnam_r(admin.c_str(), &entry, buf.data(), buf.size(), &found) == 0 && found) {
+      admin_gid = found->gr_gid;
+    } else {
+      spdlog::warn("daemon.admin_group = {}: no such group; only root is an admin", admin);
+    }
+  }
+  admin_gid_ = admin_gid;
+  spdlog::info("local API: admins (see and close every client's channels): root{}",
+               admin_gid >= 0 ? fmt::format(" and group {} (gid {})", admin, admin_gid) : "");
   spdlog::info(
       "local API: at most {} Connect handshakes in flight per process and {} in "
       "total, {} open streams per process",
       config.limits.max_connects_per_client, config.limits.max_connects,
       config.limits.max_streams_per_client);
+}
+
+std::optional<gid_t> Daemon::admin_group() const {
+  int64_t gid = admin_gid_.load();
+  return gid < 0 ? std::nullopt : std::optional<gid_t>(gid_t(gid));
 }
 
 ClientLimits Daemon::client_limits() const {

@@ -36,7 +36,7 @@ void PoolRegistry::SetConfig(const std::vector<PoolTarget>& targets, int idle_ti
   for (const auto& [sink, t] : tell) sink->OnTargets(t);
 }
 
-uint64_t PoolRegistry::Subscribe(std::shared_ptr<PoolSink> sink, int pid) {
+uint64_t PoolRegistry::Subscribe(std::shared_ptr<PoolSink> sink, Owner owner) {
   PoolTargets first;
   uint64_t id = 0;
   {
@@ -44,11 +44,11 @@ uint64_t PoolRegistry::Subscribe(std::shared_ptr<PoolSink> sink, int pid) {
     id = next_id_++;
     Client& client = clients_[id];
     client.sink = sink;
-    client.pid = pid;
+    client.owner = owner;
     first = TargetsLocked(id, client);
   }
-  spdlog::info("pool: client {} (pid {}) follows the pool: {} target(s)", id, pid,
-               first.targets.size());
+  spdlog::info("pool: client {} (pid {}, uid {}) follows the pool: {} target(s)", id, owner.pid,
+               owner.uid, first.targets.size());
   sink->OnTargets(first);
   return id;
 }
@@ -58,7 +58,7 @@ void PoolRegistry::Unsubscribe(uint64_t client_id) {
   if (clients_.erase(client_id) > 0) spdlog::info("pool: client {} stopped following", client_id);
 }
 
-Status PoolRegistry::Prewarm(uint64_t client_id, const std::string& peer,
+Status PoolRegistry::Prewarm(const Caller& caller, uint64_t client_id, const std::string& peer,
                              const std::string& service, int channels) {
   RDMAD_RETURN_IF_ERROR(ValidatePeerName(peer));
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(service));
@@ -70,7 +70,7 @@ Status PoolRegistry::Prewarm(uint64_t client_id, const std::string& peer,
   {
     std::lock_guard lock(mu_);
     auto it = clients_.find(client_id);
-    if (it == clients_.end()) {
+    if (it == clients_.end() || !caller.Is(it->second.owner.uid)) {
       return Status::NotFound("pool client " + std::to_string(client_id) +
                               " is not following the pool (WatchPool)");
     }
@@ -84,12 +84,13 @@ Status PoolRegistry::Prewarm(uint64_t client_id, const std::string& peer,
   return Status::Ok();
 }
 
-Status PoolRegistry::Report(uint64_t client_id, const std::string& peer, const std::string& service,
-                            int warm, int in_use, const std::string& last_error) {
+Status PoolRegistry::Report(const Caller& caller, uint64_t client_id, const std::string& peer,
+                            const std::string& service, int warm, int in_use,
+                            const std::string& last_error) {
   if (warm < 0 || in_use < 0) return Status::InvalidArgument("warm, in_use: must be >= 0");
   std::lock_guard lock(mu_);
   auto it = clients_.find(client_id);
-  if (it == clients_.end()) {
+  if (it == clients_.end() || !caller.Is(it->second.owner.uid)) {
     return Status::NotFound("pool client " + std::to_string(client_id) + " is not following");
   }
   // Bounded: one row per target the client could have, plus a margin.
@@ -124,13 +125,21 @@ std::vector<PoolRow> PoolRegistry::List() const {
     PoolTargets targets = TargetsLocked(id, client);
     std::map<Key, PoolRow> by_key;
     for (const PoolTargetSpec& t : targets.targets) {
-      by_key[{t.peer, t.service}] = {id, client.pid, t.peer, t.service, t.channels, t.source};
+      PoolRow& row = by_key[{t.peer, t.service}];
+      row.client_id = id;
+      row.pid = client.owner.pid;
+      row.uid = client.owner.uid;
+      row.peer = t.peer;
+      row.service = t.service;
+      row.target = t.channels;
+      row.source = t.source;
     }
     // Reported rows without a target: channels kept after a target went.
     for (const auto& [key, counts] : client.reports) {
       PoolRow& row = by_key[key];
       row.client_id = id;
-      row.pid = client.pid;
+      row.pid = client.owner.pid;
+      row.uid = client.owner.uid;
       row.peer = key.first;
       row.service = key.second;
       row.warm = counts.warm;
@@ -139,6 +148,12 @@ std::vector<PoolRow> PoolRegistry::List() const {
     }
     for (auto& [key, row] : by_key) rows.push_back(std::move(row));
   }
+  return rows;
+}
+
+std::vector<PoolRow> PoolRegistry::ListFor(const Caller& caller) const {
+  std::vector<PoolRow> rows = List();
+  std::erase_if(rows, [&](const PoolRow& row) { return !caller.Reaches(row.uid); });
   return rows;
 }
 

@@ -14,6 +14,10 @@
 // (client, peer, service) for `rdmactl pools`; a client's rows go when its
 // stream ends.
 //
+// A pool client belongs to the uid that follows the pool (docs/security.md):
+// Prewarm and Report from another uid are NOT_FOUND, as for an id nobody
+// follows, and ListFor shows a caller its own uid's rows (an admin all).
+//
 // Thread safety: every method may be called from any thread. Sinks are
 // called outside the registry's lock and must not block.
 
@@ -28,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/clients/caller.h"
 #include "daemon/config/config.h"
 #include "rdmad/status.h"
 
@@ -60,6 +65,7 @@ class PoolSink {
 struct PoolRow {
   uint64_t client_id = 0;
   int pid = 0;  // the client's process (0 unknown)
+  uid_t uid = kNoUid;
   std::string peer;
   std::string service;
   int target = 0;
@@ -80,18 +86,20 @@ class PoolRegistry {
 
   // A client starts following the pool: it is told its targets at once.
   // Returns its id (for Prewarm, Report and Unsubscribe).
-  uint64_t Subscribe(std::shared_ptr<PoolSink> sink, int pid);
+  uint64_t Subscribe(std::shared_ptr<PoolSink> sink, Owner owner);
   void Unsubscribe(uint64_t client_id);
 
-  // NOT_FOUND for a client not following; INVALID_ARGUMENT for a bad
-  // peer or service name or channels outside 0..kMaxChannelsPerTarget.
-  Status Prewarm(uint64_t client_id, const std::string& peer, const std::string& service,
-                 int channels);
+  // NOT_FOUND for a client not following (or another uid's);
+  // INVALID_ARGUMENT for a bad peer or service name or channels outside
+  // 0..kMaxChannelsPerTarget.
+  Status Prewarm(const Caller& caller, uint64_t client_id, const std::string& peer,
+                 const std::string& service, int channels);
   // The library's count for one of its targets. NOT_FOUND as Prewarm.
-  Status Report(uint64_t client_id, const std::string& peer, const std::string& service, int warm,
-                int in_use, const std::string& last_error);
+  Status Report(const Caller& caller, uint64_t client_id, const std::string& peer,
+                const std::string& service, int warm, int in_use, const std::string& last_error);
 
   std::vector<PoolRow> List() const;
+  std::vector<PoolRow> ListFor(const Caller& caller) const;
   size_t clients() const;
 
  private:
@@ -103,7 +111,7 @@ class PoolRegistry {
   };
   struct Client {
     std::shared_ptr<PoolSink> sink;
-    int pid = 0;
+    Owner owner;
     std::map<Key, int> prewarm;  // the client's own targets
     std::map<Key, Counts> reports;
   };

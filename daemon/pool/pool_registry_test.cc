@@ -10,6 +10,8 @@
 namespace rdmad {
 namespace {
 
+const Caller kApp = Caller::User(1000, 1);
+
 class RecordingSink : public PoolSink {
  public:
   void OnTargets(const PoolTargets& targets) override { seen.push_back(targets); }
@@ -22,7 +24,7 @@ TEST(PoolRegistryTest, ASubscriberIsToldTheConfigTargetsAtOnce) {
   PoolRegistry registry;
   registry.SetConfig(OneConfigTarget(), 300);
   auto sink = std::make_shared<RecordingSink>();
-  uint64_t id = registry.Subscribe(sink, 42);
+  uint64_t id = registry.Subscribe(sink, Owner{1000, 42});
   ASSERT_EQ(sink->seen.size(), 1u);
   EXPECT_EQ(sink->seen[0].client_id, id);
   EXPECT_EQ(sink->seen[0].idle_timeout_s, 300);
@@ -35,17 +37,17 @@ TEST(PoolRegistryTest, PrewarmOverridesTheConfigForThatClientOnly) {
   registry.SetConfig(OneConfigTarget(), 300);
   auto a = std::make_shared<RecordingSink>();
   auto b = std::make_shared<RecordingSink>();
-  uint64_t ida = registry.Subscribe(a, 1);
-  registry.Subscribe(b, 2);
-  ASSERT_TRUE(registry.Prewarm(ida, "node2", "kv", 8).ok());
-  ASSERT_TRUE(registry.Prewarm(ida, "192.0.2.3", "echo", 2).ok());
+  uint64_t ida = registry.Subscribe(a, Owner{1000, 1});
+  registry.Subscribe(b, Owner{1000, 2});
+  ASSERT_TRUE(registry.Prewarm(kApp, ida, "node2", "kv", 8).ok());
+  ASSERT_TRUE(registry.Prewarm(kApp, ida, "192.0.2.3", "echo", 2).ok());
   ASSERT_EQ(a->seen.size(), 3u);
   ASSERT_EQ(a->seen.back().targets.size(), 2u);
   EXPECT_EQ(a->seen.back().targets[0], (PoolTargetSpec{"192.0.2.3", "echo", 2, "api"}));
   EXPECT_EQ(a->seen.back().targets[1], (PoolTargetSpec{"node2", "kv", 8, "api"}));
   EXPECT_EQ(b->seen.size(), 1u);  // b was not told anything new
   // 0 removes the target, also one the config gave.
-  ASSERT_TRUE(registry.Prewarm(ida, "node2", "kv", 0).ok());
+  ASSERT_TRUE(registry.Prewarm(kApp, ida, "node2", "kv", 0).ok());
   ASSERT_EQ(a->seen.back().targets.size(), 1u);
   EXPECT_EQ(a->seen.back().targets[0].peer, "192.0.2.3");
 }
@@ -54,7 +56,7 @@ TEST(PoolRegistryTest, AReloadTellsEveryClient) {
   PoolRegistry registry;
   registry.SetConfig(OneConfigTarget(), 300);
   auto a = std::make_shared<RecordingSink>();
-  registry.Subscribe(a, 1);
+  registry.Subscribe(a, Owner{1000, 1});
   registry.SetConfig(OneConfigTarget(), 300);  // unchanged: nobody told
   EXPECT_EQ(a->seen.size(), 1u);
   registry.SetConfig({}, 60);
@@ -66,15 +68,16 @@ TEST(PoolRegistryTest, AReloadTellsEveryClient) {
 TEST(PoolRegistryTest, BadPrewarmsAreRefusedWithTheReason) {
   PoolRegistry registry;
   auto a = std::make_shared<RecordingSink>();
-  uint64_t id = registry.Subscribe(a, 1);
-  EXPECT_EQ(registry.Prewarm(id + 1, "node2", "kv", 1).code(), StatusCode::kNotFound);
-  EXPECT_EQ(registry.Prewarm(id, "", "kv", 1).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(registry.Prewarm(id, "no de", "kv", 1).code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(registry.Prewarm(id, "node2", "k v", 1).code(), StatusCode::kInvalidArgument);
-  Status too_many = registry.Prewarm(id, "node2", "kv", PoolRegistry::kMaxChannelsPerTarget + 1);
+  uint64_t id = registry.Subscribe(a, Owner{1000, 1});
+  EXPECT_EQ(registry.Prewarm(kApp, id + 1, "node2", "kv", 1).code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry.Prewarm(kApp, id, "", "kv", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Prewarm(kApp, id, "no de", "kv", 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Prewarm(kApp, id, "node2", "k v", 1).code(), StatusCode::kInvalidArgument);
+  Status too_many =
+      registry.Prewarm(kApp, id, "node2", "kv", PoolRegistry::kMaxChannelsPerTarget + 1);
   EXPECT_EQ(too_many.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(too_many.message().find("channels"), std::string::npos);
-  EXPECT_EQ(registry.Prewarm(id, "node2", "kv", -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(registry.Prewarm(kApp, id, "node2", "kv", -1).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(a->seen.size(), 1u);
 }
 
@@ -82,11 +85,12 @@ TEST(PoolRegistryTest, ReportsShowInTheListAndGoWithTheClient) {
   PoolRegistry registry;
   registry.SetConfig(OneConfigTarget(), 300);
   auto a = std::make_shared<RecordingSink>();
-  uint64_t id = registry.Subscribe(a, 77);
-  ASSERT_TRUE(registry.Report(id, "node2", "kv", 3, 1, "").ok());
-  ASSERT_TRUE(registry.Report(id, "node9", "old", 1, 0, "UNAVAILABLE: x").ok());
-  EXPECT_EQ(registry.Report(id + 5, "node2", "kv", 1, 0, "").code(), StatusCode::kNotFound);
-  EXPECT_EQ(registry.Report(id, "node2", "kv", -1, 0, "").code(), StatusCode::kInvalidArgument);
+  uint64_t id = registry.Subscribe(a, Owner{1000, 77});
+  ASSERT_TRUE(registry.Report(kApp, id, "node2", "kv", 3, 1, "").ok());
+  ASSERT_TRUE(registry.Report(kApp, id, "node9", "old", 1, 0, "UNAVAILABLE: x").ok());
+  EXPECT_EQ(registry.Report(kApp, id + 5, "node2", "kv", 1, 0, "").code(), StatusCode::kNotFound);
+  EXPECT_EQ(registry.Report(kApp, id, "node2", "kv", -1, 0, "").code(),
+            StatusCode::kInvalidArgument);
   std::vector<PoolRow> rows = registry.List();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].peer, "node2");
@@ -101,6 +105,24 @@ TEST(PoolRegistryTest, ReportsShowInTheListAndGoWithTheClient) {
   registry.Unsubscribe(id);
   EXPECT_TRUE(registry.List().empty());
   EXPECT_EQ(registry.clients(), 0u);
+}
+
+TEST(PoolRegistryTest, AClientBelongsToItsUid) {
+  PoolRegistry registry;
+  auto sink = std::make_shared<RecordingSink>();
+  uint64_t id = registry.Subscribe(sink, Owner{1000, 1});
+  const Caller other = Caller::User(2000, 2);
+  const Caller admin{.pid = 3, .uid = 3000, .admin = true, .name = "pid 3"};
+  for (const Caller& intruder : {other, admin}) {
+    EXPECT_EQ(registry.Prewarm(intruder, id, "node2", "kv", 1024).code(), StatusCode::kNotFound);
+    EXPECT_EQ(registry.Report(intruder, id, "node2", "kv", 1, 0, "").code(), StatusCode::kNotFound);
+  }
+  EXPECT_EQ(sink->seen.size(), 1u) << "no targets pushed for an intruder";
+  ASSERT_TRUE(registry.Prewarm(kApp, id, "node2", "kv", 2).ok());
+  EXPECT_TRUE(registry.ListFor(other).empty());
+  ASSERT_EQ(registry.ListFor(kApp).size(), 1u);
+  EXPECT_EQ(registry.ListFor(kApp)[0].uid, 1000u);
+  EXPECT_EQ(registry.ListFor(admin).size(), 1u);
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ std::string SerializeLease(const ChannelLease& lease) {
   out.set_created_unix_ms(
       std::chrono::duration_cast<std::chrono::milliseconds>(lease.created.time_since_epoch())
           .count());
+  out.set_owner_uid(uint32_t(lease.owner_uid));
   return out.SerializeAsString();
 }
 
@@ -73,6 +74,7 @@ StatusOr<ChannelLease> ParseLease(const std::string& bytes) {
   lease.reason = in.reason().substr(0, 1024);
   lease.device = in.device();
   lease.port = int(in.port());
+  lease.owner_uid = in.has_owner_uid() ? uid_t(in.owner_uid()) : kNoUid;
   lease.gid = in.gid();
   lease.peer_instance = in.peer_instance();
   lease.self_instance = in.self_instance();

@@ -27,7 +27,8 @@ grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
   if (broker == nullptr) return new FailedStream<v1::ListenEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ListenEvent>(lease.status());
-  return new ListenReactor(&broker->services(), request->service(), std::move(lease).value());
+  return new ListenReactor(&broker->services(), request->service(), CallerOf(context).owner(),
+                           std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* context,
@@ -37,9 +38,11 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
   if (!endpoint.ok()) return Reply(context, endpoint.status());
-  StatusOr<uint64_t> channel_id = broker->services().ChannelOf(request->request_id());
+  Caller caller = CallerOf(context);
+  StatusOr<uint64_t> channel_id = broker->services().ChannelOf(caller, request->request_id());
   std::string transport = EndpointTransport(endpoint.value());
-  Status accepted = broker->services().Accept(request->request_id(), std::move(endpoint).value());
+  Status accepted =
+      broker->services().Accept(caller, request->request_id(), std::move(endpoint).value());
   if (accepted.ok() && channel_id.ok()) {
     StatusOr<ChannelLease> lease = broker->LeaseOf(channel_id.value(), transport);
     if (lease.ok()) response->set_lease(SerializeLease(lease.value()));
@@ -53,7 +56,8 @@ grpc::ServerUnaryReactor* LocalService::Reject(grpc::CallbackServerContext* cont
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
   std::string reason = request->reason().empty() ? "no reason given" : request->reason();
-  return Reply(context, broker->services().Reject(request->request_id(), reason));
+  return Reply(context,
+               broker->services().Reject(CallerOf(context), request->request_id(), reason));
 }
 
 grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext* context,
@@ -63,7 +67,8 @@ grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext*
   if (broker == nullptr) return Reply(context, NoBroker());
   Status checked = CheckName("peer", request->peer(), kMaxPeerName);
   if (!checked.ok()) return Reply(context, checked);
-  auto planned = broker->PlanChannel(request->peer(), request->service(), request->force_tcp());
+  auto planned = broker->PlanChannel(CallerOf(context), request->peer(), request->service(),
+                                     request->force_tcp());
   if (planned.ok()) {
     response->set_channel_id(planned.value().channel_id);
     ToProto(planned.value().plan, response->mutable_plan());
@@ -83,14 +88,16 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   if (!admitted.ok()) return Reply(context, admitted.status());
   auto lease = std::make_shared<ClientLimiter::Lease>(std::move(admitted).value());
   auto* reactor = context->DefaultReactor();
+  Caller caller = CallerOf(context);
   // The server's Shutdown waits for this Finish, and the daemon stops the
   // broker first (pending opens fail at once), so the broker outlives it.
   Status queued =
-      handshakes_.Submit([broker, context, reactor, response, lease, id = request->channel_id(),
-                          endpoint = std::move(endpoint).value()] {
-        StatusOr<ChannelEndpoint> peer = broker->Connect(id, endpoint);
+      handshakes_.Submit([broker, context, reactor, response, lease, caller,
+                          id = request->channel_id(), endpoint = std::move(endpoint).value()] {
+        StatusOr<ChannelEndpoint> peer = broker->Connect(caller, id, endpoint);
         if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
-          Status released = broker->Release(id, "the application went away during the handshake");
+          Status released =
+              broker->Release(caller, id, "the application went away during the handshake");
           if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
         }
         if (peer.ok()) {
@@ -111,13 +118,14 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
   if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
+  Caller caller = CallerOf(context);
   if (!request->lease().empty()) {  // re-attaching after a restart of rdmad
     StatusOr<ChannelLease> channel = ParseLease(request->lease());
-    Status adopted =
-        channel.ok() ? broker->Adopt(request->channel_id(), channel.value()) : channel.status();
+    Status adopted = channel.ok() ? broker->Adopt(caller, request->channel_id(), channel.value())
+                                  : channel.status();
     if (!adopted.ok()) return new FailedStream<v1::ChannelEvent>(adopted);
   }
-  return new HoldReactor(context, broker, request->channel_id(), std::move(lease).value());
+  return new HoldReactor(context, broker, caller, request->channel_id(), std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,
@@ -128,9 +136,10 @@ grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerConte
   if (request->channel_id() == 0) {
     return Reply(context, Status::InvalidArgument("channel_id: required"));
   }
+  Caller caller = CallerOf(context);
   std::string reason = "closed by the application";
   if (!request->reason().empty()) reason += ": " + request->reason();
-  return Reply(context, broker->Release(request->channel_id(), reason));
+  return Reply(context, broker->Release(caller, request->channel_id(), reason));
 }
 
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,
@@ -139,7 +148,7 @@ grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, Status::Ok());
   auto now = std::chrono::system_clock::now();
-  for (const ChannelRecord& r : broker->Channels()) {
+  for (const ChannelRecord& r : broker->ChannelsFor(CallerOf(context))) {
     v1::ChannelEntry* e = response->add_channels();
     e->set_channel_id(r.channel_id);
     e->set_peer(r.peer);
@@ -149,6 +158,8 @@ grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext
     e->set_state(std::string(ChannelStateName(r.state)));
     e->set_reason(r.reason);
     e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
+    if (r.owner_uid != kNoUid) e->set_owner_uid(uint32_t(r.owner_uid));
+    e->set_owner_pid(uint32_t(r.owner_pid));
   }
   return Reply(context, Status::Ok());
 }

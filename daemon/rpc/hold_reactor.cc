@@ -22,13 +22,13 @@ void HoldSink::Detach() {
   reactor_ = nullptr;
 }
 
-HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, uint64_t channel_id,
-                         ClientLimiter::Lease lease)
+HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, const Caller& caller,
+                         uint64_t channel_id, ClientLimiter::Lease lease)
     : broker_(broker),
       channel_id_(channel_id),
       lease_(std::move(lease)),
       sink_(std::make_shared<HoldSink>(this)) {
-  StatusOr<Broker::HoldResult> held = broker_->Hold(channel_id_, sink_);
+  StatusOr<Broker::HoldResult> held = broker_->Hold(caller, channel_id_, sink_);
   std::lock_guard lock(mu_);
   if (!held.ok()) {
     finished_ = true;

@@ -11,7 +11,8 @@
 //     cancelled it, or the process died and gRPC saw its socket close): the
 //     broker closes the channel, "the application went away", and tells
 //     the peer;
-//   * an unknown channel id finishes the stream with NOT_FOUND.
+//   * an unknown channel id (or another uid's) finishes the stream with
+//     NOT_FOUND.
 // It writes at most that one event, so a client that never reads costs one
 // message, not a queue. The stream holds one of its client's open streams
 // (limits.max_streams_per_client) until it is done.
@@ -56,8 +57,8 @@ class HoldReactor final : public grpc::ServerWriteReactor<v1::ChannelEvent> {
   // the initial metadata (kLeaseMetadata): after a restart it names this
   // daemon instance, for the next one.
   static constexpr char kLeaseMetadata[] = "rdmad-lease-bin";
-  HoldReactor(grpc::CallbackServerContext* context, Broker* broker, uint64_t channel_id,
-              ClientLimiter::Lease lease);
+  HoldReactor(grpc::CallbackServerContext* context, Broker* broker, const Caller& caller,
+              uint64_t channel_id, ClientLimiter::Lease lease);
 
   // The channel ended: writes the event and finishes.
   void Ended(ChannelState state, const std::string& reason);

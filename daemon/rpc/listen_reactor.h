@@ -55,7 +55,9 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent>,
   static constexpr size_t kMaxQueued = 1024;
 
   // Registers service; on error the stream finishes with it at once.
-  ListenReactor(ServiceRegistry* registry, const std::string& service, ClientLimiter::Lease lease);
+  // The registration belongs to owner (its requests too).
+  ListenReactor(ServiceRegistry* registry, const std::string& service, Owner owner,
+                ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);
   // The daemon is stopping: ends the stream with UNAVAILABLE and why.

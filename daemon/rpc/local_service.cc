@@ -88,9 +88,13 @@ LocalService::LocalService(DaemonCore* core)
                    .max_workers = kDefaultHandshakeWorkers,
                    .max_queued = kDefaultHandshakeWorkers}) {}
 
+Caller LocalService::CallerOf(grpc::CallbackServerContext* context) const {
+  return clients_.Identify(context->peer(), core_->admin_group());
+}
+
 StatusOr<ClientLimiter::Lease> LocalService::AdmitConnect(grpc::CallbackServerContext* context) {
   ClientLimits limits = core_->client_limits();
-  LocalClient caller = clients_.Identify(context->peer());
+  Caller caller = CallerOf(context);
   // Admission bounds the handshakes in flight; the pool has a worker for each.
   size_t workers = limits.max_connects > 0 ? limits.max_connects : kDefaultHandshakeWorkers;
   handshakes_.SetLimits(workers, workers);
@@ -99,7 +103,7 @@ StatusOr<ClientLimiter::Lease> LocalService::AdmitConnect(grpc::CallbackServerCo
 }
 
 StatusOr<ClientLimiter::Lease> LocalService::AdmitStream(grpc::CallbackServerContext* context) {
-  LocalClient caller = clients_.Identify(context->peer());
+  Caller caller = CallerOf(context);
   size_t most = caller.self ? 0 : core_->client_limits().max_streams_per_client;
   return streams_.Acquire(caller.name, most, 0);
 }

@@ -102,6 +102,8 @@ class LocalService final : public v1::Rdmad::CallbackService {
   // RESOURCE_EXHAUSTED naming the limit.
   StatusOr<ClientLimiter::Lease> AdmitConnect(grpc::CallbackServerContext* context);
   StatusOr<ClientLimiter::Lease> AdmitStream(grpc::CallbackServerContext* context);
+  // Who made the call (its connection's credentials; docs/security.md).
+  Caller CallerOf(grpc::CallbackServerContext* context) const;
 
   DaemonCore* core_;
   ClientDirectory clients_;

@@ -37,12 +37,12 @@ BoundedStream<v1::PoolEvent>::Options PoolStreamOptions() {
 
 }  // namespace
 
-PoolReactor::PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease)
+PoolReactor::PoolReactor(PoolRegistry* registry, Owner owner, ClientLimiter::Lease lease)
     : registry_(registry),
       lease_(std::move(lease)),
       stream_(this, PoolStreamOptions()),
       sink_(std::make_shared<PoolStreamSink>(this)) {
-  client_id_ = registry_->Subscribe(sink_, pid);  // writes the first list
+  client_id_ = registry_->Subscribe(sink_, owner);  // writes the first list
 }
 
 void PoolReactor::OnCancel() { stream_.Abort(Status::Cancelled("the client went away")); }

@@ -43,7 +43,7 @@ class PoolStreamSink final : public PoolSink {
 class PoolReactor final : public grpc::ServerWriteReactor<v1::PoolEvent>,
                           public BoundedStream<v1::PoolEvent>::Writer {
  public:
-  PoolReactor(PoolRegistry* registry, int pid, ClientLimiter::Lease lease);
+  PoolReactor(PoolRegistry* registry, Owner owner, ClientLimiter::Lease lease);
 
   void Offer(v1::PoolEvent event) { stream_.Push(std::move(event)); }
 

@@ -24,7 +24,11 @@ grpc::ServerWriteReactor<v1::PoolEvent>* LocalService::WatchPool(
   if (pool == nullptr) return new FailedStream<v1::PoolEvent>(NoPool());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::PoolEvent>(lease.status());
-  return new PoolReactor(pool, request->pid(), std::move(lease).value());
+  // The connection's pid, when the kernel gave it, over the one claimed.
+  Caller caller = CallerOf(context);
+  Owner owner = caller.owner();
+  if (owner.pid == 0) owner.pid = pid_t(request->pid());
+  return new PoolReactor(pool, owner, std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::Prewarm(grpc::CallbackServerContext* context,
@@ -34,8 +38,8 @@ grpc::ServerUnaryReactor* LocalService::Prewarm(grpc::CallbackServerContext* con
   if (pool == nullptr) return Reply(context, NoPool());
   Status checked = CheckName("peer", request->peer(), kMaxPeerName);
   if (!checked.ok()) return Reply(context, checked);
-  return Reply(context, pool->Prewarm(request->client_id(), request->peer(), request->service(),
-                                      ClampCount(request->channels())));
+  return Reply(context, pool->Prewarm(CallerOf(context), request->client_id(), request->peer(),
+                                      request->service(), ClampCount(request->channels())));
 }
 
 grpc::ServerUnaryReactor* LocalService::ReportPool(grpc::CallbackServerContext* context,
@@ -45,9 +49,9 @@ grpc::ServerUnaryReactor* LocalService::ReportPool(grpc::CallbackServerContext* 
   if (pool == nullptr) return Reply(context, NoPool());
   Status checked = CheckName("peer", request->peer(), kMaxPeerName);
   if (!checked.ok()) return Reply(context, checked);
-  return Reply(context, pool->Report(request->client_id(), request->peer(), request->service(),
-                                     ClampCount(request->warm()), ClampCount(request->in_use()),
-                                     request->last_error()));
+  return Reply(context, pool->Report(CallerOf(context), request->client_id(), request->peer(),
+                                     request->service(), ClampCount(request->warm()),
+                                     ClampCount(request->in_use()), request->last_error()));
 }
 
 grpc::ServerUnaryReactor* LocalService::ListPools(grpc::CallbackServerContext* context,
@@ -55,7 +59,7 @@ grpc::ServerUnaryReactor* LocalService::ListPools(grpc::CallbackServerContext* c
                                                   v1::ListPoolsResponse* response) {
   PoolRegistry* pool = core_->pool();
   if (pool == nullptr) return Reply(context, NoPool());
-  for (const PoolRow& row : pool->List()) {
+  for (const PoolRow& row : pool->ListFor(CallerOf(context))) {
     v1::PoolRow* out = response->add_pools();
     out->set_client_id(row.client_id);
     out->set_pid(row.pid);

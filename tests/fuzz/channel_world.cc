@@ -257,7 +257,7 @@ void ChannelWorld::DoMeanwhile(uint64_t channel_id, const std::string& service) 
   switch (what) {
     case Meanwhile::kNothing: break;
     case Meanwhile::kRelease:
-      CheckStatus(broker_->Release(channel_id, "closed by the application"));
+      CheckStatus(broker_->Release(kApp, channel_id, "closed by the application"));
       break;
     case Meanwhile::kPeerLost: broker_->OnPeerLost(instance, "B", "connection reset"); break;
     case Meanwhile::kPeerClose:
@@ -298,11 +298,12 @@ void ChannelWorld::Answer(const IncomingChannelRequest& request) {
   answers_.pop_front();
   uint64_t id = a.request_id == 0 ? request.request_id : a.request_id;
   if (!a.accept) {
-    CheckStatus(broker_->services().Reject(id, a.reason.empty() ? "no reason given" : a.reason));
+    CheckStatus(
+        broker_->services().Reject(kApp, id, a.reason.empty() ? "no reason given" : a.reason));
   } else if (!a.endpoint.ok()) {
     CheckStatus(a.endpoint.status());
   } else {
-    Status accepted = broker_->services().Accept(id, a.endpoint.value());
+    Status accepted = broker_->services().Accept(kApp, id, a.endpoint.value());
     CheckStatus(accepted);
     if (accepted.ok()) FUZZ_CHECK(ValidateChannelEndpoint(a.endpoint.value()).ok());
   }
@@ -332,7 +333,8 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     case ChannelOp::kListen: {
       v1::ListenRequest req;
       if (!Parse(payload, &req)) return;
-      auto registration = broker_->services().Register(req.service(), std::make_shared<Sink>(this));
+      auto registration =
+          broker_->services().Register(req.service(), std::make_shared<Sink>(this), kApp.owner());
       CheckStatus(registration.status());
       if (registration.ok()) listeners_[req.service()] = std::move(registration).value();
       break;
@@ -347,7 +349,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       v1::PlanChannelRequest req;
       if (!Parse(payload, &req)) return;
       if (req.peer().empty()) return;  // the handler: "peer: required"
-      auto planned = broker_->PlanChannel(req.peer(), req.service(), req.force_tcp());
+      auto planned = broker_->PlanChannel(kApp, req.peer(), req.service(), req.force_tcp());
       CheckStatus(planned.status());
       if (!planned.ok()) return;
       const PlannedChannel& p = planned.value();
@@ -371,7 +373,8 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
         --depth_;
         return;
       }
-      StatusOr<ChannelEndpoint> peer = broker_->Connect(MapId(req.channel_id()), endpoint.value());
+      StatusOr<ChannelEndpoint> peer =
+          broker_->Connect(kApp, MapId(req.channel_id()), endpoint.value());
       --depth_;
       CheckStatus(peer.status());
       if (!peer.ok()) return;
@@ -385,7 +388,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       if (!Parse(payload, &req)) return;
       uint64_t id = MapId(req.channel_id());
       auto holder = std::make_shared<Holder>();
-      auto held = broker_->Hold(id, holder);
+      auto held = broker_->Hold(kApp, id, holder);
       CheckStatus(held.status());
       if (!held.ok()) return;
       if (held.value().token == 0) {
@@ -418,7 +421,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       if (req.channel_id() == 0) return;  // the handler: "channel_id: required"
       std::string reason = "closed by the application";
       if (!req.reason().empty()) reason += ": " + req.reason();
-      CheckStatus(broker_->Release(MapId(req.channel_id()), reason));
+      CheckStatus(broker_->Release(kApp, MapId(req.channel_id()), reason));
       break;
     }
     case ChannelOp::kListChannels: {
@@ -438,14 +441,14 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
       CheckStatus(endpoint.status());
       if (!endpoint.ok()) return;
-      CheckStatus(broker_->services().Accept(req.request_id(), endpoint.value()));
+      CheckStatus(broker_->services().Accept(kApp, req.request_id(), endpoint.value()));
       break;
     }
     case ChannelOp::kReject: {
       v1::RejectRequest req;
       if (!Parse(payload, &req)) return;
       CheckStatus(broker_->services().Reject(
-          req.request_id(), req.reason().empty() ? "no reason given" : req.reason()));
+          kApp, req.request_id(), req.reason().empty() ? "no reason given" : req.reason()));
       break;
     }
     case ChannelOp::kQueueAccept: {

@@ -45,6 +45,8 @@ namespace rdmad::fuzz {
 
 inline constexpr char kSelfInstance[] = "0123456789abcdef0123456789abcdef";
 inline constexpr char kPeerInstance[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+// The local application every fuzzed local call comes from.
+inline const Caller kApp = Caller::User(1000, 4242);
 
 // rxe0 (RoCE v2, 192.0.2.1 and 2001:db8::1 on veth0, active MTU 1024),
 // mlx5_0 (InfiniBand, LID 7) and siw0 (iWARP).

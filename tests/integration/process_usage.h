@@ -12,7 +12,9 @@
 #ifndef RDMAD_TESTS_INTEGRATION_PROCESS_USAGE_H_
 #define RDMAD_TESTS_INTEGRATION_PROCESS_USAGE_H_
 
+#include <malloc.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +86,7 @@ struct Usage {
   int fds = 0;
   int threads = 0;
   double rss_mib = 0;
+  double heap_mib = -1;             // malloc's bytes in use: this process only
   std::map<std::string, int> rdma;  // qp, cq, mr, pd (with_rdma only)
 
   static Usage Of(pid_t pid, bool with_rdma) {
@@ -91,6 +94,10 @@ struct Usage {
     u.fds = CountFds(pid);
     u.threads = static_cast<int>(StatusField(pid, "Threads:"));
     u.rss_mib = RssMib(pid);
+    if (pid == getpid()) {
+      struct mallinfo2 m = mallinfo2();
+      u.heap_mib = double(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
+    }
     if (with_rdma) {
       for (const char* kind : {"qp", "cq", "mr", "pd"}) u.rdma[kind] = RdmaResources(kind, pid);
     }
@@ -112,6 +119,10 @@ struct Usage {
     char buf[96];
     std::snprintf(buf, sizeof buf, "fds=%d threads=%d rss_mib=%.1f", fds, threads, rss_mib);
     std::string out = buf;
+    if (heap_mib >= 0) {
+      std::snprintf(buf, sizeof buf, " heap_mib=%.1f", heap_mib);
+      out += buf;
+    }
     for (const auto& [kind, n] : rdma) out += " " + kind + "=" + std::to_string(n);
     return out;
   }

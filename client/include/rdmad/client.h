@@ -95,6 +95,8 @@ struct ChannelSummary {
   std::string state;      // "planned", "opening", "established", "failed", "closed"
   std::string reason;
   double age_seconds = 0;
+  int64_t owner_uid = -1;  // the local client it belongs to (-1: not known)
+  int owner_pid = 0;
 };
 
 // How Client::Connect sets a channel up.
@@ -157,8 +159,14 @@ class RDMAD_EXPORT Client {
   // The daemon's sessions with peer daemons, configured ones first.
   virtual StatusOr<std::vector<PeerInfo>> ListPeers() = 0;
 
-  // The daemon's channel table.
+  // The daemon's channel table: this uid's channels (every channel for an
+  // admin: root or daemon.admin_group).
   virtual StatusOr<std::vector<ChannelSummary>> ListChannels() = 0;
+  // Closes channel id as its application would ("closed by the
+  // application: REASON"): for the channel's own uid, or an admin
+  // (`rdmactl close`). OK for a channel already closed; NOT_FOUND for an
+  // unknown id or another uid's.
+  virtual Status CloseChannel(uint64_t id, const std::string& reason) = 0;
   // Registers service with the daemon (ALREADY_EXISTS when another
   // application listens on it).
   virtual StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) = 0;

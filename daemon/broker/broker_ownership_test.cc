@@ -1,0 +1,127 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Ownership (docs/security.md): a channel and a listener's requests belong
+// to the uid of the local client that made them; another uid gets
+// NOT_FOUND, as for an object that does not exist; an admin sees and
+// closes everything but does not take a channel over.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <optional>
+
+#include "daemon/broker/broker.h"
+#include "daemon/broker/broker_test_fixture.h"
+
+namespace rdmad {
+namespace {
+
+using namespace rdmad::testing;
+
+const Caller kOther = Caller::User(2000, 5353);
+const Caller kAdmin{.pid = 6464, .uid = 3000, .admin = true, .name = "pid 6464"};
+
+// A listener that hands each request to answer (on the offering thread).
+class Sink : public ServiceSink {
+ public:
+  std::function<void(const IncomingChannelRequest&)> answer;
+  void OnIncoming(const IncomingChannelRequest& r) override { answer(r); }
+  void OnChannelClosed(uint64_t, const std::string&) override {}
+};
+
+TEST(BrokerOwnershipTest, AnotherUidCannotConnectOrHoldAPlannedChannel) {
+  Fixture f;
+  f.link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
+    return TcpEnd(5000);
+  };
+  auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
+  ASSERT_TRUE(planned.ok());
+  uint64_t id = planned.value().channel_id;
+  EXPECT_EQ(f.Record(id).owner_uid, kApp.uid);
+  EXPECT_EQ(f.Record(id).owner_pid, kApp.pid);
+  for (const Caller& intruder : {kOther, kAdmin}) {
+    auto taken = f.broker.Connect(intruder, id, TcpEnd(1));
+    EXPECT_EQ(taken.status().code(), StatusCode::kNotFound) << intruder.name;
+    EXPECT_EQ(taken.status().message(), "no planned channel " + std::to_string(id));
+  }
+  EXPECT_EQ(f.Record(id).state, ChannelState::kPlanned) << "the intruders changed nothing";
+  ASSERT_TRUE(f.broker.Connect(kApp, id, TcpEnd(1)).ok());
+  for (const Caller& intruder : {kOther, kAdmin}) {
+    auto held = f.broker.Hold(intruder, id, std::make_shared<FakeHolder>());
+    EXPECT_EQ(held.status().code(), StatusCode::kNotFound) << intruder.name;
+  }
+  EXPECT_TRUE(f.broker.Hold(kApp, id, std::make_shared<FakeHolder>()).ok());
+}
+
+TEST(BrokerOwnershipTest, OnlyTheOwnerAndAdminsCloseAndSeeAChannel) {
+  Fixture f;
+  uint64_t mine = f.Established();
+  Status other = f.broker.Release(kOther, mine, "x");
+  EXPECT_EQ(other.code(), StatusCode::kNotFound);
+  // The answer for an id that does not exist.
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(mine));
+  EXPECT_EQ(other.message(), std::string("no channel ") + hex + " on hostA");
+  EXPECT_EQ(f.broker.Release(kOther, 0x1234, "x").message(), "no channel 0x1234 on hostA");
+  EXPECT_EQ(f.Record(mine).state, ChannelState::kEstablished);
+  EXPECT_TRUE(f.broker.ChannelsFor(kOther).empty());
+  ASSERT_EQ(f.broker.ChannelsFor(kApp).size(), 1u);
+  ASSERT_EQ(f.broker.ChannelsFor(kAdmin).size(), 1u);
+  Caller no_creds;  // a connection the kernel gave no credentials for
+  EXPECT_TRUE(f.broker.ChannelsFor(no_creds).empty());
+  EXPECT_EQ(f.broker.Release(no_creds, mine, "x").code(), StatusCode::kNotFound);
+
+  ASSERT_TRUE(f.broker.Release(kAdmin, mine, "closed by rdmactl close").ok());
+  EXPECT_EQ(f.Record(mine).state, ChannelState::kClosed);
+  ASSERT_EQ(f.link->Closes().size(), 1u) << "the peer is told of an admin's close too";
+}
+
+TEST(BrokerOwnershipTest, AnAcceptedChannelBelongsToTheListener) {
+  Fixture f;
+  auto sink = std::make_shared<Sink>();
+  std::optional<StatusOr<Broker::HoldResult>> held_at_once;
+  sink->answer = [&](const IncomingChannelRequest& r) {
+    ServiceRegistry& services = f.broker.services();
+    EXPECT_EQ(services.ChannelOf(kOther, r.request_id).status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.Accept(kOther, r.request_id, TcpEnd(6000)).code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.Reject(kOther, r.request_id, "mine now").code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.Accept(kAdmin, r.request_id, TcpEnd(6000)).code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.ChannelOf(kApp, r.request_id).value(), r.channel_id);
+    EXPECT_TRUE(services.Accept(kApp, r.request_id, TcpEnd(6000)).ok());
+    // The listener's application holds the channel as soon as it accepted,
+    // before the offer returns.
+    held_at_once = f.broker.Hold(kApp, r.channel_id, std::make_shared<FakeHolder>());
+  };
+  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  ASSERT_TRUE(reg.ok());
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  ASSERT_TRUE(f.broker.OnOpenChannel(call, "127.0.0.1").ok());
+  ASSERT_TRUE(held_at_once.has_value());
+  EXPECT_TRUE(held_at_once->ok()) << held_at_once->status().ToString();
+  EXPECT_EQ(f.Record(77).owner_uid, kApp.uid);
+  EXPECT_EQ(f.broker.Hold(kOther, 77, std::make_shared<FakeHolder>()).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST(BrokerOwnershipTest, ALeaseTakesAChannelBackOnlyForItsUid) {
+  Fixture f;
+  uint64_t id = f.Established();
+  StatusOr<ChannelLease> lease = f.broker.LeaseOf(id);
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(lease.value().owner_uid, kApp.uid);
+  // Another daemon instance (after a restart) adopts from the lease.
+  BrokerOptions options = f.Options();
+  options.instance_id = "cccccccccccccccccccccccccccccccc";
+  Broker next(options);
+  EXPECT_EQ(next.Adopt(kOther, id, lease.value()).code(), StatusCode::kNotFound);
+  EXPECT_EQ(next.Adopt(kAdmin, id, lease.value()).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(next.Channels().empty()) << "a refused lease leaves nothing behind";
+  ASSERT_TRUE(next.Adopt(kApp, id, lease.value()).ok());
+  EXPECT_EQ(next.Adopt(kOther, id, lease.value()).code(), StatusCode::kNotFound)
+      << "nor once the channel is known";
+  EXPECT_TRUE(next.Hold(kApp, id, std::make_shared<FakeHolder>()).ok());
+}
+
+}  // namespace
+}  // namespace rdmad
