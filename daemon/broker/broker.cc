@@ -99,6 +99,44 @@ void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
   max_channels_per_peer_ = max_channels_per_peer;
 }
 
+void Broker::SetOwnerLimits(const OwnerLimits& limits) {
+  std::lock_guard<std::mutex> lock(mu_);
+  owner_limits_ = limits;
+}
+
+Status Broker::AdmitChannel(const Caller& caller) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CheckOwnerLocked(caller, /*planning=*/false);
+}
+
+Status Broker::CheckOwnerLocked(const Caller& caller, bool planning) const {
+  if (caller.self) return Status::Ok();
+  size_t client = 0, uid = 0;
+  for (const auto& [id, entry] : channels_) {
+    const ChannelRecord& r = entry.record;
+    if (ChannelEnded(r.state) || (planning && r.state != ChannelState::kPlanned)) continue;
+    if (caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid)) {
+      ++uid;
+      if (r.owner_pid == caller.pid) ++client;
+    }
+  }
+  const OwnerLimits& l = owner_limits_;
+  const char* what = planning ? "channels planned and not connected" : "channels open";
+  size_t per_client = planning ? l.plans_per_client : l.channels_per_client;
+  size_t per_uid = planning ? l.plans_per_uid : l.channels_per_uid;
+  if (per_client > 0 && client >= per_client) {
+    return Status::ResourceExhausted(
+        fmt::format("client {} has {} {}, its limit (limits.max_{}_per_client = {})", caller.name,
+                    client, what, planning ? "plans" : "channels", per_client));
+  }
+  if (per_uid > 0 && uid >= per_uid) {
+    return Status::ResourceExhausted(
+        fmt::format("uid {} has {} {}, its limit (limits.max_{}_per_uid = {})", caller.uid, uid,
+                    what, planning ? "plans" : "channels", per_uid));
+  }
+  return Status::Ok();
+}
+
 Status Broker::CheckLimitsLocked(const std::string& peer) const {
   size_t live = 0, with_peer = 0;
   for (const auto& [id, entry] : channels_) {
@@ -172,6 +210,8 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
   RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name));
+  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/true));
+  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false));
   Entry& entry = channels_[planned.channel_id];
   entry.peer_key = peer;
   entry.since = Now();

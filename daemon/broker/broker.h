@@ -114,6 +114,16 @@ struct BrokerOptions {
   std::function<BrokerClock::time_point()> clock;  // default steady_clock
 };
 
+// What one local client (a process) and one uid may hold at once (0: no
+// bound; limits.max_channels_per_client and the rest): channels not ended,
+// and of them the ones planned but not connected yet.
+struct OwnerLimits {
+  size_t channels_per_client = 0;
+  size_t channels_per_uid = 0;
+  size_t plans_per_client = 0;
+  size_t plans_per_uid = 0;
+};
+
 struct PlannedChannel {
   uint64_t channel_id = 0;
   ChannelPlan plan;
@@ -282,6 +292,10 @@ class Broker {
   void OnPeerBack(const std::string& instance_id);
   // New limits (a config reload); channels already open stay.
   void SetLimits(size_t max_channels, size_t max_channels_per_peer);
+  void SetOwnerLimits(const OwnerLimits& limits);
+  // Whether caller may have one more channel (an acceptor's, before it
+  // accepts): RESOURCE_EXHAUSTED naming the limit otherwise.
+  Status AdmitChannel(const Caller& caller) const;
   // Expires plans and unheld channels, drops old ended entries.
   void Sweep();
   // Sweeps every period on a thread of its own until destruction.
@@ -367,6 +381,9 @@ class Broker {
   Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held
   // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
   Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
+  // RESOURCE_EXHAUSTED when caller has as many channels (planning: plans)
+  // as its client's or its uid's limit allows. The daemon itself has none.
+  Status CheckOwnerLocked(const Caller& caller, bool planning) const;  // mu_ held
 
   const BrokerOptions options_;
   ServiceRegistry services_;
@@ -377,6 +394,7 @@ class Broker {
   std::vector<uint64_t> reclaim_;       // adopted channels to reclaim; guarded by mu_
   size_t max_channels_;                 // guarded by mu_
   size_t max_channels_per_peer_;        // guarded by mu_
+  OwnerLimits owner_limits_;            // guarded by mu_
   std::condition_variable sweep_cv_;
   std::thread sweeper_;
 };

@@ -22,6 +22,13 @@ using namespace rdmad::testing;
 const Caller kOther = Caller::User(2000, 5353);
 const Caller kAdmin{.pid = 6464, .uid = 3000, .admin = true, .name = "pid 6464"};
 
+// A listener that hears nothing.
+class FakeServiceSink : public ServiceSink {
+ public:
+  void OnIncoming(const IncomingChannelRequest&) override {}
+  void OnChannelClosed(uint64_t, const std::string&) override {}
+};
+
 // A listener that hands each request to answer (on the offering thread).
 class Sink : public ServiceSink {
  public:
@@ -93,7 +100,7 @@ TEST(BrokerOwnershipTest, AnAcceptedChannelBelongsToTheListener) {
     // before the offer returns.
     held_at_once = f.broker.Hold(kApp, r.channel_id, std::make_shared<FakeHolder>());
   };
-  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
   OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
   ASSERT_TRUE(f.broker.OnOpenChannel(call, "127.0.0.1").ok());
@@ -121,6 +128,62 @@ TEST(BrokerOwnershipTest, ALeaseTakesAChannelBackOnlyForItsUid) {
   EXPECT_EQ(next.Adopt(kOther, id, lease.value()).code(), StatusCode::kNotFound)
       << "nor once the channel is known";
   EXPECT_TRUE(next.Hold(kApp, id, std::make_shared<FakeHolder>()).ok());
+}
+
+TEST(BrokerOwnershipTest, PlansAndChannelsAreLimitedPerClientAndPerUid) {
+  Fixture f;
+  f.broker.SetOwnerLimits({.channels_per_client = 3,
+                           .channels_per_uid = 4,
+                           .plans_per_client = 2,
+                           .plans_per_uid = 10});
+  ASSERT_TRUE(f.broker.PlanChannel(kApp, "B", "svc", true).ok());
+  ASSERT_TRUE(f.broker.PlanChannel(kApp, "B", "svc", true).ok());
+  auto plans = f.broker.PlanChannel(kApp, "B", "svc", true);
+  EXPECT_EQ(plans.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(plans.status().message(),
+            "client pid 4242 has 2 channels planned and not connected, its limit "
+            "(limits.max_plans_per_client = 2)");
+  EXPECT_TRUE(f.broker.PlanChannel(kOther, "B", "svc", true).ok()) << "another uid plans on";
+  // A third channel of the same process once the plans are connected...
+  for (const ChannelRecord& r : f.broker.ChannelsFor(kApp)) {
+    f.link->open_answer = [](const OpenChannelCall&) -> StatusOr<ChannelEndpoint> {
+      return TcpEnd(5000);
+    };
+    ASSERT_TRUE(f.broker.Connect(kApp, r.channel_id, TcpEnd(1)).ok());
+  }
+  ASSERT_TRUE(f.broker.PlanChannel(kApp, "B", "svc", true).ok());
+  auto channels = f.broker.PlanChannel(kApp, "B", "svc", true);
+  EXPECT_EQ(channels.status().message(),
+            "client pid 4242 has 3 channels open, its limit (limits.max_channels_per_client = 3)");
+  // ...and one more of another process of the uid; then the uid is full.
+  const Caller sibling = Caller::User(kApp.uid, 4343);
+  ASSERT_TRUE(f.broker.PlanChannel(sibling, "B", "svc", true).ok());
+  auto uid = f.broker.PlanChannel(sibling, "B", "svc", true);
+  EXPECT_EQ(uid.status().message(),
+            "uid 1000 has 4 channels open, its limit (limits.max_channels_per_uid = 4)");
+  EXPECT_EQ(f.broker.AdmitChannel(sibling).code(), StatusCode::kResourceExhausted)
+      << "nor may it accept one";
+  EXPECT_TRUE(f.broker.AdmitChannel(Caller::Daemon()).ok()) << "the daemon has no limit";
+}
+
+TEST(BrokerOwnershipTest, ListenersAreLimitedPerClientAndPerUid) {
+  Fixture f;
+  ServiceRegistry& services = f.broker.services();
+  services.SetLimits(2, 3);
+  auto sink = std::make_shared<FakeServiceSink>();
+  std::vector<std::unique_ptr<ServiceRegistration>> held;
+  for (const char* name : {"a", "b"}) held.push_back(services.Register(name, sink, kApp).value());
+  auto client = services.Register("c", sink, kApp);
+  EXPECT_EQ(client.status().message(),
+            "client pid 4242 has 2 listeners, its limit (limits.max_listeners_per_client = 2)");
+  const Caller sibling = Caller::User(kApp.uid, 4343);
+  held.push_back(services.Register("c", sink, sibling).value());
+  auto uid = services.Register("d", sink, sibling);
+  EXPECT_EQ(uid.status().message(),
+            "uid 1000 has 3 listeners, its limit (limits.max_listeners_per_uid = 3)");
+  EXPECT_TRUE(services.Register("d", sink, kOther).ok()) << "another uid listens on";
+  held.pop_back();
+  EXPECT_TRUE(services.Register("d2", sink, sibling).ok()) << "a listener gone frees its slot";
 }
 
 }  // namespace

@@ -95,7 +95,7 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().message(),
             "no service svc on hostA");
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
   auto answer = f.broker.OnOpenChannel(call, "127.0.0.1");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
@@ -114,7 +114,7 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
 TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
   uint64_t id = 100;
   auto bind_host = [&](const std::string& peer_ip) {
     OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1)};
@@ -223,7 +223,7 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
 TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
   ASSERT_TRUE(f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
   ASSERT_TRUE(f.broker.Release(kApp, 7, "closed by the application").ok());
@@ -276,7 +276,7 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
       << per_peer.ToString();
   // The peer's side counts too: a third channel from another host is the total's.
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
-  auto reg = f.broker.services().Register("svc", sink, kApp.owner());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
   ASSERT_TRUE(
       f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());

@@ -23,17 +23,40 @@ Status ServiceRegistry::ValidateServiceName(const std::string& service) {
 }
 
 StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
-    const std::string& service, std::shared_ptr<ServiceSink> sink, Owner owner) {
+    const std::string& service, std::shared_ptr<ServiceSink> sink, const Caller& caller) {
   RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
+  Owner owner = caller.owner();
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable(*stopping_);
   if (services_.count(service) != 0) {
     return Status::AlreadyExists("service " + service + " already has a listener on " + host_name_);
   }
+  size_t client = 0, uid = 0;
+  for (const auto& [name, entry] : services_) {
+    if (!caller.Is(entry.owner.uid)) continue;
+    ++uid;
+    if (entry.owner.pid == owner.pid) ++client;
+  }
+  if (!caller.self && max_per_client_ > 0 && client >= max_per_client_) {
+    return Status::ResourceExhausted(
+        fmt::format("client {} has {} listeners, its limit (limits.max_listeners_per_client = {})",
+                    caller.name, client, max_per_client_));
+  }
+  if (!caller.self && max_per_uid_ > 0 && uid >= max_per_uid_) {
+    return Status::ResourceExhausted(
+        fmt::format("uid {} has {} listeners, its limit (limits.max_listeners_per_uid = {})",
+                    caller.uid, uid, max_per_uid_));
+  }
   uint64_t token = next_token_++;
   services_[service] = Entry{token, std::move(sink), owner};
   spdlog::info("service {}: listener registered (pid {}, uid {})", service, owner.pid, owner.uid);
   return std::unique_ptr<ServiceRegistration>(new ServiceRegistration(this, service, token));
+}
+
+void ServiceRegistry::SetLimits(size_t per_client, size_t per_uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  max_per_client_ = per_client;
+  max_per_uid_ = per_uid;
 }
 
 void ServiceRegistry::Unregister(const std::string& service, uint64_t token) {
@@ -104,6 +127,10 @@ Status ServiceRegistry::Accept(const Caller& caller, uint64_t request_id,
 Status ServiceRegistry::Reject(const Caller& caller, uint64_t request_id,
                                const std::string& reason) {
   return Answer(caller, request_id, Status::PermissionDenied("rejected: " + reason));
+}
+
+Status ServiceRegistry::Fail(const Caller& caller, uint64_t request_id, const Status& why) {
+  return Answer(caller, request_id, why);
 }
 
 void ServiceRegistry::NotifyClosed(const std::string& service, uint64_t channel_id,

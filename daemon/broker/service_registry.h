@@ -81,11 +81,15 @@ class ServiceRegistry {
  public:
   explicit ServiceRegistry(std::string host_name) : host_name_(std::move(host_name)) {}
 
-  // INVALID_ARGUMENT for a malformed name (1..64 of [A-Za-z0-9._-]),
-  // ALREADY_EXISTS when another listener has it.
+  // A listener of caller's. INVALID_ARGUMENT for a malformed name (1..64
+  // of [A-Za-z0-9._-]), ALREADY_EXISTS when another listener has it,
+  // RESOURCE_EXHAUSTED when caller's process or uid has as many listeners
+  // as SetLimits allows (the daemon itself has no limit).
   StatusOr<std::unique_ptr<ServiceRegistration>> Register(const std::string& service,
                                                           std::shared_ptr<ServiceSink> sink,
-                                                          Owner owner);
+                                                          const Caller& caller);
+  // Listeners per process and per uid from now on (0: no bound).
+  void SetLimits(size_t per_client, size_t per_uid);
 
   // Hands request (request_id is filled in) to the listener and waits for
   // its answer up to request.deadline. offered (if given) learns the
@@ -99,6 +103,8 @@ class ServiceRegistry {
   // a corrected answer).
   Status Accept(const Caller& caller, uint64_t request_id, ChannelEndpoint endpoint);
   Status Reject(const Caller& caller, uint64_t request_id, const std::string& reason);
+  // The daemon answers for the listener with why (a limit of its own).
+  Status Fail(const Caller& caller, uint64_t request_id, const Status& why);
   // The channel a pending request is for; NOT_FOUND as for Accept.
   StatusOr<uint64_t> ChannelOf(const Caller& caller, uint64_t request_id) const;
 
@@ -137,6 +143,8 @@ class ServiceRegistry {
   std::optional<std::string> stopping_;    // Shutdown's why; guarded by mu_
   uint64_t next_token_ = 1;                // guarded by mu_
   uint64_t next_request_ = 1;              // guarded by mu_
+  size_t max_per_client_ = 0;              // guarded by mu_
+  size_t max_per_uid_ = 0;                 // guarded by mu_
 };
 
 }  // namespace rdmad

@@ -58,20 +58,20 @@ TEST(ServiceRegistryTest, UnknownServiceIsNotFoundNamingHost) {
 
 TEST(ServiceRegistryTest, SecondListenerIsAlreadyExistsUntilTheFirstGoes) {
   ServiceRegistry registry("hostB");
-  auto first = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
+  auto first = registry.Register("svc", std::make_shared<FakeSink>(), kApp);
   ASSERT_TRUE(first.ok());
-  auto second = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
+  auto second = registry.Register("svc", std::make_shared<FakeSink>(), kApp);
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(registry.service_count(), 1u);
   first.value().reset();
   EXPECT_EQ(registry.service_count(), 0u);
-  EXPECT_TRUE(registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner()).ok());
+  EXPECT_TRUE(registry.Register("svc", std::make_shared<FakeSink>(), kApp).ok());
 }
 
 TEST(ServiceRegistryTest, MalformedNamesAreInvalid) {
   ServiceRegistry registry("hostB");
   for (std::string name : {std::string(), std::string(65, 'a'), std::string("a b")}) {
-    EXPECT_EQ(registry.Register(name, std::make_shared<FakeSink>(), kApp.owner()).status().code(),
+    EXPECT_EQ(registry.Register(name, std::make_shared<FakeSink>(), kApp).status().code(),
               StatusCode::kInvalidArgument)
         << name;
   }
@@ -91,7 +91,7 @@ TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
       EXPECT_EQ(registry.Accept(kApp, id, TcpEnd()).code(), StatusCode::kNotFound);
     });
   };
-  auto reg = registry.Register("svc", sink, kApp.owner());
+  auto reg = registry.Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
   auto answer = registry.Offer(Request());
   for (auto& t : threads) t.join();
@@ -105,7 +105,7 @@ TEST(ServiceRegistryTest, RejectIsPermissionDeniedWithTheReason) {
   sink->on_incoming = [&](const IncomingChannelRequest& r) {
     EXPECT_TRUE(registry.Reject(kApp, r.request_id, "busy").ok());  // answered before the wait
   };
-  auto reg = registry.Register("svc", sink, kApp.owner());
+  auto reg = registry.Register("svc", sink, kApp);
   auto answer = registry.Offer(Request());
   EXPECT_EQ(answer.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(answer.status().message(), "rejected: busy");
@@ -113,7 +113,7 @@ TEST(ServiceRegistryTest, RejectIsPermissionDeniedWithTheReason) {
 
 TEST(ServiceRegistryTest, NoAnswerIsDeadlineExceededAndListenerLossAborts) {
   ServiceRegistry registry("hostB");
-  auto reg = registry.Register("svc", std::make_shared<FakeSink>(), kApp.owner());
+  auto reg = registry.Register("svc", std::make_shared<FakeSink>(), kApp);
   EXPECT_EQ(registry.Offer(Request(50ms)).status().code(), StatusCode::kDeadlineExceeded);
   auto waiting = std::async(std::launch::async, [&] { return registry.Offer(Request()); });
   std::this_thread::sleep_for(50ms);

@@ -109,5 +109,23 @@ TEST(ClientLimiterTest, ConcurrentClientsNeverPassTheBound) {
   EXPECT_EQ(limiter.refused(), uint64_t(refusals.load()));
 }
 
+TEST(ClientLimiterTest, AUidIsLimitedAcrossItsProcesses) {
+  ClientLimiter limiter(
+      {"streams open", "limits.max_streams_per_client", "", "limits.max_streams_per_uid"});
+  std::vector<ClientLimiter::Lease> leases;
+  for (const char* client : {"pid 1", "pid 2", "pid 3"}) {
+    auto lease = limiter.Acquire(client, "uid 1000", 2, 3, 0);
+    ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+    leases.push_back(std::move(lease).value());
+  }
+  auto refused = limiter.Acquire("pid 4", "uid 1000", 2, 3, 0);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "uid 1000 has 3 streams open, its limit (limits.max_streams_per_uid = 3)");
+  EXPECT_TRUE(limiter.Acquire("pid 5", "uid 1001", 2, 3, 0).ok()) << "another uid is not";
+  leases.pop_back();  // one of uid 1000's comes back
+  EXPECT_TRUE(limiter.Acquire("pid 4", "uid 1000", 2, 3, 0).ok());
+}
+
 }  // namespace
 }  // namespace rdmad

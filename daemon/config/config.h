@@ -113,6 +113,13 @@ struct Config {
     int max_connects_per_client = 0;
     int max_connects = 0;
     int max_streams_per_client = 0;
+    int max_streams_per_uid = 0;
+    int max_channels_per_client = 0;
+    int max_channels_per_uid = 0;
+    int max_plans_per_client = 0;
+    int max_plans_per_uid = 0;
+    int max_listeners_per_client = 0;
+    int max_listeners_per_uid = 0;
     friend bool operator==(const Limits&, const Limits&) = default;
   } limits;
 

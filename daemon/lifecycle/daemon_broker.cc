@@ -85,6 +85,11 @@ void Daemon::ApplyChannelSettings(const Config& config) {
   broker_->SetLimits(size_t(config.limits.max_channels),
                      size_t(config.limits.max_channels_per_peer));
   pool_.SetConfig(config.pool, config.limits.idle_timeout_s);
+  const Config::Limits& l = config.limits;
+  broker_->SetOwnerLimits({size_t(l.max_channels_per_client), size_t(l.max_channels_per_uid),
+                           size_t(l.max_plans_per_client), size_t(l.max_plans_per_uid)});
+  broker_->services().SetLimits(size_t(l.max_listeners_per_client),
+                                size_t(l.max_listeners_per_uid));
   spdlog::info(
       "channels: at most {} in total and {} per peer; {} [[pool]] target(s); channels "
       "beyond a pool's target close after {} s idle",
@@ -107,9 +112,13 @@ void Daemon::ApplyChannelSettings(const Config& config) {
                admin_gid >= 0 ? fmt::format(" and group {} (gid {})", admin, admin_gid) : "");
   spdlog::info(
       "local API: at most {} Connect handshakes in flight per process and {} in "
-      "total, {} open streams per process",
-      config.limits.max_connects_per_client, config.limits.max_connects,
-      config.limits.max_streams_per_client);
+      "total, {} open streams per process and {} per uid",
+      l.max_connects_per_client, l.max_connects, l.max_streams_per_client, l.max_streams_per_uid);
+  spdlog::info(
+      "local API: per process and per uid at most {} and {} channels, {} and {} of them "
+      "planned, {} and {} listeners",
+      l.max_channels_per_client, l.max_channels_per_uid, l.max_plans_per_client,
+      l.max_plans_per_uid, l.max_listeners_per_client, l.max_listeners_per_uid);
 }
 
 std::optional<gid_t> Daemon::admin_group() const {
@@ -120,7 +129,7 @@ std::optional<gid_t> Daemon::admin_group() const {
 ClientLimits Daemon::client_limits() const {
   const Config::Limits& limits = config()->limits;
   return {size_t(limits.max_connects_per_client), size_t(limits.max_connects),
-          size_t(limits.max_streams_per_client)};
+          size_t(limits.max_streams_per_client), size_t(limits.max_streams_per_uid)};
 }
 
 // A link through this daemon's up session to the daemon instance_id.

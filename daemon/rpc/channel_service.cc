@@ -27,7 +27,7 @@ grpc::ServerWriteReactor<v1::ListenEvent>* LocalService::Listen(
   if (broker == nullptr) return new FailedStream<v1::ListenEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ListenEvent>(lease.status());
-  return new ListenReactor(&broker->services(), request->service(), CallerOf(context).owner(),
+  return new ListenReactor(&broker->services(), request->service(), CallerOf(context),
                            std::move(lease).value());
 }
 
@@ -40,6 +40,14 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   if (!endpoint.ok()) return Reply(context, endpoint.status());
   Caller caller = CallerOf(context);
   StatusOr<uint64_t> channel_id = broker->services().ChannelOf(caller, request->request_id());
+  if (channel_id.ok()) {  // the listener's own request: one more channel for it?
+    Status admitted = broker->AdmitChannel(caller);
+    if (!admitted.ok()) {  // the initiator hears it at once
+      Status failed = broker->services().Fail(caller, request->request_id(), admitted);
+      if (!failed.ok()) spdlog::debug("request {}: {}", request->request_id(), failed.message());
+      return Reply(context, admitted);
+    }
+  }
   std::string transport = EndpointTransport(endpoint.value());
   Status accepted =
       broker->services().Accept(caller, request->request_id(), std::move(endpoint).value());

@@ -53,13 +53,13 @@ BoundedStream<v1::ListenEvent>::Options ListenStreamOptions() {
 
 }  // namespace
 
-ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& service, Owner owner,
-                             ClientLimiter::Lease lease)
+ListenReactor::ListenReactor(ServiceRegistry* registry, const std::string& service,
+                             const Caller& caller, ClientLimiter::Lease lease)
     : service_(service),
       lease_(std::move(lease)),
       stream_(this, ListenStreamOptions()),
       sink_(std::make_shared<ListenSink>(this)) {
-  auto registration = registry->Register(service, sink_, owner);
+  auto registration = registry->Register(service, sink_, caller);
   if (!registration.ok()) {
     stream_.Abort(registration.status());
     return;

@@ -55,8 +55,8 @@ class ListenReactor final : public grpc::ServerWriteReactor<v1::ListenEvent>,
   static constexpr size_t kMaxQueued = 1024;
 
   // Registers service; on error the stream finishes with it at once.
-  // The registration belongs to owner (its requests too).
-  ListenReactor(ServiceRegistry* registry, const std::string& service, Owner owner,
+  // The registration belongs to caller (its requests too).
+  ListenReactor(ServiceRegistry* registry, const std::string& service, const Caller& caller,
                 ClientLimiter::Lease lease);
 
   void Enqueue(v1::ListenEvent event);

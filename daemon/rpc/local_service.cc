@@ -83,7 +83,7 @@ LocalService::LocalService(DaemonCore* core)
     : core_(core),
       connects_({"Connect handshakes in flight", "limits.max_connects_per_client",
                  "limits.max_connects"}),
-      streams_({"streams open", "limits.max_streams_per_client", ""}),
+      streams_({"streams open", "limits.max_streams_per_client", "", "limits.max_streams_per_uid"}),
       handshakes_({.name = "Connect handshakes",
                    .max_workers = kDefaultHandshakeWorkers,
                    .max_queued = kDefaultHandshakeWorkers}) {}
@@ -104,8 +104,11 @@ StatusOr<ClientLimiter::Lease> LocalService::AdmitConnect(grpc::CallbackServerCo
 
 StatusOr<ClientLimiter::Lease> LocalService::AdmitStream(grpc::CallbackServerContext* context) {
   Caller caller = CallerOf(context);
-  size_t most = caller.self ? 0 : core_->client_limits().max_streams_per_client;
-  return streams_.Acquire(caller.name, most, 0);
+  if (caller.self) return streams_.Acquire(caller.name, 0, 0);
+  ClientLimits limits = core_->client_limits();
+  std::string uid = caller.uid == kNoUid ? "" : "uid " + std::to_string(caller.uid);
+  return streams_.Acquire(caller.name, uid, limits.max_streams_per_client,
+                          limits.max_streams_per_uid, 0);
 }
 
 grpc::ServerUnaryReactor* LocalService::GetStatus(grpc::CallbackServerContext* context,

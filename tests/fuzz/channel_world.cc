@@ -334,7 +334,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       v1::ListenRequest req;
       if (!Parse(payload, &req)) return;
       auto registration =
-          broker_->services().Register(req.service(), std::make_shared<Sink>(this), kApp.owner());
+          broker_->services().Register(req.service(), std::make_shared<Sink>(this), kApp);
       CheckStatus(registration.status());
       if (registration.ok()) listeners_[req.service()] = std::move(registration).value();
       break;

@@ -12,6 +12,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <thread>
 
@@ -157,13 +158,15 @@ int CountLines(const std::string& text, const std::vector<std::string>& parts) {
 
 constexpr int kConnectsPerClient = 4;
 constexpr int kStreamsPerClient = 6;
+constexpr int kPlansPerClient = 16;
 
 class ClientLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     Status started =
         pair_.Start("[limits]\nmax_connects_per_client = " + std::to_string(kConnectsPerClient) +
-                    "\nmax_streams_per_client = " + std::to_string(kStreamsPerClient) + "\n");
+                    "\nmax_streams_per_client = " + std::to_string(kStreamsPerClient) +
+                    "\nmax_plans_per_client = " + std::to_string(kPlansPerClient) + "\n");
     ASSERT_TRUE(started.ok()) << started.ToString();
     ASSERT_TRUE(testing::DaemonPair::WaitForLog(pair_.b(), "echo service: listening")) << Logs();
   }
@@ -292,6 +295,68 @@ TEST_F(ClientLimitsTest, UnreadStreamsAreLimitedPerProcess) {
       << out << Logs();
   EXPECT_LT(Clock::now() - t0, 5s);
   EXPECT_TRUE(Contains(out, "3 sent, 3 received, 0 lost")) << out;
+}
+
+// The p-th percentile of samples, in ms.
+double Percentile(std::vector<Clock::duration> samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t at = std::min(samples.size() - 1, size_t(p / 100 * double(samples.size())));
+  return std::chrono::duration<double, std::milli>(samples[at]).count();
+}
+
+// Another process plans channels to B as fast as it can and never
+// connects them: beyond limits.max_plans_per_client it is refused at once,
+// and meanwhile this process's GetStatus calls and channels are served.
+// Their latency is printed (FLOOD lines); the gate is that they are served.
+TEST_F(ClientLimitsTest, APlanFloodIsRefusedAndOthersAreServed) {
+  ASSERT_TRUE(testing::DaemonPair::WaitForLog(pair_.b(), "echo service: listening")) << Logs();
+  ASSERT_TRUE(pair_.ConnectAB("rdmad.echo").ok()) << Logs();  // the session is up
+  // GetStatus calls back to back, and a channel to B's echo service every
+  // tenth, for a while: their latencies.
+  int failed = 0;
+  auto measure = [&](const char* label, Clock::duration how_long) {
+    std::vector<Clock::duration> status_took, connect_took;
+    for (auto end = Clock::now() + how_long; Clock::now() < end;) {
+      auto t0 = Clock::now();
+      failed += !pair_.a().client->GetStatus().ok();
+      status_took.push_back(Clock::now() - t0);
+      if (status_took.size() % 10 != 0) continue;
+      t0 = Clock::now();
+      auto channel = pair_.a().client->Connect("B", "rdmad.echo");
+      connect_took.push_back(Clock::now() - t0);
+      if (!channel.ok()) {
+        ADD_FAILURE() << label << ": " << channel.status().ToString();
+        ++failed;
+      }
+    }
+    std::printf(
+        "FLOOD %s: GetStatus %zu calls, p50 %.2f ms, p99 %.2f ms; Connect %zu channels, "
+        "p50 %.2f ms, p99 %.2f ms\n",
+        label, status_took.size(), Percentile(status_took, 50), Percentile(status_took, 99),
+        connect_took.size(), Percentile(connect_took, 50), Percentile(connect_took, 99));
+    return connect_took.size();
+  };
+  measure("without a flood (anchor)", 1s);
+  std::string flood_out;
+  std::thread flood([&] {
+    testing::RunCommand(LOCAL_API_PROBE, {pair_.a().socket, "flood-plan", "B", "rdmad.echo", "3"},
+                        &flood_out);
+  });
+  size_t connected = measure("during another process's PlanChannel flood", 3s);
+  flood.join();
+  std::printf("%s", flood_out.c_str());
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(connected, 0u);
+  EXPECT_TRUE(Contains(flood_out, "PROBE FLOOD ok=" + std::to_string(kPlansPerClient) + " "))
+      << flood_out;
+  EXPECT_FALSE(Contains(flood_out, "exhausted=0 ")) << flood_out;
+  EXPECT_TRUE(Contains(flood_out, "other=0 ")) << flood_out;
+  EXPECT_TRUE(Contains(flood_out,
+                       "channels planned and not connected, its limit "
+                       "(limits.max_plans_per_client = " +
+                           std::to_string(kPlansPerClient) + ")"))
+      << flood_out;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // What a process holds, for the scale and leak tests: open fds, threads,
-// RSS (from /proc) and its RDMA objects (`rdma resource show`: QPs, CQs,
+// RSS (from /proc; for this process after malloc_trim, with malloc's own
+// figures) and its RDMA objects (`rdma resource show`: QPs, CQs,
 // MRs, PDs). Usage::Of takes a snapshot; Usage::Same compares two the way
 // the leak tests do (fds and RDMA objects exact, threads within a slack of
 // 4, RSS within a fraction).
@@ -82,14 +83,32 @@ inline int RdmaResources(const std::string& kind, pid_t pid) {
   return pclose(f) == 0 ? n : -1;
 }
 
+// What pid's open fds point to ("3 -> socket:[1234]"), one per line.
+inline std::string FdTargets(pid_t pid) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& fd :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code link_ec;
+    auto target = std::filesystem::read_symlink(fd.path(), link_ec);
+    out += fd.path().filename().string() + " -> " + (link_ec ? "?" : target.string()) + "\n";
+  }
+  return out;
+}
+
 struct Usage {
   int fds = 0;
   int threads = 0;
   double rss_mib = 0;
   double heap_mib = -1;             // malloc's bytes in use: this process only
+  double heap_free_mib = -1;        // free bytes malloc keeps: this process only
   std::map<std::string, int> rdma;  // qp, cq, mr, pd (with_rdma only)
 
   static Usage Of(pid_t pid, bool with_rdma) {
+    // Free memory malloc keeps in its arenas (the RPC runtime's threads
+    // come and go) is not in use: this process gives it back to the system
+    // first, as rdmad does every 10 s, so that RSS counts what is held.
+    if (pid == getpid()) malloc_trim(0);
     Usage u;
     u.fds = CountFds(pid);
     u.threads = static_cast<int>(StatusField(pid, "Threads:"));
@@ -97,6 +116,7 @@ struct Usage {
     if (pid == getpid()) {
       struct mallinfo2 m = mallinfo2();
       u.heap_mib = double(m.uordblks + m.hblkhd) / (1024.0 * 1024.0);
+      u.heap_free_mib = double(m.fordblks) / (1024.0 * 1024.0);
     }
     if (with_rdma) {
       for (const char* kind : {"qp", "cq", "mr", "pd"}) u.rdma[kind] = RdmaResources(kind, pid);
@@ -120,7 +140,7 @@ struct Usage {
     std::snprintf(buf, sizeof buf, "fds=%d threads=%d rss_mib=%.1f", fds, threads, rss_mib);
     std::string out = buf;
     if (heap_mib >= 0) {
-      std::snprintf(buf, sizeof buf, " heap_mib=%.1f", heap_mib);
+      std::snprintf(buf, sizeof buf, " heap_mib=%.1f heap_free_mib=%.1f", heap_mib, heap_free_mib);
       out += buf;
     }
     for (const auto& [kind, n] : rdma) out += " " + kind + "=" + std::to_string(n);

@@ -89,6 +89,7 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
   }
   Usage base_a = Usage::Of(pair.a().process->pid(), lab);
   Usage base_app = Usage::Of(getpid(), lab);
+  std::string base_fds = testing::FdTargets(getpid());
   auto start = Clock::now();
   auto next_restart = start + restart_every;
   int restarts = 0;
@@ -100,6 +101,13 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
       Status restarted = pair.Restart(&pair.b());
       if (!restarted.ok()) fail("restart", restarted);
       ++restarts;
+      // The trend, before this restart's churn: a leak keeps growing, the
+      // allocators' high-water marks level off.
+      std::printf("SOAK restart %d at %.0f s: rdmad A %s; application %s\n", restarts,
+                  std::chrono::duration<double>(Clock::now() - start).count(),
+                  Usage::Of(pair.a().process->pid(), false).Describe().c_str(),
+                  Usage::Of(getpid(), false).Describe().c_str());
+      std::fflush(stdout);
       next_restart = Clock::now() + restart_every;
     }
     int action = int(rng() % 10);
@@ -145,7 +153,9 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
   EXPECT_TRUE(back) << "rdmad A: " << base_a.Describe() << " -> "
                     << Usage::Of(pair.a().process->pid(), lab).Describe()
                     << "\napplication: " << base_app.Describe() << " -> "
-                    << Usage::Of(getpid(), lab).Describe();
+                    << Usage::Of(getpid(), lab).Describe() << "\nits fds before:\n"
+                    << base_fds << "after:\n"
+                    << testing::FdTargets(getpid());
 }
 
 }  // namespace

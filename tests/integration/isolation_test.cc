@@ -1,0 +1,311 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Local clients are isolated by uid (docs/security.md), between two real
+// rdmad processes on loopback whose sockets the group "nogroup" may use.
+// The owner's side runs in this process (root, raw gRPC); the other uid
+// (nobody, 65534, in nogroup) runs local_api_probe or rdmactl after fork,
+// setuid and exec. For every call that names an object (Connect, Accept,
+// Reject, HoldChannel, ReleaseChannel, Prewarm, ReportPool) the other uid
+// gets NOT_FOUND and nothing changes, while the owner's calls go through;
+// ListChannels and ListPools show each uid its own rows; root and the
+// members of daemon.admin_group see and close everything (rdmactl close).
+
+#include <fcntl.h>
+#include <grp.h>
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/v1/rdmad.grpc.pb.h"
+#include "tests/integration/daemon_process.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::Process;
+using testing::TempDir;
+
+constexpr uid_t kNobody = 65534;
+
+// What argv printed on stdout, run as uid and gid (0: as this process).
+std::string RunAs(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
+  int out[2];
+  if (pipe(out) != 0) return "pipe failed";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    close(out[1]);
+    if (uid != 0 && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) {
+      _exit(9);
+    }
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status)) return text + " (killed)";
+  return text +
+         (WEXITSTATUS(status) == 0 ? "" : " (exit " + std::to_string(WEXITSTATUS(status)) + ")");
+}
+
+v1::Endpoint TcpEndpoint(uint32_t port) {
+  v1::Endpoint e;
+  e.mutable_tcp()->set_host("127.0.0.1");
+  e.mutable_tcp()->set_port(port);
+  e.mutable_tcp()->set_token(std::string(32, '\x5a'));
+  return e;
+}
+
+struct Node {
+  std::string name;
+  std::string socket;
+  int port = 0;
+  std::unique_ptr<Process> process;
+  std::unique_ptr<v1::Rdmad::Stub> stub;
+};
+
+// B's application (root): listens on "svc" and answers each request when
+// the test says so.
+class RootListener {
+ public:
+  explicit RootListener(v1::Rdmad::Stub* stub) : stub_(stub) {
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~RootListener() {
+    ctx_.TryCancel();
+    thread_.join();
+  }
+  // The next request's id, once it came (0 after 10 s).
+  uint64_t NextRequest() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, seconds(10), [this] { return request_ != 0; });
+    return request_;
+  }
+  grpc::Status Accept(uint64_t request_id) {
+    grpc::ClientContext ctx;
+    v1::AcceptRequest req;
+    req.set_request_id(request_id);
+    *req.mutable_endpoint() = TcpEndpoint(2222);
+    v1::AcceptResponse out;
+    return stub_->Accept(&ctx, req, &out);
+  }
+
+ private:
+  void Run() {
+    v1::ListenRequest req;
+    req.set_service("svc");
+    auto reader = stub_->Listen(&ctx_, req);
+    v1::ListenEvent event;
+    while (reader->Read(&event)) {
+      if (!event.has_incoming()) continue;
+      std::lock_guard lock(mu_);
+      request_ = event.incoming().request_id();
+      cv_.notify_all();
+    }
+    reader->Finish();
+  }
+  v1::Rdmad::Stub* stub_;
+  grpc::ClientContext ctx_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t request_ = 0;  // guarded by mu_
+};
+
+class IsolationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (getuid() != 0) GTEST_SKIP() << "needs root to run a client as another uid";
+    group* nogroup = getgrnam("nogroup");
+    if (nogroup == nullptr) GTEST_SKIP() << "no group 'nogroup'";
+    gid_ = nogroup->gr_gid;
+    chmod(dir_.path().c_str(), 0755);  // nobody reaches the sockets' directories
+    a_.name = "A";
+    b_.name = "B";
+    for (Node* n : {&a_, &b_}) {
+      n->socket = dir_.File(n->name + "/rdmad.sock");
+      n->port = testing::FreeLoopbackPort();
+    }
+  }
+
+  void Start(const std::string& a_admin_group = "") {
+    StartNode(&b_, a_, "");
+    StartNode(&a_, b_, a_admin_group);
+  }
+
+  void StartNode(Node* n, const Node& peer, const std::string& admin_group) {
+    std::string text = "[daemon]\nsocket = \"" + n->socket +
+                       "\"\nsocket_group = \"nogroup\"\nadmin_group = \"" + admin_group +
+                       "\"\nlog_level = \"debug\"\npeer_address = \"127.0.0.1\"\npeer_port = " +
+                       std::to_string(n->port) + "\n\n[[peers]]\nname = \"" + peer.name +
+                       "\"\naddress = \"127.0.0.1:" + std::to_string(peer.port) + "\"\n";
+    std::string config = dir_.Write(n->name + ".toml", text);
+    n->process = std::make_unique<Process>(
+        RDMAD_BINARY, std::vector<std::string>{"--config", config},
+        std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(n->port)}},
+        dir_.File(n->name + ".log"));
+    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
+    n->stub = v1::Rdmad::NewStub(
+        grpc::CreateChannel("unix:" + n->socket, grpc::InsecureChannelCredentials()));
+  }
+
+  // local_api_probe's line for call on node, as nobody (or root).
+  std::string Probe(const Node& n, const std::vector<std::string>& call, bool as_root = false) {
+    std::vector<std::string> argv{LOCAL_API_PROBE, n.socket};
+    argv.insert(argv.end(), call.begin(), call.end());
+    return RunAs(as_root ? 0 : kNobody, gid_, argv);
+  }
+  std::string Rdmactl(const Node& n, const std::vector<std::string>& args, bool as_root) {
+    std::vector<std::string> argv{RDMACTL_BINARY, "--socket", n.socket};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunAs(as_root ? 0 : kNobody, gid_, argv);
+  }
+
+  // A plans a channel to B's "svc" as root (retrying while A's session to
+  // B comes up).
+  uint64_t PlanAsRoot() {
+    for (int i = 0; i < 50; ++i) {
+      grpc::ClientContext ctx;
+      v1::PlanChannelRequest req;
+      req.set_peer("B");
+      req.set_service("svc");
+      v1::PlanChannelResponse out;
+      if (a_.stub->PlanChannel(&ctx, req, &out).ok()) return out.channel_id();
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return 0;
+  }
+
+  std::string Logs() { return a_.process->log() + "\n---\n" + b_.process->log(); }
+
+  TempDir dir_;
+  gid_t gid_ = 0;
+  Node a_;
+  Node b_;
+};
+
+bool Says(const std::string& line, const std::string& code) {
+  return line.rfind("PROBE " + code, 0) == 0;
+}
+
+TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
+  Start();
+  RootListener listener(b_.stub.get());
+  uint64_t id = PlanAsRoot();
+  ASSERT_NE(id, 0u) << Logs();
+  std::string sid = std::to_string(id);
+  // Planned: nobody cannot connect it (take it over).
+  EXPECT_TRUE(Says(Probe(a_, {"connect", sid}), "NOT_FOUND")) << Probe(a_, {"connect", sid});
+  // Root connects; B's listener gets the request.
+  std::optional<grpc::Status> connected;
+  v1::ConnectResponse reply;
+  grpc::ClientContext connect_ctx;
+  std::thread connect([&] {
+    v1::ConnectRequest req;
+    req.set_channel_id(id);
+    *req.mutable_endpoint() = TcpEndpoint(1111);
+    connected = a_.stub->Connect(&connect_ctx, req, &reply);
+  });
+  uint64_t request = listener.NextRequest();
+  if (request == 0) {
+    connect_ctx.TryCancel();
+    connect.join();
+    FAIL() << "no request reached B's listener: " << (connected ? connected->error_message() : "")
+           << "\n"
+           << Logs();
+  }
+  std::string rid = std::to_string(request);
+  // The request is root's listener's: nobody can neither accept nor reject it.
+  EXPECT_TRUE(Says(Probe(b_, {"accept", rid}), "NOT_FOUND"));
+  EXPECT_TRUE(Says(Probe(b_, {"reject", rid}), "NOT_FOUND"));
+  grpc::Status accepted = listener.Accept(request);
+  EXPECT_TRUE(accepted.ok()) << accepted.error_message();
+  connect.join();
+  ASSERT_TRUE(connected && connected->ok()) << Logs();
+  EXPECT_EQ(reply.peer().tcp().port(), 2222u) << "root's own answer went through";
+
+  // Established, on both sides: nobody does not see it, cannot hold or
+  // close it; root sees it with its owner.
+  for (const Node* n : {&a_, &b_}) {
+    EXPECT_EQ(Probe(*n, {"list-channels"}), "PROBE OK ids=\n") << n->name;
+    EXPECT_TRUE(Says(Probe(*n, {"hold", sid}), "NOT_FOUND")) << n->name;
+    EXPECT_TRUE(Says(Probe(*n, {"release", sid}), "NOT_FOUND")) << n->name;
+    EXPECT_EQ(Probe(*n, {"list-channels"}, true), "PROBE OK ids=" + sid + ",\n") << n->name;
+  }
+  std::string table = Rdmactl(a_, {"channels"}, true);
+  EXPECT_NE(table.find("uid 0 pid " + std::to_string(getpid())), std::string::npos) << table;
+  // Nobody's own channel: it sees that one only; root sees both.
+  std::string mine = Probe(a_, {"plan", "B", "svc"});
+  ASSERT_TRUE(Says(mine, "OK id=")) << mine;
+  std::string nobody_id = mine.substr(std::string("PROBE OK id=").size());
+  nobody_id.pop_back();  // '\n'
+  EXPECT_EQ(Probe(a_, {"list-channels"}), "PROBE OK ids=" + nobody_id + ",\n");
+  EXPECT_NE(Probe(a_, {"list-channels"}, true).find(nobody_id), std::string::npos);
+  EXPECT_NE(Rdmactl(a_, {"channels"}, true).find("uid 65534"), std::string::npos);
+  // rdmactl close: nobody cannot close root's channel, root closes nobody's.
+  std::string refused = Rdmactl(a_, {"close", sid}, false);
+  EXPECT_NE(refused.find("(exit"), std::string::npos) << refused;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%#llx", std::stoull(nobody_id));
+  EXPECT_EQ(Rdmactl(a_, {"close", nobody_id}, true), std::string("closed channel ") + hex + "\n");
+  EXPECT_NE(Probe(a_, {"list-channels"}, true).find(sid), std::string::npos)
+      << "root's own channel is still there";
+  EXPECT_NE(a_.process->log().find("closed by admin"), std::string::npos) << a_.process->log();
+}
+
+TEST_F(IsolationTest, APoolClientIsItsUids) {
+  Start();
+  grpc::ClientContext watch;
+  v1::WatchPoolRequest req;
+  auto reader = a_.stub->WatchPool(&watch, req);
+  v1::PoolEvent first;
+  ASSERT_TRUE(reader->Read(&first)) << Logs();
+  std::string client = std::to_string(first.client_id());
+  EXPECT_TRUE(Says(Probe(a_, {"prewarm", client}), "NOT_FOUND"));
+  EXPECT_TRUE(Says(Probe(a_, {"report", client}), "NOT_FOUND"));
+  EXPECT_TRUE(Says(Probe(a_, {"prewarm", client}, true), "OK"));
+  EXPECT_TRUE(Says(Probe(a_, {"report", client}, true), "OK"));
+  EXPECT_EQ(Probe(a_, {"list-pools"}), "PROBE OK ids=\n");
+  EXPECT_TRUE(Says(Probe(a_, {"list-pools"}, true), "OK ids=" + client + ","));
+  watch.TryCancel();
+  while (reader->Read(&first)) {
+  }
+  reader->Finish();
+}
+
+TEST_F(IsolationTest, TheAdminGroupSeesAndClosesEverything) {
+  Start(/*a_admin_group=*/"nogroup");
+  uint64_t id = PlanAsRoot();
+  ASSERT_NE(id, 0u) << Logs();
+  std::string sid = std::to_string(id);
+  EXPECT_EQ(Probe(a_, {"list-channels"}), "PROBE OK ids=" + sid + ",\n");
+  // An admin closes, but does not take over.
+  EXPECT_TRUE(Says(Probe(a_, {"connect", sid}), "NOT_FOUND"));
+  EXPECT_TRUE(Says(Probe(a_, {"hold", sid}), "NOT_FOUND"));
+  std::string closed = Rdmactl(a_, {"close", sid}, false);
+  EXPECT_EQ(closed.rfind("closed channel", 0), 0u) << closed;
+  EXPECT_NE(a_.process->log().find("closed by admin"), std::string::npos) << a_.process->log();
+  // B's admins are root only: nobody sees nothing there.
+  EXPECT_EQ(Probe(b_, {"list-channels"}), "PROBE OK ids=\n");
+}
+
+}  // namespace
+}  // namespace rdmad
