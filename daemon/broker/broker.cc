@@ -104,16 +104,17 @@ void Broker::SetOwnerLimits(const OwnerLimits& limits) {
   owner_limits_ = limits;
 }
 
-Status Broker::AdmitChannel(const Caller& caller) const {
+Status Broker::AdmitChannel(const Caller& caller, uint64_t channel_id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CheckOwnerLocked(caller, /*planning=*/false);
+  return CheckOwnerLocked(caller, /*planning=*/false, channel_id);
 }
 
-Status Broker::CheckOwnerLocked(const Caller& caller, bool planning) const {
+Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, uint64_t except) const {
   if (caller.self) return Status::Ok();
   size_t client = 0, uid = 0;
   for (const auto& [id, entry] : channels_) {
     const ChannelRecord& r = entry.record;
+    if (id == except) continue;
     if (ChannelEnded(r.state) || (planning && r.state != ChannelState::kPlanned)) continue;
     if (caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid)) {
       ++uid;

@@ -293,9 +293,10 @@ class Broker {
   // New limits (a config reload); channels already open stay.
   void SetLimits(size_t max_channels, size_t max_channels_per_peer);
   void SetOwnerLimits(const OwnerLimits& limits);
-  // Whether caller may have one more channel (an acceptor's, before it
-  // accepts): RESOURCE_EXHAUSTED naming the limit otherwise.
-  Status AdmitChannel(const Caller& caller) const;
+  // Whether caller may have channel_id too (an acceptor's, before it
+  // accepts; already counted as offered to it): RESOURCE_EXHAUSTED naming
+  // the limit otherwise.
+  Status AdmitChannel(const Caller& caller, uint64_t channel_id) const;
   // Expires plans and unheld channels, drops old ended entries.
   void Sweep();
   // Sweeps every period on a thread of its own until destruction.
@@ -383,7 +384,9 @@ class Broker {
   Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
   // RESOURCE_EXHAUSTED when caller has as many channels (planning: plans)
   // as its client's or its uid's limit allows. The daemon itself has none.
-  Status CheckOwnerLocked(const Caller& caller, bool planning) const;  // mu_ held
+  // Channel `except` is not counted.
+  Status CheckOwnerLocked(const Caller& caller, bool planning,
+                          uint64_t except = 0) const;  // mu_ held
 
   const BrokerOptions options_;
   ServiceRegistry services_;

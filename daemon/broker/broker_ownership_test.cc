@@ -161,9 +161,12 @@ TEST(BrokerOwnershipTest, PlansAndChannelsAreLimitedPerClientAndPerUid) {
   auto uid = f.broker.PlanChannel(sibling, "B", "svc", true);
   EXPECT_EQ(uid.status().message(),
             "uid 1000 has 4 channels open, its limit (limits.max_channels_per_uid = 4)");
-  EXPECT_EQ(f.broker.AdmitChannel(sibling).code(), StatusCode::kResourceExhausted)
+  EXPECT_EQ(f.broker.AdmitChannel(sibling, 0x77).code(), StatusCode::kResourceExhausted)
       << "nor may it accept one";
-  EXPECT_TRUE(f.broker.AdmitChannel(Caller::Daemon()).ok()) << "the daemon has no limit";
+  EXPECT_TRUE(f.broker.AdmitChannel(Caller::Daemon(), 0x77).ok()) << "the daemon has no limit";
+  // The channel being accepted is not counted against its acceptor.
+  uint64_t last = f.broker.ChannelsFor(sibling).back().channel_id;
+  EXPECT_TRUE(f.broker.AdmitChannel(sibling, last).ok());
 }
 
 TEST(BrokerOwnershipTest, ListenersAreLimitedPerClientAndPerUid) {

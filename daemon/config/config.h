@@ -51,6 +51,7 @@ struct Config {
   struct Daemon {
     std::string socket;                 // local API socket path
     std::string socket_group;           // group owning the socket ("" keeps the daemon's)
+    std::string node_name;              // this daemon's name to its peers ("": host name)
     std::string admin_group;            // sees and closes every client's channels ("": root only)
     uint32_t socket_mode = 0;           // permission bits, never world-accessible
     std::vector<int64_t> allowed_uids;  // empty: every uid the socket admits

@@ -145,6 +145,12 @@ std::string CheckListenHost(const SettingValue& value) {
   return "invalid: not an IP address or host name (no port here)";
 }
 
+std::string CheckNodeName(const SettingValue& value) {
+  std::string name = AsString(value);
+  if (name.empty() || IsHostName(name)) return "";
+  return "invalid: not a host name (letters, digits, '.', '-', '_')";
+}
+
 std::string CheckFilePath(const SettingValue& value) {
   std::string path = AsString(value);
   if (path.empty() || path.front() == '/') return "";

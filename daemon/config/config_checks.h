@@ -39,6 +39,8 @@ std::string CheckSocketPath(const SettingValue& value);
 std::string CheckGroupName(const SettingValue& value);
 std::string CheckSocketMode(const SettingValue& value);
 std::string CheckListenHost(const SettingValue& value);
+// A node name: "" or a host name.
+std::string CheckNodeName(const SettingValue& value);
 std::string CheckFilePath(const SettingValue& value);
 std::string CheckDeviceSpec(const SettingValue& value);
 std::string CheckCidr(const SettingValue& value);

@@ -16,12 +16,6 @@
 namespace rdmad {
 namespace {
 
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
-  return name;
-}
-
 bool IsIpLiteral(const std::string& host) {
   unsigned char buf[sizeof(struct in6_addr)];
   return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
@@ -31,7 +25,7 @@ bool IsIpLiteral(const std::string& host) {
 
 BrokerOptions Daemon::MakeBrokerOptions() {
   BrokerOptions o;
-  o.host_name = HostName();
+  o.host_name = NodeName(config()->daemon.node_name);
   o.instance_id = peers_.instance_id();
   o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
   o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };

@@ -37,7 +37,9 @@ PeerHub::PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory)
 
 PeerHub::~PeerHub() { Stop(); }
 
-PeerHello PeerHub::LocalHello() const { return BuildLocalHello(*inventory_(), instance_id_); }
+PeerHello PeerHub::LocalHello() const {
+  return BuildLocalHello(*inventory_(), instance_id_, node_name_);
+}
 
 void PeerHub::ObserveSessions(PeerSessions::StateObserver on_state,
                               PeerSessions::EventObserver on_event) {
@@ -51,6 +53,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
     return Status::Ok();
   }
   const Config::Daemon& d = config.daemon;
+  node_name_ = NodeName(d.node_name);
   PeerTransportOptions options{d.peer_address, d.peer_port, d.tls_cert, d.tls_key, d.tls_ca};
   auto transport = factory(options, &inbound_);
   if (!transport.ok()) return transport.status();
@@ -69,7 +72,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();
-  spdlog::info("peers: protocol {}, instance {}, {} configured",
+  spdlog::info("peers: node {}, protocol {}, instance {}, {} configured", node_name_,
                FormatProtocol(LocalProtocolVersion()), instance_id_, config.peers.size());
   return Status::Ok();
 }
@@ -79,10 +82,10 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
   const Config::Daemon& b = next.daemon;
   if (a.peer_address != b.peer_address || a.peer_port != b.peer_port ||
       a.peer_insecure != b.peer_insecure || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
-      a.tls_ca != b.tls_ca) {
+      a.tls_ca != b.tls_ca || a.node_name != b.node_name) {
     spdlog::warn(
-        "daemon.peer_address, peer_port, peer_insecure and tls_* changed; the peer "
-        "listener and TLS keep their old settings until rdmad restarts");
+        "daemon.peer_address, peer_port, peer_insecure, node_name and tls_* changed; the "
+        "peer listener, TLS and the node name keep their old settings until rdmad restarts");
   }
   if (a.peer_breaker_failures != b.peer_breaker_failures ||
       a.peer_breaker_open_s != b.peer_breaker_open_s) {

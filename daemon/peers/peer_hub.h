@@ -60,6 +60,7 @@ class PeerHub {
 
   std::function<std::shared_ptr<const Inventory>()> inventory_;
   const std::string instance_id_;
+  std::string node_name_;  // set once by Start, before the server serves
   PeerInbound inbound_;
   std::unique_ptr<PeerServer> server_;
   std::unique_ptr<PeerSessions> sessions_;       // set once by Start

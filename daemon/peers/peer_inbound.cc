@@ -3,6 +3,8 @@
 #include "daemon/peers/peer_inbound.h"
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <vector>
 
 #include "spdlog/spdlog.h"
@@ -34,11 +36,14 @@ InboundStream::InboundStream(PeerInbound* inbound, PeerStreamWriter* writer)
 
 InboundStream::~InboundStream() { Detach(); }
 
-void InboundStream::Start(const SessionOpen& open, const std::string& from) {
+void InboundStream::Start(const SessionOpen& open, const std::string& from,
+                          const PeerIdentity& identity) {
   auto self = shared_from_this();  // the reactor may finish while this runs
   open_ = open;
   from_ = from;
   Status status = ValidateSessionOpen(open);
+  if (status.ok()) status = identity.Covers(open.host_name);
+  if (status.ok()) inbound_->Greeted(open.instance_id, open.host_name);
   if (status.ok()) {
     status = CheckProtocol(inbound_->LocalHello().protocol, open.protocol,
                            open.host_name + " (" + from + ")");
@@ -141,8 +146,12 @@ void PeerInbound::Close() {
   if (!streams.empty()) spdlog::info("peer sessions served: {} closed", streams.size());
 }
 
-StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::string& from) {
+StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::string& from,
+                                       const PeerIdentity& identity) {
   RDMAD_RETURN_IF_ERROR(ValidateHello(remote, "self"));
+  Status covered = identity.Covers(remote.host_name);
+  if (!covered.ok()) return Refused("Hello", from, covered);
+  Greeted(remote.instance_id, remote.host_name);
   PeerHello local = LocalHello();
   bool first;
   {
@@ -241,7 +250,10 @@ void PeerInbound::SetChannelHandler(ChannelHandler handler) {
 }
 
 StatusOr<ChannelEndpoint> PeerInbound::OpenChannel(const OpenChannelCall& call,
-                                                   const std::string& from) {
+                                                   const std::string& from,
+                                                   const PeerIdentity& identity) {
+  Status covered = identity.Covers(call.initiator_host);
+  if (!covered.ok()) return Refused("OpenChannel", from, covered);
   ChannelHandler handler;
   {
     std::lock_guard lock(mu_);
@@ -257,7 +269,8 @@ void PeerInbound::SetCloseHandler(CloseHandler handler) {
   close_handler_ = std::move(handler);
 }
 
-Status PeerInbound::CloseChannel(const CloseChannelCall& call) {
+Status PeerInbound::CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity) {
+  RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.initiator_instance, "CloseChannel"));
   return Dispatch(&PeerInbound::close_handler_, call);
 }
 
@@ -266,8 +279,42 @@ void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
   reclaim_handler_ = std::move(handler);
 }
 
-Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call) {
+Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity) {
+  RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.instance, "ReclaimChannel"));
   return Dispatch(&PeerInbound::reclaim_handler_, call);
+}
+
+void PeerInbound::Greeted(const std::string& instance_id, const std::string& host_name) {
+  std::lock_guard lock(mu_);
+  if (nodes_.size() >= kMaxGreeted && nodes_.count(instance_id) == 0) nodes_.clear();
+  nodes_[instance_id] = host_name;
+}
+
+Status PeerInbound::CheckInstance(const PeerIdentity& identity, const std::string& instance_id,
+                                  const std::string& what) {
+  if (!identity.tls) return Status::Ok();
+  std::string node;
+  {
+    std::lock_guard lock(mu_);
+    auto it = nodes_.find(instance_id);
+    if (it != nodes_.end()) node = it->second;
+  }
+  Status covered = node.empty()
+                       ? Status::PermissionDenied("rdmad instance " + instance_id.substr(0, 32) +
+                                                  " never said Hello to this daemon")
+                       : identity.Covers(node);
+  return covered.ok() ? covered : Refused(what, "instance " + instance_id.substr(0, 32), covered);
+}
+
+// Logged on the 1st, 2nd, 4th, 8th ... refusal: a peer cannot flood the log.
+Status PeerInbound::Refused(const std::string& what, const std::string& from, Status refusal) {
+  static std::atomic<uint64_t> refused{0};
+  uint64_t n = ++refused;
+  if (std::has_single_bit(n)) {
+    spdlog::warn("peer {} from {} refused: {} ({} refused so far)", what, from, refusal.message(),
+                 n);
+  }
+  return refusal;
 }
 
 void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {

@@ -30,6 +30,7 @@
 
 #include "daemon/events/bounded_stream.h"
 #include "daemon/peers/channel_endpoint.h"
+#include "daemon/peers/peer_identity.h"
 #include "daemon/peers/peer_protocol.h"
 #include "daemon/peers/peer_session.h"
 #include "rdmad/status.h"
@@ -50,7 +51,8 @@ class InboundStream : public std::enable_shared_from_this<InboundStream> {
   // Checks the request (INVALID_ARGUMENT; FAILED_PRECONDITION for another
   // major version; UNAVAILABLE when stopping, each ending the stream), then
   // registers the stream and writes the first heartbeat.
-  void Start(const SessionOpen& open, const std::string& from);
+  // identity: the caller's certificate (docs/security.md).
+  void Start(const SessionOpen& open, const std::string& from, const PeerIdentity& identity = {});
   // The writer finished one write (ok=false: the peer is gone).
   void OnWriteDone(bool ok);
   // The peer cancelled the call (or the server is shutting down).
@@ -89,8 +91,15 @@ class PeerInbound {
   // Ends every stream with UNAVAILABLE and stops the heartbeat thread.
   void Close();
 
+  // Every call from a peer comes with its certificate's identity (none
+  // without TLS): a name it claims that the certificate does not cover is
+  // PERMISSION_DENIED, logged; so is, in CloseChannel and ReclaimChannel,
+  // an instance id whose Hello or Session named a node the certificate
+  // does not (or that never said Hello, with TLS).
+
   // A peer's Hello: INVALID_ARGUMENT when malformed, else this daemon's.
-  StatusOr<PeerHello> Hello(const PeerHello& remote, const std::string& from);
+  StatusOr<PeerHello> Hello(const PeerHello& remote, const std::string& from,
+                            const PeerIdentity& identity = {});
 
   // A stream object for a Session call; the reactor keeps it and calls
   // Start on it.
@@ -107,18 +116,19 @@ class PeerInbound {
   void SetChannelHandler(ChannelHandler handler);
   // A peer's OpenChannel; from is the transport's peer ("ipv4:1.2.3.4:5").
   // Blocks until the listener answers.
-  StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from);
+  StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from,
+                                        const PeerIdentity& identity = {});
 
   // The broker's side of a peer's CloseChannel (set once at start, like
   // the channel handler); without one, UNAVAILABLE. Must not block.
   using CloseHandler = std::function<Status(const CloseChannelCall& call)>;
   void SetCloseHandler(CloseHandler handler);
-  Status CloseChannel(const CloseChannelCall& call);
+  Status CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity = {});
   // The broker's side of a restarted peer's ReclaimChannel (as the close
   // handler).
   using ReclaimHandler = std::function<Status(const ReclaimChannelCall& call)>;
   void SetReclaimHandler(ReclaimHandler handler);
-  Status ReclaimChannel(const ReclaimChannelCall& call);
+  Status ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity = {});
 
   // Told when the last Session stream of a peer daemon instance ends (not
   // when this daemon is stopping): that peer's session to this daemon is
@@ -137,6 +147,14 @@ class PeerInbound {
   void Unregister(uint64_t id, const SessionOpen& open);
   SteadyTime Now() const { return clock_(); }
   PeerHello LocalHello() const { return local_hello_(); }
+  // Remembers which node instance_id said it is.
+  void Greeted(const std::string& instance_id, const std::string& host_name);
+  // OK when identity covers the node instance_id said it is (see above);
+  // what is the call, for the log.
+  Status CheckInstance(const PeerIdentity& identity, const std::string& instance_id,
+                       const std::string& what);
+  // Logs a refused call and returns refusal.
+  static Status Refused(const std::string& what, const std::string& from, Status refusal);
 
   std::function<PeerHello()> local_hello_;
   std::function<SteadyTime()> clock_;
@@ -146,7 +164,8 @@ class PeerInbound {
   uint64_t next_id_ = 1;        // guarded by mu_
   uint64_t registrations_ = 0;  // wakes the ticker for a new stream; guarded by mu_
   std::map<uint64_t, std::weak_ptr<InboundStream>> streams_;  // guarded by mu_
-  std::set<std::string> greeted_;  // instance ids logged once; guarded by mu_
+  std::set<std::string> greeted_;             // instance ids logged once; guarded by mu_
+  std::map<std::string, std::string> nodes_;  // instance id -> its node name; guarded by mu_
   std::thread ticker_;
   ChannelHandler channel_handler_;  // guarded by mu_
   // Calls the broker's handler for a peer's call (UNAVAILABLE while

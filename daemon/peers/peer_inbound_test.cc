@@ -172,5 +172,53 @@ TEST_F(PeerInboundTest, CancelFinishesOnceTheWriteIsDone) {
   EXPECT_EQ(writer.final.code(), StatusCode::kCancelled);
 }
 
+// With mutual TLS a peer speaks only for the node its certificate names.
+TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
+  const PeerIdentity cert_b{.tls = true, .names = {"node-b", "192.0.2.2"}};
+  const PeerIdentity cert_c{.tls = true, .names = {"node-c", "192.0.2.3"}};
+  int closes = 0, reclaims = 0, opens = 0;
+  inbound_.SetCloseHandler([&](const CloseChannelCall&) { return ++closes, Status::Ok(); });
+  inbound_.SetReclaimHandler([&](const ReclaimChannelCall&) { return ++reclaims, Status::Ok(); });
+  inbound_.SetChannelHandler(
+      [&](const OpenChannelCall&, const std::string&) -> StatusOr<ChannelEndpoint> {
+        ++opens;
+        return Status::NotFound("no service");
+      });
+  PeerHello b = LocalHello();
+  b.host_name = "node-b";
+  b.instance_id = kPeerId;
+  // node-c's certificate cannot say Hello as node-b; node-b's can (any case).
+  auto spoofed = inbound_.Hello(b, "ipv4:192.0.2.3:5000", cert_c);
+  EXPECT_EQ(spoofed.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(spoofed.status().message(),
+            "the peer's certificate is for node-c, 192.0.2.3, not node-b");
+  b.host_name = "NODE-B";
+  EXPECT_TRUE(inbound_.Hello(b, "ipv4:192.0.2.2:5000", cert_b).ok());
+  // Nor open a session or a channel as node-b.
+  FakeWriter writer;
+  inbound_.NewStream(&writer)->Start(Open(), "ipv4:192.0.2.3:5000", cert_c);
+  EXPECT_EQ(writer.final.code(), StatusCode::kPermissionDenied);
+  OpenChannelCall open{7, "svc", "node-b", kPeerId, {}};
+  EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.3:5000", cert_c).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.2:5000", cert_b).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(opens, 1);
+  // Nor close or reclaim a channel as node-b's instance.
+  CloseChannelCall close{7, "bye", kPeerId};
+  EXPECT_EQ(inbound_.CloseChannel(close, cert_c).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(inbound_.CloseChannel(close, cert_b).ok());
+  ReclaimChannelCall reclaim{7, "00000000000000000000000000000000", kPeerId};
+  EXPECT_EQ(inbound_.ReclaimChannel(reclaim, cert_c).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(inbound_.ReclaimChannel(reclaim, cert_b).ok());
+  // An instance that never said Hello is nobody's, with TLS.
+  close.initiator_instance = "11111111111111111111111111111111";
+  EXPECT_EQ(inbound_.CloseChannel(close, cert_b).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(closes, 1);
+  EXPECT_EQ(reclaims, 1);
+  // Without TLS (loopback, peer_insecure) there is nothing to check.
+  EXPECT_TRUE(inbound_.CloseChannel(close).ok());
+}
+
 }  // namespace
 }  // namespace rdmad

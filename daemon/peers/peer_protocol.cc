@@ -121,10 +121,11 @@ Status CheckProtocol(ProtocolVersion local, ProtocolVersion remote, std::string_
                                     FormatProtocol(local));
 }
 
-PeerHello BuildLocalHello(const Inventory& inventory, const std::string& instance_id) {
+PeerHello BuildLocalHello(const Inventory& inventory, const std::string& instance_id,
+                          const std::string& node_name) {
   PeerHello hello;
   hello.protocol = LocalProtocolVersion();
-  hello.host_name = LocalHostName();
+  hello.host_name = node_name;
   hello.daemon_version = RDMAD_VERSION;
   hello.instance_id = instance_id;
   for (const DeviceInfo& d : inventory.devices) {
@@ -156,6 +157,10 @@ std::string LocalHostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "localhost";
   return name;
+}
+
+std::string NodeName(const std::string& configured) {
+  return configured.empty() ? LocalHostName() : configured;
 }
 
 StatusOr<std::string> NormalizePeerAddress(std::string_view address) {

@@ -96,15 +96,19 @@ Status ValidateSessionOpen(const SessionOpen& open);
 // FAILED_PRECONDITION "peer NAME speaks rdmad protocol 2.0, this daemon 1.0".
 Status CheckProtocol(ProtocolVersion local, ProtocolVersion remote, std::string_view peer);
 
-// This daemon's Hello: LocalProtocolVersion(), the host name, RDMAD_VERSION,
+// This daemon's Hello: LocalProtocolVersion(), its node name, RDMAD_VERSION,
 // instance_id, and the inventory's active ports.
-PeerHello BuildLocalHello(const Inventory& inventory, const std::string& instance_id);
+PeerHello BuildLocalHello(const Inventory& inventory, const std::string& instance_id,
+                          const std::string& node_name);
 
 // 32 random hex digits.
 std::string NewInstanceId();
 
 // The host name (gethostname), "localhost" if it cannot be read.
 std::string LocalHostName();
+// The name this daemon gives itself (daemon.node_name): configured, else
+// the host name.
+std::string NodeName(const std::string& configured);
 
 // "HOST:PORT" for a [[peers]] address: the port defaults to 7581 and a bare
 // IPv6 literal gets brackets ("::1" -> "[::1]:7581"). INVALID_ARGUMENT for

@@ -105,10 +105,11 @@ TEST(PeerProtocolTest, LocalHelloListsActivePorts) {
   down.state = 1;
   dev.ports = {up, down};
   inv.devices = {dev};
-  PeerHello h = BuildLocalHello(inv, "0123456789abcdef0123456789abcdef");
+  PeerHello h = BuildLocalHello(inv, "0123456789abcdef0123456789abcdef", NodeName(""));
   EXPECT_EQ(h.protocol, LocalProtocolVersion());
   EXPECT_EQ(h.daemon_version, RDMAD_VERSION);
-  EXPECT_FALSE(h.host_name.empty());
+  EXPECT_EQ(h.host_name, LocalHostName());
+  EXPECT_EQ(NodeName("node7"), "node7");
   EXPECT_EQ(h.transports, (std::vector<std::string>{"RoCE v2"}));
   ASSERT_EQ(h.ports.size(), 1u);
   EXPECT_EQ(h.ports[0], (PeerPort{"mlx5_0", 1, 1024, "RoCE v2"}));

@@ -41,7 +41,7 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   Caller caller = CallerOf(context);
   StatusOr<uint64_t> channel_id = broker->services().ChannelOf(caller, request->request_id());
   if (channel_id.ok()) {  // the listener's own request: one more channel for it?
-    Status admitted = broker->AdmitChannel(caller);
+    Status admitted = broker->AdmitChannel(caller, channel_id.value());
     if (!admitted.ok()) {  // the initiator hears it at once
       Status failed = broker->services().Fail(caller, request->request_id(), admitted);
       if (!failed.ok()) spdlog::debug("request {}: {}", request->request_id(), failed.message());

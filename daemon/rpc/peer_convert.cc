@@ -142,4 +142,17 @@ int EstablishedChannelsWith(const PeerSnapshot& peer, const std::vector<ChannelR
   return count;
 }
 
+PeerIdentity IdentityOf(const std::shared_ptr<const grpc::AuthContext>& auth) {
+  PeerIdentity identity;
+  if (auth == nullptr) return identity;
+  for (const grpc::string_ref& type : auth->FindPropertyValues("transport_security_type")) {
+    identity.tls = identity.tls || std::string(type.data(), type.size()) == "ssl";
+  }
+  if (!identity.tls) return identity;
+  for (const grpc::string_ref& name : auth->FindPropertyValues("x509_subject_alternative_name")) {
+    identity.names.emplace_back(name.data(), name.size());
+  }
+  return identity;
+}
+
 }  // namespace rdmad

@@ -10,9 +10,13 @@
 #ifndef RDMAD_DAEMON_RPC_PEER_CONVERT_H_
 #define RDMAD_DAEMON_RPC_PEER_CONVERT_H_
 
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
 #include <vector>
 
 #include "daemon/broker/broker.h"
+#include "daemon/peers/peer_identity.h"
 #include "daemon/peers/peer_protocol.h"
 #include "daemon/peers/peer_session.h"
 #include "rdmad/v1/peer.pb.h"
@@ -28,6 +32,10 @@ SessionOpen FromProto(const v1::SessionRequest& in);
 
 void ToProto(const PeerEvent& event, v1::PeerEvent* out);
 PeerEvent FromProto(const v1::PeerEvent& in);
+
+// What the connection's certificate says the peer is (its SAN entries);
+// not TLS for a plaintext connection or without an auth context.
+PeerIdentity IdentityOf(const std::shared_ptr<const grpc::AuthContext>& auth);
 
 // For ListPeers on the local API.
 void ToProto(const PeerSnapshot& peer, v1::Peer* out);

@@ -125,13 +125,14 @@ class GrpcPeerLink final : public PeerLink {
       std::lock_guard lock(mu_);
       calls_.insert(call);
     }
-    stub_->async()->Hello(&call->context, &call->request, &call->response,
-                          [this, call, done = std::move(done)](grpc::Status status) {
-                            done(Result(status, call->response));
-                            std::lock_guard lock(mu_);
-                            calls_.erase(call);
-                            cv_.notify_all();
-                          });
+    stub_->async()->Hello(
+        &call->context, &call->request, &call->response,
+        [this, call, done = std::move(done)](grpc::Status status) {
+          done(Result(status, call->response, IdentityOf(call->context.auth_context())));
+          std::lock_guard lock(mu_);
+          calls_.erase(call);
+          cv_.notify_all();
+        });
   }
 
   void OpenChannel(const OpenChannelCall& open, std::chrono::milliseconds timeout,
@@ -204,12 +205,17 @@ class GrpcPeerLink final : public PeerLink {
   }
 
  private:
-  static StatusOr<PeerHello> Result(const grpc::Status& status, const v1::HelloResponse& reply) {
+  // The peer's Hello, if well formed and from the node its certificate
+  // names (docs/security.md).
+  static StatusOr<PeerHello> Result(const grpc::Status& status, const v1::HelloResponse& reply,
+                                    const PeerIdentity& identity) {
     if (!status.ok()) return FromGrpc(status, "");
     if (!reply.has_self()) return Status::InvalidArgument("the peer's reply has no self");
     PeerHello hello = FromProto(reply.self());
     Status valid = ValidateHello(hello, "the peer's reply: self");
     if (!valid.ok()) return valid;
+    Status covered = identity.Covers(hello.host_name);
+    if (!covered.ok()) return covered;
     return hello;
   }
 

@@ -17,7 +17,9 @@ class SessionReactor final : public grpc::ServerWriteReactor<v1::PeerEvent>,
  public:
   explicit SessionReactor(PeerInbound* inbound) : stream_(inbound->NewStream(this)) {}
 
-  void Start(const SessionOpen& open, const std::string& from) { stream_->Start(open, from); }
+  void Start(const SessionOpen& open, const std::string& from, const PeerIdentity& identity) {
+    stream_->Start(open, from, identity);
+  }
 
   // PeerStreamWriter:
   void Write(const PeerEvent& event) override {
@@ -52,7 +54,8 @@ grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* contex
     reactor->Finish(ToGrpcStatus(Status::InvalidArgument("self: required")));
     return reactor;
   }
-  auto local = inbound_->Hello(FromProto(request->self()), context->peer());
+  auto local = inbound_->Hello(FromProto(request->self()), context->peer(),
+                               IdentityOf(context->auth_context()));
   if (local.ok()) ToProto(*local, response->mutable_self());
   reactor->Finish(ToGrpcStatus(local.status()));
   return reactor;
@@ -61,7 +64,7 @@ grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* contex
 grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(grpc::CallbackServerContext* context,
                                                               const v1::SessionRequest* request) {
   auto* reactor = new SessionReactor(inbound_);
-  reactor->Start(FromProto(*request), context->peer());
+  reactor->Start(FromProto(*request), context->peer(), IdentityOf(context->auth_context()));
   return reactor;
 }
 
@@ -75,8 +78,9 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
     return reactor;
   }
   // The server's Shutdown waits for this Finish, so inbound_ outlives it.
-  std::thread([this, reactor, response, from = context->peer(), call = std::move(call).value()] {
-    StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call, from);
+  std::thread([this, reactor, response, from = context->peer(),
+               identity = IdentityOf(context->auth_context()), call = std::move(call).value()] {
+    StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call, from, identity);
     if (answer.ok()) ToProto(answer.value(), response->mutable_acceptor());
     reactor->Finish(ToGrpcStatus(answer.status()));
   }).detach();
@@ -88,7 +92,7 @@ grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext*
                                                     v1::CloseChannelResponse*) {
   auto* reactor = context->DefaultReactor();
   CloseChannelCall call{request->channel_id(), request->reason(), request->initiator_instance()};
-  reactor->Finish(ToGrpcStatus(inbound_->CloseChannel(call)));
+  reactor->Finish(ToGrpcStatus(inbound_->CloseChannel(call, IdentityOf(context->auth_context()))));
   return reactor;
 }
 
@@ -97,7 +101,8 @@ grpc::ServerUnaryReactor* PeerService::ReclaimChannel(grpc::CallbackServerContex
                                                       v1::ReclaimChannelResponse*) {
   auto* reactor = context->DefaultReactor();
   ReclaimChannelCall call{request->channel_id(), request->previous_instance(), request->instance()};
-  reactor->Finish(ToGrpcStatus(inbound_->ReclaimChannel(call)));
+  reactor->Finish(
+      ToGrpcStatus(inbound_->ReclaimChannel(call, IdentityOf(context->auth_context()))));
   return reactor;
 }
 

@@ -18,6 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/integration/daemon_pair.h"
+#include "tests/integration/test_app.h"
 
 namespace rdmad {
 namespace {
@@ -357,6 +358,29 @@ TEST_F(ClientLimitsTest, APlanFloodIsRefusedAndOthersAreServed) {
                        "(limits.max_plans_per_client = " +
                            std::to_string(kPlansPerClient) + ")"))
       << flood_out;
+}
+
+// B's application may have one channel (limits.max_channels_per_client on
+// B): its listener cannot accept a second one, and A's application hears
+// why at once, not after the listener's deadline.
+TEST(AcceptorQuotaTest, AnAcceptorOverItsQuotaFailsTheInitiatorAtOnce) {
+  testing::DaemonPair pair;
+  Status started = pair.Start("", "[limits]\nmax_channels_per_client = 1\n");
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  ClientOptions options;
+  options.socket_path = pair.b().socket;
+  auto b_app = Client::Open(options);
+  ASSERT_TRUE(b_app.ok());
+  testing::AcceptAll server(b_app.value().get(), "svc");
+  auto first = pair.ConnectAB("svc");
+  ASSERT_TRUE(first.ok()) << first.status().ToString() << pair.Logs();
+  auto t0 = Clock::now();
+  auto second = pair.a().client->Connect("B", "svc");
+  EXPECT_LT(Clock::now() - t0, 5s) << "not the listener's 10 s deadline";
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted) << second.status().ToString();
+  EXPECT_TRUE(Contains(second.status().message(), "limits.max_channels_per_client = 1"))
+      << second.status().ToString();
 }
 
 }  // namespace

@@ -101,14 +101,11 @@ class PeerTest : public ::testing::Test {
            b.process->log();
   }
 
-  // Makes a CA and a certificate for 127.0.0.1 (IP SAN) for each name.
+  // Makes a CA and a certificate for each name: the node NAME at 127.0.0.1
+  // (SAN DNS:NAME, IP:127.0.0.1).
   bool MakeCerts(const std::string& ca, const std::vector<std::string>& names) {
     if (access(kOpenssl, X_OK) != 0) return false;
     std::string out;
-    std::string ext = dir_.Write("ext.cnf",
-                                 "subjectAltName = IP:127.0.0.1\n"
-                                 "basicConstraints = CA:FALSE\n"
-                                 "extendedKeyUsage = serverAuth, clientAuth\n");
     auto run = [&](std::vector<std::string> args) {
       int code = RunCommand(kOpenssl, args, &out);
       EXPECT_EQ(code, 0) << out;
@@ -121,6 +118,11 @@ class PeerTest : public ::testing::Test {
       return false;
     }
     for (const std::string& name : names) {
+      std::string ext =
+          dir_.Write(name + ".cnf", "subjectAltName = DNS:" + name +
+                                        ", IP:127.0.0.1\n"
+                                        "basicConstraints = CA:FALSE\n"
+                                        "extendedKeyUsage = serverAuth, clientAuth\n");
       if (!run({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", dir_.File(name + ".key"), "-out", dir_.File(name + ".csr"), "-subj",
                 "/CN=127.0.0.1"}) ||
@@ -133,9 +135,13 @@ class PeerTest : public ::testing::Test {
     return true;
   }
 
-  std::string TlsKeys(const std::string& name, const std::string& ca) {
-    return "tls_cert = \"" + dir_.File(name + ".pem") + "\"\ntls_key = \"" +
-           dir_.File(name + ".key") + "\"\ntls_ca = \"" + dir_.File(ca + ".pem") + "\"\n";
+  // The [daemon] keys of node `node` with the certificate of `cert`.
+  std::string TlsKeys(const std::string& node, const std::string& ca,
+                      const std::string& cert = "") {
+    const std::string& c = cert.empty() ? node : cert;
+    return "node_name = \"" + node + "\"\ntls_cert = \"" + dir_.File(c + ".pem") +
+           "\"\ntls_key = \"" + dir_.File(c + ".key") + "\"\ntls_ca = \"" + dir_.File(ca + ".pem") +
+           "\"\n";
   }
 
   TempDir dir_;
@@ -302,6 +308,38 @@ TEST_F(PeerTest, ACertificateFromAnotherCaIsRefused) {
   // It stays down: no later attempt gets through.
   std::this_thread::sleep_for(seconds(2));
   for (const Json& p : Peers(a)) EXPECT_NE(p["state"], "up") << p.dump();
+}
+
+// b presents a's certificate (signed by the same CA) while calling itself
+// b: neither side takes it for b. a refuses b's Hello, and b's answer to
+// a's Hello; both say why.
+TEST_F(PeerTest, ACertificateCannotSpeakForAnotherNode) {
+  if (!MakeCerts("ca", {"a", "b"})) GTEST_SKIP() << "openssl is not installed";
+  Node a = MakeNode("a"), b = MakeNode("b");
+  WriteConfig(&a, {&b}, TlsKeys("a", "ca"));
+  WriteConfig(&b, {&a}, TlsKeys("b", "ca", /*cert=*/"a"));
+  Start(&a);
+  Start(&b);
+  const std::string why = "the peer's certificate is for a, 127.0.0.1, not b";
+  auto down_with = [&](const Node& n, const std::string& peer) {
+    auto deadline = Clock::now() + seconds(15);
+    while (Clock::now() < deadline) {
+      for (const Json& p : Peers(n)) {
+        if (p["name"] == peer && p["state"] == "down" &&
+            p["last_error"].get<std::string>().find(why) != std::string::npos) {
+          return true;
+        }
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return false;
+  };
+  EXPECT_TRUE(down_with(a, "b")) << Peers(a).dump() << Logs(a, b);
+  EXPECT_TRUE(down_with(b, "a")) << Peers(b).dump() << Logs(a, b);
+  EXPECT_NE(a.process->log().find("peer Hello from"), std::string::npos) << a.process->log();
+  std::this_thread::sleep_for(seconds(1));
+  for (const Json& p : Peers(a)) EXPECT_NE(p["state"], "up") << p.dump();
+  for (const Json& p : Peers(b)) EXPECT_NE(p["state"], "up") << p.dump();
 }
 
 }  // namespace
