@@ -19,7 +19,59 @@ uint64_t Get(const uint8_t* p, int bytes) {
   return v;
 }
 
+// A transfer that finished within Submit.
+class DoneTransfer final : public Transfer {
+ public:
+  DoneTransfer(Status status, int failed_op) : status_(std::move(status)), failed_op_(failed_op) {}
+  Status Wait(std::chrono::milliseconds) override { return status_; }
+  bool Poll(Status* status) override {
+    if (status != nullptr) *status = status_;
+    return true;
+  }
+  int failed_op() const override { return failed_op_; }
+
+ private:
+  const Status status_;
+  const int failed_op_;
+};
+
+std::string Range(uint64_t offset, uint64_t len) {
+  return "[" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
+         std::to_string(len) + ")";
+}
+
 }  // namespace
+
+Status ValidateTransferOps(const std::vector<TransferOp>& ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const TransferOp& op = ops[i];
+    std::string what = "op " + std::to_string(i) + ": ";
+    if (op.local == nullptr) return Status::InvalidArgument(what + "no local region");
+    if (op.local_offset > op.local->size() || op.len > op.local->size() - op.local_offset) {
+      return Status::OutOfRange(what + "local range " + Range(op.local_offset, op.len) +
+                                " exceeds the region's " + std::to_string(op.local->size()) +
+                                " bytes");
+    }
+    if (op.remote_offset > op.remote.length || op.len > op.remote.length - op.remote_offset) {
+      return Status::OutOfRange(what + "remote range " + Range(op.remote_offset, op.len) +
+                                " exceeds the remote region's " + std::to_string(op.remote.length) +
+                                " bytes");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Transfer>> Channel::Submit(const std::vector<TransferOp>& ops) {
+  RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const TransferOp& op = ops[i];
+    Status done = op.kind == TransferOp::Kind::kWrite
+                      ? Write(*op.local, op.local_offset, op.remote, op.remote_offset, op.len)
+                      : Read(*op.local, op.local_offset, op.remote, op.remote_offset, op.len);
+    if (!done.ok()) return std::unique_ptr<Transfer>(new DoneTransfer(done, int(i)));
+  }
+  return std::unique_ptr<Transfer>(new DoneTransfer(Status::Ok(), -1));
+}
 
 const char* ChannelTransportName(ChannelTransport transport) {
   switch (transport) {

@@ -22,12 +22,15 @@
 #ifndef RDMAD_CLIENT_SRC_CHANNEL_SUITE_H_
 #define RDMAD_CLIENT_SRC_CHANNEL_SUITE_H_
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rdmad/channel.h"
@@ -45,6 +48,14 @@ struct ChannelPairFactory {
 // For INSTANTIATE_TEST_SUITE_P: the factory's name.
 std::string ChannelPairFactoryName(const ::testing::TestParamInfo<ChannelPairFactory>& info);
 void PrintTo(const ChannelPairFactory& factory, std::ostream* os);
+
+// For things that should take milliseconds.
+inline constexpr std::chrono::milliseconds kPatience{30000};
+// n pseudo-random bytes from seed.
+std::vector<uint8_t> Pattern(size_t n, uint64_t seed);
+// Sends the descriptor of `region` from `from`; returns it as `to` parses it.
+StatusOr<RegionDescriptor> ExchangeDescriptor(Channel& from, Channel& to,
+                                              const MemoryRegion& region);
 
 class ChannelConformanceTest : public ::testing::TestWithParam<ChannelPairFactory> {
  protected:

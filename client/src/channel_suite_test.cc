@@ -14,13 +14,6 @@
 #include <vector>
 
 namespace rdmad::internal {
-namespace {
-
-using std::chrono::milliseconds;
-using std::chrono::seconds;
-using Clock = std::chrono::steady_clock;
-
-constexpr milliseconds kPatience{30000};  // for things that should take ms
 
 std::vector<uint8_t> Pattern(size_t n, uint64_t seed) {
   std::vector<uint8_t> out(n);
@@ -34,6 +27,22 @@ std::vector<uint8_t> Pattern(size_t n, uint64_t seed) {
   return out;
 }
 
+// Sends the descriptor of `region` from `from`; returns it as `to` parses it.
+StatusOr<RegionDescriptor> ExchangeDescriptor(Channel& from, Channel& to,
+                                              const MemoryRegion& region) {
+  std::vector<uint8_t> bytes = region.descriptor().Serialize();
+  RDMAD_RETURN_IF_ERROR(from.Send(bytes.data(), bytes.size()));
+  StatusOr<std::vector<uint8_t>> got = to.Recv(kPatience);
+  if (!got.ok()) return got.status();
+  return RegionDescriptor::Parse(got->data(), got->size());
+}
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
 uint64_t Checksum(const std::vector<uint8_t>& bytes) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
@@ -45,16 +54,6 @@ double CpuSeconds(int who) {
   getrusage(who, &usage);
   auto sec = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
   return sec(usage.ru_utime) + sec(usage.ru_stime);
-}
-
-// Sends the descriptor of `region` from `from`; returns it as `to` parses it.
-StatusOr<RegionDescriptor> ExchangeDescriptor(Channel& from, Channel& to,
-                                              const MemoryRegion& region) {
-  std::vector<uint8_t> bytes = region.descriptor().Serialize();
-  RDMAD_RETURN_IF_ERROR(from.Send(bytes.data(), bytes.size()));
-  StatusOr<std::vector<uint8_t>> got = to.Recv(kPatience);
-  if (!got.ok()) return got.status();
-  return RegionDescriptor::Parse(got->data(), got->size());
 }
 
 TEST_P(ChannelConformanceTest, MessagesOfEverySizeBothWays) {

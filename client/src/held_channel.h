@@ -144,6 +144,9 @@ class HeldChannel final : public Channel {
               uint64_t remote_offset, size_t len) override {
     return channel_->Read(local, local_offset, remote, remote_offset, len);
   }
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override {
+    return channel_->Submit(ops);
+  }
   Status status() const override { return channel_->status(); }
   void Close() override;
 

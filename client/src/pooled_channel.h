@@ -60,6 +60,9 @@ class PooledChannel final : public Channel {
     return Call<Status>(
         [&](Channel* c) { return c->Read(local, local_offset, remote, remote_offset, len); });
   }
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override {
+    return Call<StatusOr<std::unique_ptr<Transfer>>>([&](Channel* c) { return c->Submit(ops); });
+  }
   Status status() const override;
   void Close() override;
 

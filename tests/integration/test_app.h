@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -61,8 +62,13 @@ class AcceptAll {
       while (!stop_) {
         auto channel = listener_->Accept(std::chrono::milliseconds(100));
         if (!channel.ok()) continue;
+        std::unique_ptr<Channel> gone;  // closed outside the lock
         std::lock_guard lock(mu_);
         uint64_t id = channel.value()->info().id;
+        if (dropped_.erase(id) > 0) {  // dropped before it got here
+          gone = std::move(channel).value();
+          continue;
+        }
         channels_[id] = std::move(channel).value();
         accepted_.notify_all();
       }
@@ -86,12 +92,16 @@ class AcceptAll {
     auto it = channels_.find(id);
     return it == channels_.end() ? nullptr : it->second.get();
   }
-  // Closes the accepted end of channel id.
+  // Closes the accepted end of channel id, now or as soon as it is
+  // accepted (the initiator may close before this side's Accept returns).
   void Drop(uint64_t id) {
     std::unique_ptr<Channel> gone;  // closed outside the lock
     std::lock_guard lock(mu_);
     auto it = channels_.find(id);
-    if (it == channels_.end()) return;
+    if (it == channels_.end()) {
+      if (dropped_.size() < 4096) dropped_.insert(id);
+      return;
+    }
     gone = std::move(it->second);
     channels_.erase(it);
   }
@@ -107,6 +117,7 @@ class AcceptAll {
   std::mutex mu_;
   std::condition_variable accepted_;
   std::map<uint64_t, std::unique_ptr<Channel>> channels_;  // guarded by mu_
+  std::set<uint64_t> dropped_;  // dropped before accepted; guarded by mu_
   std::thread thread_;
 };
 

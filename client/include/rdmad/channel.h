@@ -82,6 +82,44 @@ struct ChannelInfo {
 
 inline constexpr std::chrono::milliseconds kForever{-1};
 
+struct TransferOp;
+// OK when every op has a local region and both its ranges fit
+// (INVALID_ARGUMENT or OUT_OF_RANGE naming the op otherwise).
+RDMAD_EXPORT Status ValidateTransferOps(const std::vector<TransferOp>& ops);
+
+// One one-sided operation of a batch (Channel::Submit): len bytes between
+// local[local_offset] and the peer's region at remote_offset.
+struct TransferOp {
+  enum class Kind : uint8_t { kWrite, kRead };
+  Kind kind = Kind::kWrite;  // kWrite: local -> remote; kRead: remote -> local
+  const MemoryRegion* local = nullptr;
+  size_t local_offset = 0;
+  RegionDescriptor remote;
+  uint64_t remote_offset = 0;
+  size_t len = 0;
+};
+
+// A batch of one-sided operations in flight (Channel::Submit). It is done
+// when every operation has completed, or when one failed.
+//
+// Thread safety: Wait and Poll may be called from any thread. A Transfer
+// must not outlive its channel, and the regions of its operations must
+// outlive it (or its completion).
+class RDMAD_EXPORT Transfer {
+ public:
+  virtual ~Transfer() = default;
+  // Until the batch is done: OK, or the first failure (the channel's error,
+  // UNAVAILABLE once it failed or closed). DEADLINE_EXCEEDED when it is
+  // still in flight after timeout (the batch goes on).
+  virtual Status Wait(std::chrono::milliseconds timeout = kForever) = 0;
+  // Without blocking: false while in flight; true once done (*status, if
+  // given, is then Wait's answer).
+  virtual bool Poll(Status* status = nullptr) = 0;
+  // The index (in Submit's list) of the operation that failed; -1 if none
+  // did (yet), or the failure was not one operation's (the channel closed).
+  virtual int failed_op() const = 0;
+};
+
 class RDMAD_EXPORT Channel {
  public:
   virtual ~Channel() = default;
@@ -113,6 +151,16 @@ class RDMAD_EXPORT Channel {
                        const RegionDescriptor& remote, uint64_t remote_offset, size_t len) = 0;
   virtual Status Read(const MemoryRegion& local, size_t local_offset,
                       const RegionDescriptor& remote, uint64_t remote_offset, size_t len) = 0;
+
+  // Starts ops, in order, and returns their handle; many batches may be in
+  // flight at once. On RDMA the work requests are chained and posted with
+  // one doorbell, only the last signaled, and Submit blocks only while the
+  // send queue is full. INVALID_ARGUMENT (naming the op) for an op without
+  // a region, OUT_OF_RANGE for a range that does not fit: then nothing was
+  // started. This default runs the ops one by one with Write and Read and
+  // returns a finished handle (the TCP channel does so, with the same
+  // ordering); an op it cannot run fails the transfer there.
+  virtual StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops);
 
   // OK while usable; else why not (the QP error, "closed by peer", ...).
   virtual Status status() const = 0;

@@ -158,6 +158,10 @@ int RdmaChannel::Drain() {
 
 void RdmaChannel::OnCompletion(const ibv_wc& wc) {
   WrKind kind = WrIdKind(wc.wr_id);
+  if (kind == WrKind::kBatch) {
+    OnBatchCompletion(wc);
+    return;
+  }
   if (kind == WrKind::kRecv) {
     --recv_posted_;
   } else {
@@ -263,6 +267,7 @@ void RdmaChannel::Fail(Status status) {
     error_ = std::move(status);
     if (!closed_) ClientLog().warn("{}", error_.message());
   }
+  FailBatches();
   Wake();
   cv_.notify_all();
 }

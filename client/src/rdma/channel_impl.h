@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +58,7 @@ class RdmaChannel final : public AbortableChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override;
   Status status() const override;
   void Close() override;
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
@@ -100,6 +102,28 @@ class RdmaChannel final : public AbortableChannel {
   Status OneSided(bool write, const MemoryRegion& local, size_t local_offset,
                   const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
 
+  // channel_batch.cc: Submit's batches. Each batch's work requests go out
+  // in segments of at most the free send slots, the last of each signaled;
+  // RC completes in order, so a segment's completion frees all of it.
+  struct Batch {
+    bool done = false;
+    Status status;
+    int failed_op = -1;
+    std::vector<uint32_t> op_of_wr;  // the op each work request belongs to
+  };
+  struct Segment {
+    uint32_t batch = 0;
+    uint32_t first_wr = 0, wrs = 0;  // within the batch
+    bool last = false;               // the batch's last segment
+  };
+  friend class RdmaTransfer;
+  Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
+  bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
+  // A completion of a batch's work request (mu_ held).
+  void OnBatchCompletion(const ibv_wc& wc);
+  // Ends every batch in flight with the channel's error (mu_ held).
+  void FailBatches();
+
   std::unique_ptr<ChannelResources> res_;
   RdmaEndpoint local_, remote_;
   ChannelInfo info_;
@@ -114,6 +138,10 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t recv_posted_ = 0;     // receive WRs posted, not completed
   uint32_t zero_copy_outstanding_ = 0;
   uint32_t one_sided_outstanding_ = 0;
+  uint32_t next_batch_ = 1;
+  std::map<uint32_t, std::shared_ptr<Batch>> batches_;  // in flight, by id
+  std::deque<Segment> segments_;                        // posted, not completed
+  bool batch_flushing_ = false;  // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "RDMA WRITE";
   std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
   std::deque<Fragment> ready_;

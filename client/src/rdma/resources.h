@@ -51,11 +51,16 @@ enum class WrKind : uint8_t {
   kStaged = 3,
   kZeroCopy = 4,
   kControl = 5,
-  kOneSided = 6
+  kOneSided = 6,
+  kBatch = 7  // a Submit batch's work request: batch id (24 bits), WR index (32)
 };
 inline uint64_t MakeWrId(WrKind kind, uint32_t index) { return (uint64_t(kind) << 56) | index; }
 inline WrKind WrIdKind(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
 inline uint32_t WrIdIndex(uint64_t wr_id) { return static_cast<uint32_t>(wr_id); }
+inline uint64_t MakeBatchWrId(uint32_t batch, uint32_t index) {
+  return MakeWrId(WrKind::kBatch, index) | (uint64_t(batch & 0xffffff) << 32);
+}
+inline uint32_t WrIdBatch(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffffff; }
 
 struct ChannelResources {
   // Opens plan.device (through the cache), creates everything, moves the QP

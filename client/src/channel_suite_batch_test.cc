@@ -1,0 +1,160 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// The Channel conformance tests of Submit: batches of one-sided operations
+// (see channel_suite.h), on every transport.
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "client/src/channel_suite.h"
+
+namespace rdmad::internal {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A region of b's that a can reach, and a region of a's.
+struct Regions {
+  std::vector<uint8_t> remote_bytes, local_bytes;
+  std::unique_ptr<MemoryRegion> remote, local;
+  RegionDescriptor desc;
+};
+
+::testing::AssertionResult ShareRegions(Channel& a, Channel& b, size_t remote_size,
+                                        size_t local_size, Regions* r) {
+  r->remote_bytes.assign(remote_size, 0);
+  r->local_bytes = Pattern(local_size, 21);
+  auto remote = b.RegisterMemory(r->remote_bytes.data(), r->remote_bytes.size());
+  if (!remote.ok()) return ::testing::AssertionFailure() << remote.status().ToString();
+  r->remote = std::move(remote).value();
+  auto desc = ExchangeDescriptor(b, a, *r->remote);
+  if (!desc.ok()) return ::testing::AssertionFailure() << desc.status().ToString();
+  r->desc = *desc;
+  auto local = a.RegisterMemory(r->local_bytes.data(), r->local_bytes.size());
+  if (!local.ok()) return ::testing::AssertionFailure() << local.status().ToString();
+  r->local = std::move(local).value();
+  return ::testing::AssertionSuccess();
+}
+
+TransferOp Op(TransferOp::Kind kind, const Regions& r, size_t local_offset, uint64_t remote_offset,
+              size_t len) {
+  return TransferOp{kind, r.local.get(), local_offset, r.desc, remote_offset, len};
+}
+
+// KV-cache style: scattered blocks written in one batch land where they
+// should; a read batch brings them back in order.
+TEST_P(ChannelConformanceTest, ABatchOfScatteredWritesAndReadsLandsInPlace) {
+  constexpr size_t kBlock = 4096, kBlocks = 300;  // more than a send queue's depth
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, 2 * kBlock * kBlocks, 2 * kBlock * kBlocks, &r));
+  std::vector<TransferOp> writes;
+  for (size_t i = 0; i < kBlocks; ++i) {  // block i -> slot (7 i mod 2n) of the remote
+    writes.push_back(
+        Op(TransferOp::Kind::kWrite, r, i * kBlock, (7 * i % (2 * kBlocks)) * kBlock, kBlock));
+  }
+  auto transfer = a_->Submit(writes);
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  Status done = (*transfer)->Wait(kPatience);
+  ASSERT_TRUE(done.ok()) << done.ToString();
+  Status polled = Status::Unavailable("not set");
+  EXPECT_TRUE((*transfer)->Poll(&polled));
+  EXPECT_TRUE(polled.ok()) << polled.ToString();
+  EXPECT_EQ((*transfer)->failed_op(), -1);
+  for (size_t i = 0; i < kBlocks; ++i) {
+    auto at = r.remote_bytes.begin() + long((7 * i % (2 * kBlocks)) * kBlock);
+    ASSERT_TRUE(std::equal(at, at + kBlock, r.local_bytes.begin() + long(i * kBlock)))
+        << "block " << i;
+  }
+  std::vector<TransferOp> reads;
+  size_t back = kBlock * kBlocks;  // into the local region's second half
+  for (size_t i = 0; i < kBlocks; ++i) {
+    reads.push_back(Op(TransferOp::Kind::kRead, r, back + i * kBlock,
+                       (7 * i % (2 * kBlocks)) * kBlock, kBlock));
+  }
+  transfer = a_->Submit(reads);
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  ASSERT_TRUE((*transfer)->Wait(kPatience).ok());
+  EXPECT_TRUE(std::equal(r.local_bytes.begin(), r.local_bytes.begin() + long(back),
+                         r.local_bytes.begin() + long(back)));
+}
+
+// Many batches in flight at once, then waited for in any order; messages
+// still flow on the same channel.
+TEST_P(ChannelConformanceTest, ManyBatchesInFlightAllComplete) {
+  constexpr size_t kBatches = 64, kOps = 8, kLen = 512;
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, kBatches * kOps * kLen, kBatches * kOps * kLen, &r));
+  std::vector<std::unique_ptr<Transfer>> transfers;
+  for (size_t b = 0; b < kBatches; ++b) {
+    std::vector<TransferOp> ops;
+    for (size_t o = 0; o < kOps; ++o) {
+      size_t at = (b * kOps + o) * kLen;
+      ops.push_back(Op(TransferOp::Kind::kWrite, r, at, at, kLen));
+    }
+    auto transfer = a_->Submit(ops);
+    ASSERT_TRUE(transfer.ok()) << "batch " << b << ": " << transfer.status().ToString();
+    transfers.push_back(std::move(transfer).value());
+  }
+  for (size_t b = kBatches; b-- > 0;) {
+    Status done = transfers[b]->Wait(kPatience);
+    ASSERT_TRUE(done.ok()) << "batch " << b << ": " << done.ToString();
+  }
+  EXPECT_EQ(r.remote_bytes, r.local_bytes);
+  ASSERT_TRUE(a_->Send("after", 5).ok());
+  auto got = b_->Recv(kPatience);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "after");
+}
+
+// A batch that cannot start is refused whole, naming the op; the channel
+// goes on. An empty batch is done at once.
+TEST_P(ChannelConformanceTest, ABadBatchIsRefusedBeforeAnythingStarts) {
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
+  std::vector<TransferOp> ops{Op(TransferOp::Kind::kWrite, r, 0, 0, 100),
+                              Op(TransferOp::Kind::kWrite, r, 0, 100, 100)};
+  ops[1].local = nullptr;
+  auto refused = a_->Submit(ops);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "op 1: no local region");
+  ops[1] = Op(TransferOp::Kind::kRead, r, 0, 4000, 100);
+  refused = a_->Submit(ops);
+  EXPECT_EQ(refused.status().code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(refused.status().message().rfind("op 1: remote range", 0), 0u)
+      << refused.status().ToString();
+  EXPECT_TRUE(std::all_of(r.remote_bytes.begin(), r.remote_bytes.end(), [](uint8_t v) {
+    return v == 0;
+  })) << "op 0 did not run either";
+  auto empty = a_->Submit({});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE((*empty)->Poll());
+  EXPECT_TRUE((*empty)->Wait(milliseconds(0)).ok());
+  auto fine = a_->Submit({Op(TransferOp::Kind::kWrite, r, 0, 0, 4096)});
+  ASSERT_TRUE(fine.ok());
+  ASSERT_TRUE((*fine)->Wait(kPatience).ok());
+  EXPECT_EQ(r.remote_bytes, r.local_bytes);
+}
+
+// An op the peer refuses (a wrong key) fails the batch and names itself;
+// the ops before it may have landed. Nothing crashes or hangs.
+TEST_P(ChannelConformanceTest, AFailingOpNamesItself) {
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
+  std::vector<TransferOp> ops;
+  for (size_t i = 0; i < 5; ++i) ops.push_back(Op(TransferOp::Kind::kWrite, r, i * 64, i * 64, 64));
+  ops[3].remote.rkey ^= 0x5a5a5a5a;
+  auto transfer = a_->Submit(ops);
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  Status done = (*transfer)->Wait(kPatience);
+  EXPECT_FALSE(done.ok());
+  EXPECT_NE(done.code(), StatusCode::kDeadlineExceeded) << done.ToString();
+  EXPECT_EQ((*transfer)->failed_op(), 3) << done.ToString();
+  EXPECT_TRUE(
+      std::equal(r.remote_bytes.begin(), r.remote_bytes.begin() + 3 * 64, r.local_bytes.begin()));
+  EXPECT_TRUE(std::all_of(r.remote_bytes.begin() + 3 * 64, r.remote_bytes.begin() + 4 * 64,
+                          [](uint8_t v) { return v == 0; }));
+}
+
+}  // namespace
+}  // namespace rdmad::internal

@@ -1,0 +1,203 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: Submit's batches of one-sided operations. A batch's RDMA
+// WRITE / READ work requests (ops split at the port's max message size)
+// are chained and posted with one ibv_post_send per segment: as many as
+// the send queue has free slots, only the segment's last one signaled. RC
+// completes work requests in order, so a segment's signaled completion
+// frees its every slot, and the batch is done with its last segment's. A
+// failed work request completes with an error even when unsignaled: it
+// names the op that failed, and the channel fails with it (the QP is in
+// the error state, its other work requests flush).
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+
+namespace rdmad::internal {
+namespace {
+
+constexpr uint64_t kMaxWorkRequestBytes = 1ull << 30;
+
+}  // namespace
+
+// The handle Submit returns: the channel and the batch's state.
+class RdmaTransfer final : public Transfer {
+ public:
+  RdmaTransfer(RdmaChannel* channel, std::shared_ptr<RdmaChannel::Batch> batch)
+      : channel_(channel), batch_(std::move(batch)) {}
+  Status Wait(std::chrono::milliseconds timeout) override {
+    return channel_->WaitBatch(batch_, timeout);
+  }
+  bool Poll(Status* status) override { return channel_->PollBatch(batch_, status); }
+  int failed_op() const override {
+    std::lock_guard lock(channel_->mu_);
+    return batch_->failed_op;
+  }
+
+ private:
+  RdmaChannel* const channel_;
+  const std::shared_ptr<RdmaChannel::Batch> batch_;
+};
+
+StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<TransferOp>& ops) {
+  RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  std::vector<const RdmaMemoryRegion*> regions;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string what = "Submit: op " + std::to_string(i);
+    auto own = OwnRegion(*ops[i].local, what.c_str());
+    if (!own.ok()) return own.status();
+    regions.push_back(own.value());
+  }
+  uint64_t max_wr = std::min<uint64_t>(
+      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+  auto batch = std::make_shared<Batch>();
+  std::vector<ibv_sge> sges;
+  std::vector<ibv_send_wr> wrs;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const TransferOp& op = ops[i];
+    for (uint64_t done = 0; done < op.len || (op.len == 0 && done == 0);) {
+      auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, op.len - done));
+      ibv_sge sge{};
+      sge.addr = regions[i]->iova() + op.local_offset + done;
+      sge.length = n;
+      sge.lkey = regions[i]->lkey();
+      sges.push_back(sge);
+      ibv_send_wr wr{};
+      wr.opcode = op.kind == TransferOp::Kind::kWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+      wr.num_sge = 1;
+      wr.wr.rdma.remote_addr = op.remote.address + op.remote_offset + done;
+      wr.wr.rdma.rkey = op.remote.rkey;
+      wrs.push_back(wr);
+      batch->op_of_wr.push_back(uint32_t(i));
+      done += n;
+      if (op.len == 0) break;
+    }
+  }
+  Lock lock(mu_);
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  uint32_t id = next_batch_;
+  next_batch_ = (next_batch_ + 1) & 0xffffff;
+  if (next_batch_ == 0) next_batch_ = 1;
+  if (wrs.empty()) {
+    batch->done = true;
+    return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+  }
+  batches_[id] = batch;
+  for (size_t posted = 0; posted < wrs.size();) {
+    auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
+    if (!has_slot()) {
+      Status waited = WaitFor(lock, has_slot, std::nullopt, Side::kSend);
+      if (!waited.ok()) {
+        batches_.erase(id);
+        // What was posted is failing with the channel; the rest never starts.
+        if (posted == 0) return waited;
+        batch->done = true;
+        batch->status = waited;
+        return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+      }
+    }
+    size_t n = std::min<size_t>(res_->send_depth - sq_outstanding_, wrs.size() - posted);
+    for (size_t k = posted; k < posted + n; ++k) {
+      wrs[k].wr_id = MakeBatchWrId(id, uint32_t(k));
+      wrs[k].sg_list = &sges[k];
+      wrs[k].send_flags = k + 1 == posted + n ? IBV_SEND_SIGNALED : 0;
+      wrs[k].next = k + 1 == posted + n ? nullptr : &wrs[k + 1];
+    }
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(res_->qp, &wrs[posted], &bad); rc != 0) {
+      Fail(Status::Unavailable(std::string("RDMA channel: ibv_post_send (Submit): ") +
+                               std::strerror(rc)));
+      // Work requests before `bad` were posted; they flush with the QP.
+      size_t accepted = bad == nullptr ? 0 : size_t(bad - &wrs[posted]);
+      sq_outstanding_ += uint32_t(accepted);
+      batch_flushing_ = true;
+      return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+    }
+    segments_.push_back({id, uint32_t(posted), uint32_t(n), posted + n == wrs.size()});
+    sq_outstanding_ += uint32_t(n);
+    posted += n;
+  }
+  return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+}
+
+void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
+  uint32_t id = WrIdBatch(wc.wr_id);
+  uint32_t index = WrIdIndex(wc.wr_id);
+  auto it = batches_.find(id);
+  std::shared_ptr<Batch> batch = it == batches_.end() ? nullptr : it->second;
+  if (wc.status == IBV_WC_SUCCESS && !batch_flushing_ && !segments_.empty()) {
+    Segment segment = segments_.front();  // RC: in order
+    segments_.pop_front();
+    sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs);
+    if (segment.last && batch != nullptr) {
+      batch->done = true;
+      batches_.erase(id);
+    }
+    cv_.notify_all();
+    return;
+  }
+  if (wc.status == IBV_WC_SUCCESS) return;  // cannot happen once flushing
+  if (!batch_flushing_) {
+    // The first error: the work requests of its segment before it
+    // succeeded silently; from now on every work request completes alone.
+    batch_flushing_ = true;
+    if (!segments_.empty() && segments_.front().batch == id &&
+        index >= segments_.front().first_wr) {
+      sq_outstanding_ -= std::min(sq_outstanding_, index - segments_.front().first_wr);
+    }
+    segments_.clear();
+    if (batch != nullptr && !batch->done) {
+      batch->failed_op = index < batch->op_of_wr.size() ? int(batch->op_of_wr[index]) : -1;
+    }
+  }
+  --sq_outstanding_;
+  if (error_.ok()) Fail(CompletionError(wc));
+}
+
+void RdmaChannel::FailBatches() {
+  for (auto& [id, batch] : batches_) {
+    if (batch->done) continue;
+    batch->done = true;
+    batch->status = error_;
+  }
+  batches_.clear();
+}
+
+Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,
+                              std::chrono::milliseconds timeout) {
+  Lock lock(mu_);
+  if (!batch->done) {
+    Deadline deadline;
+    if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
+    Status waited = WaitFor(
+        lock, [&] { return batch->done; }, deadline, Side::kSend);
+    if (waited.code() == StatusCode::kDeadlineExceeded && !batch->done) {
+      return Status::DeadlineExceeded("Submit: the transfer is still in flight");
+    }
+    if (!waited.ok() && !batch->done) {  // closed here, or the channel failed
+      batch->done = true;
+      batch->status = waited;
+    }
+  }
+  return batch->status;
+}
+
+bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status) {
+  Lock lock(mu_);
+  if (!batch->done) {
+    Drain();
+    Status usable = Usable(Side::kSend);
+    if (!usable.ok() && !batch->done) {
+      batch->done = true;
+      batch->status = usable;
+    }
+  }
+  if (batch->done && status != nullptr) *status = batch->status;
+  return batch->done;
+}
+
+}  // namespace rdmad::internal
