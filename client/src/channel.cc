@@ -61,8 +61,25 @@ Status ValidateTransferOps(const std::vector<TransferOp>& ops) {
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Transfer>> Channel::Submit(const std::vector<TransferOp>& ops) {
+Status ValidateNotification(std::string_view notification) {
+  if (notification.size() > kMaxNotificationBytes) {
+    return Status::InvalidArgument("notification: " + std::to_string(notification.size()) +
+                                   " bytes, at most " + std::to_string(kMaxNotificationBytes));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<uint8_t>> Channel::RecvNotification(std::chrono::milliseconds) {
+  return Status::Unimplemented("this channel has no notifications");
+}
+
+StatusOr<std::unique_ptr<Transfer>> Channel::Submit(const std::vector<TransferOp>& ops,
+                                                    std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  if (!notification.empty()) {
+    return Status::Unimplemented("this channel cannot send notifications");
+  }
   for (size_t i = 0; i < ops.size(); ++i) {
     const TransferOp& op = ops[i];
     Status done = op.kind == TransferOp::Kind::kWrite

@@ -156,5 +156,70 @@ TEST_P(ChannelConformanceTest, AFailingOpNamesItself) {
                           [](uint8_t v) { return v == 0; }));
 }
 
+// The peer hears a batch's notification only once its data is in place,
+// apart from messages, in order; a notification may come alone.
+TEST_P(ChannelConformanceTest, ANotificationFollowsItsBatchApartFromMessages) {
+  constexpr size_t kBlock = 16384, kBlocks = 64;
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, kBlock * kBlocks, kBlock * kBlocks, &r));
+  ASSERT_TRUE(a_->Send("before", 6).ok());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> fresh = Pattern(r.local_bytes.size(), 100 + round);
+    std::copy(fresh.begin(), fresh.end(), r.local_bytes.begin());  // the region's own memory
+    std::vector<TransferOp> ops;
+    for (size_t i = 0; i < kBlocks; ++i) {
+      ops.push_back(
+          Op(TransferOp::Kind::kWrite, r, i * kBlock, (kBlocks - 1 - i) * kBlock, kBlock));
+    }
+    std::string note = "blocks ready " + std::to_string(round);
+    auto transfer = a_->Submit(ops, note);
+    ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+    auto got = b_->RecvNotification(kPatience);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(std::string(got->begin(), got->end()), note);
+    for (size_t i = 0; i < kBlocks; ++i) {  // in place when the notification came
+      auto at = r.remote_bytes.begin() + long((kBlocks - 1 - i) * kBlock);
+      ASSERT_TRUE(std::equal(at, at + kBlock, r.local_bytes.begin() + long(i * kBlock)))
+          << "round " << round << " block " << i;
+    }
+    ASSERT_TRUE((*transfer)->Wait(kPatience).ok());
+  }
+  // Reads, then a notification: fenced behind them.
+  auto reads = a_->Submit({Op(TransferOp::Kind::kRead, r, 0, 0, kBlock)}, "read done");
+  ASSERT_TRUE(reads.ok()) << reads.status().ToString();
+  ASSERT_TRUE((*reads)->Wait(kPatience).ok());
+  auto got = b_->RecvNotification(kPatience);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "read done");
+  // Alone, and messages unaffected.
+  ASSERT_TRUE(a_->Submit({}, "alone").ok());
+  ASSERT_TRUE(a_->Send("after", 5).ok());
+  got = b_->RecvNotification(kPatience);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "alone");
+  for (const char* expected : {"before", "after"}) {
+    auto message = b_->Recv(kPatience);
+    ASSERT_TRUE(message.ok()) << message.status().ToString();
+    EXPECT_EQ(std::string(message->begin(), message->end()), expected);
+  }
+  EXPECT_EQ(b_->RecvNotification(milliseconds(50)).status().code(), StatusCode::kDeadlineExceeded);
+}
+
+TEST_P(ChannelConformanceTest, NotificationsAreBoundedAndEndWithThePeer) {
+  auto too_long = a_->Submit({}, std::string(kMaxNotificationBytes + 1, 'x'));
+  EXPECT_EQ(too_long.status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(a_->Submit({}, std::string(kMaxNotificationBytes, 'y')).ok());
+  ASSERT_TRUE(a_->Submit({}, "last").ok());
+  a_->Close();
+  // What was sent before the close still arrives, then the end.
+  auto first = b_->RecvNotification(kPatience);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->size(), kMaxNotificationBytes);
+  auto last = b_->RecvNotification(kPatience);
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_EQ(std::string(last->begin(), last->end()), "last");
+  EXPECT_EQ(b_->RecvNotification(kPatience).status().code(), StatusCode::kUnavailable);
+}
+
 }  // namespace
 }  // namespace rdmad::internal

@@ -144,8 +144,13 @@ class HeldChannel final : public Channel {
               uint64_t remote_offset, size_t len) override {
     return channel_->Read(local, local_offset, remote, remote_offset, len);
   }
-  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override {
-    return channel_->Submit(ops);
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override {
+    return channel_->Submit(ops, notification);
+  }
+  StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override {
+    return channel_->RecvNotification(timeout);
   }
   Status status() const override { return channel_->status(); }
   void Close() override;

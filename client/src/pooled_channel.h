@@ -60,8 +60,15 @@ class PooledChannel final : public Channel {
     return Call<Status>(
         [&](Channel* c) { return c->Read(local, local_offset, remote, remote_offset, len); });
   }
-  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override {
-    return Call<StatusOr<std::unique_ptr<Transfer>>>([&](Channel* c) { return c->Submit(ops); });
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override {
+    return Call<StatusOr<std::unique_ptr<Transfer>>>(
+        [&](Channel* c) { return c->Submit(ops, notification); });
+  }
+  StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override {
+    return Call<StatusOr<std::vector<uint8_t>>>(
+        [&](Channel* c) { return c->RecvNotification(timeout); });
   }
   Status status() const override;
   void Close() override;

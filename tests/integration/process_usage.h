@@ -17,6 +17,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +27,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rdmad::testing {
 
@@ -94,6 +98,50 @@ inline std::string FdTargets(pid_t pid) {
     out += fd.path().filename().string() + " -> " + (link_ec ? "?" : target.string()) + "\n";
   }
   return out;
+}
+
+// RSS in KiB by mapping kind ("[heap]", "[stack]", "anon", or the file):
+// what grew, when RSS grows.
+inline std::map<std::string, long> RssByMapping(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+  std::map<std::string, long> out;
+  std::string current;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Rss:", 0) == 0) {
+      out[current] += std::atol(line.c_str() + 4);
+    } else {
+      // A mapping's header: "7f00-7f80 rw-p 00000000 00:00 0   [PATH]".
+      std::istringstream fields(line);
+      std::string range, perms, offset, dev, inode, path;
+      fields >> range >> perms >> offset >> dev >> inode >> path;
+      size_t dash = range.find('-');
+      bool header = dash != std::string::npos && dash > 0 && perms.size() == 4 &&
+                    std::all_of(range.begin(), range.end(), [](char c) {
+                      return c == '-' || std::isxdigit(static_cast<unsigned char>(c));
+                    });
+      if (header) current = path.empty() ? "anon" : path;
+    }
+  }
+  return out;
+}
+
+// "anon +812 KiB, [heap] +64 KiB": the mappings whose RSS changed most.
+inline std::string RssGrowth(const std::map<std::string, long>& before,
+                             const std::map<std::string, long>& after) {
+  std::vector<std::pair<long, std::string>> diffs;
+  for (const auto& [name, kib] : after) {
+    auto it = before.find(name);
+    long d = kib - (it == before.end() ? 0 : it->second);
+    if (d != 0) diffs.emplace_back(d, name);
+  }
+  std::sort(diffs.begin(), diffs.end(),
+            [](const auto& a, const auto& b) { return std::labs(a.first) > std::labs(b.first); });
+  std::string out;
+  for (size_t i = 0; i < diffs.size() && i < 5; ++i) {
+    out += (out.empty() ? "" : ", ") + diffs[i].second + " " + (diffs[i].first > 0 ? "+" : "") +
+           std::to_string(diffs[i].first) + " KiB";
+  }
+  return out.empty() ? "no change" : out;
 }
 
 struct Usage {

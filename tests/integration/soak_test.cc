@@ -67,11 +67,12 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
     ++done["close"];
   };
   // Warm up allocators, caches and thread pools to the soak's peak: 32
-  // channels open at once, a few times over, across one restart of B
-  // (gRPC reconnects and re-attached lifelines have their share too).
-  for (int round = 0; round < 10; ++round) {
-    if (round == 5) {
-      pair.b().process->Signal(SIGKILL);
+  // channels open at once, a few times over, across restarts of B by
+  // kill -9 and SIGTERM (gRPC reconnects and re-attached lifelines reach
+  // their high-water marks too).
+  for (int round = 0; round < 12; ++round) {
+    if (round % 3 == 2) {
+      pair.b().process->Signal(round % 2 == 0 ? SIGKILL : SIGTERM);
       pair.b().process->WaitExit(10s);
       Status restarted = pair.Restart(&pair.b());
       ASSERT_TRUE(restarted.ok()) << restarted.ToString();
@@ -90,6 +91,7 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
   Usage base_a = Usage::Of(pair.a().process->pid(), lab);
   Usage base_app = Usage::Of(getpid(), lab);
   std::string base_fds = testing::FdTargets(getpid());
+  auto base_maps = testing::RssByMapping(getpid());
   auto start = Clock::now();
   auto next_restart = start + restart_every;
   int restarts = 0;
@@ -153,7 +155,9 @@ TEST(SoakTest, RandomChannelsSurvivePeerDaemonRestarts) {
   EXPECT_TRUE(back) << "rdmad A: " << base_a.Describe() << " -> "
                     << Usage::Of(pair.a().process->pid(), lab).Describe()
                     << "\napplication: " << base_app.Describe() << " -> "
-                    << Usage::Of(getpid(), lab).Describe() << "\nits fds before:\n"
+                    << Usage::Of(getpid(), lab).Describe() << "\nits RSS grew in: "
+                    << testing::RssGrowth(base_maps, testing::RssByMapping(getpid()))
+                    << "\nits fds before:\n"
                     << base_fds << "after:\n"
                     << testing::FdTargets(getpid());
 }

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdmad/export.h"
@@ -82,10 +83,15 @@ struct ChannelInfo {
 
 inline constexpr std::chrono::milliseconds kForever{-1};
 
+// The largest notification a batch may carry (Channel::Submit).
+inline constexpr size_t kMaxNotificationBytes = 256;
+
 struct TransferOp;
 // OK when every op has a local region and both its ranges fit
 // (INVALID_ARGUMENT or OUT_OF_RANGE naming the op otherwise).
 RDMAD_EXPORT Status ValidateTransferOps(const std::vector<TransferOp>& ops);
+// OK for at most kMaxNotificationBytes (INVALID_ARGUMENT otherwise).
+RDMAD_EXPORT Status ValidateNotification(std::string_view notification);
 
 // One one-sided operation of a batch (Channel::Submit): len bytes between
 // local[local_offset] and the peer's region at remote_offset.
@@ -160,7 +166,25 @@ class RDMAD_EXPORT Channel {
   // started. This default runs the ops one by one with Write and Read and
   // returns a finished handle (the TCP channel does so, with the same
   // ordering); an op it cannot run fails the transfer there.
-  virtual StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops);
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) {
+    return Submit(ops, std::string_view());
+  }
+  // The same with a notification (1..kMaxNotificationBytes bytes; empty:
+  // none): the peer receives it with RecvNotification, apart from messages,
+  // only once every byte of the batch is in place at the peer (its writes
+  // placed, its reads done). On RDMA it is a SEND after the batch's work
+  // requests on the same queue pair (fenced after reads), so the transfer
+  // costs no extra round trip. INVALID_ARGUMENT for a longer one; this
+  // default is UNIMPLEMENTED for a non-empty one (a transport of its own
+  // must override).
+  virtual StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                                     std::string_view notification);
+  // The peer's next notification, in the order they were sent.
+  // DEADLINE_EXCEEDED after timeout; UNAVAILABLE once the peer closed the
+  // channel and every notification before its close was received. It may
+  // run on a thread of its own, beside the sending and receiving ones.
+  virtual StatusOr<std::vector<uint8_t>> RecvNotification(
+      std::chrono::milliseconds timeout = kForever);
 
   // OK while usable; else why not (the QP error, "closed by peer", ...).
   virtual Status status() const = 0;

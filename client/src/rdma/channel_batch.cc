@@ -43,8 +43,10 @@ class RdmaTransfer final : public Transfer {
   const std::shared_ptr<RdmaChannel::Batch> batch_;
 };
 
-StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<TransferOp>& ops) {
+StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<TransferOp>& ops,
+                                                        std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   std::vector<const RdmaMemoryRegion*> regions;
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string what = "Submit: op " + std::to_string(i);
@@ -82,11 +84,8 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   uint32_t id = next_batch_;
   next_batch_ = (next_batch_ + 1) & 0xffffff;
   if (next_batch_ == 0) next_batch_ = 1;
-  if (wrs.empty()) {
-    batch->done = true;
-    return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
-  }
-  batches_[id] = batch;
+  if (wrs.empty()) batch->done = true;
+  if (!wrs.empty()) batches_[id] = batch;
   for (size_t posted = 0; posted < wrs.size();) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
     if (!has_slot()) {
@@ -121,7 +120,50 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     sq_outstanding_ += uint32_t(n);
     posted += n;
   }
+  if (!notification.empty()) {
+    bool reads = std::any_of(ops.begin(), ops.end(), [](const TransferOp& op) {
+      return op.kind == TransferOp::Kind::kRead;
+    });
+    Status notified = PostNotification(lock, notification, reads);
+    if (!notified.ok() && !batch->done) {
+      batch->done = true;
+      batch->status = notified;
+    }
+  }
   return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+}
+
+// After the batch's work requests: one NOTIFY fragment (wire.h), fenced
+// behind RDMA READs. It waits for a data credit, a send slot and, when not
+// inline, a staging chunk, like a message.
+Status RdmaChannel::PostNotification(Lock& lock, std::string_view notification, bool fence) {
+  auto len = static_cast<uint32_t>(notification.size());
+  bool staged = len > res_->max_inline;
+  auto can_post = [&] {
+    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
+           (!staged || !free_chunks_.empty());
+  };
+  if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  return PostFragment(reinterpret_cast<const uint8_t*>(notification.data()), len, nullptr, true,
+                      true, MessageType::kNotify, fence);
+}
+
+StatusOr<std::vector<uint8_t>> RdmaChannel::RecvNotification(std::chrono::milliseconds timeout) {
+  Deadline deadline;
+  if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
+  Lock lock(mu_);
+  // Notifications sent before the peer closed are still delivered.
+  auto ready = [&] { return !notes_.empty() || peer_closed_; };
+  if (!ready()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, ready, deadline, Side::kRecv));
+  if (notes_.empty()) return Status::Unavailable("channel closed by peer");
+  Fragment f = notes_.front();
+  notes_.pop_front();
+  const uint8_t* src = res_->slot(f.slot);
+  std::vector<uint8_t> out(src, src + f.len);
+  Repost(f.slot);
+  MaybeSendCredits();
+  return out;
 }
 
 void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {

@@ -68,17 +68,17 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
 // Posts one fragment. Precondition (under mu_): a data credit, a send slot
 // and, for a staged fragment, a free chunk.
 Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region,
-                                 bool first, bool last) {
+                                 bool first, bool last, MessageType type, bool fence) {
   Imm imm;
-  imm.type = MessageType::kData;
-  imm.first = first;
-  imm.last = last;
+  imm.type = type;
+  imm.first = type == MessageType::kData && first;
+  imm.last = type == MessageType::kData && last;
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(data);
   sge.length = len;
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.send_flags = IBV_SEND_SIGNALED | (fence ? IBV_SEND_FENCE : 0);
   wr.sg_list = len > 0 ? &sge : nullptr;
   wr.num_sge = len > 0 ? 1 : 0;
   if (region != nullptr && len > 0) {

@@ -196,6 +196,7 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
       ready_.push_back({slot, wc.byte_len, imm->first, imm->last, false});
       break;
     case MessageType::kCredit: Repost(slot); break;
+    case MessageType::kNotify: notes_.push_back({slot, wc.byte_len, false, false, false}); break;
     case MessageType::kClose:
       peer_closed_ = true;
       ready_.push_back({slot, 0, false, false, true});

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "client/src/abortable_channel.h"
@@ -58,7 +59,10 @@ class RdmaChannel final : public AbortableChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
-  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops) override;
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override;
+  StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override;
   Status status() const override;
   void Close() override;
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
@@ -94,8 +98,9 @@ class RdmaChannel final : public AbortableChannel {
 
   // channel_data.cc: messages.
   Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
+  // type kData or kNotify; fence: after RDMA READs of the same batch.
   Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
-                      bool last);
+                      bool last, MessageType type = MessageType::kData, bool fence = false);
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
@@ -119,6 +124,8 @@ class RdmaChannel final : public AbortableChannel {
   friend class RdmaTransfer;
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
   bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
+  // Posts a batch's notification (mu_ held through lock).
+  Status PostNotification(Lock& lock, std::string_view notification, bool fence);
   // A completion of a batch's work request (mu_ held).
   void OnBatchCompletion(const ibv_wc& wc);
   // Ends every batch in flight with the channel's error (mu_ held).
@@ -145,6 +152,7 @@ class RdmaChannel final : public AbortableChannel {
   const char* one_sided_op_ = "RDMA WRITE";
   std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
   std::deque<Fragment> ready_;
+  std::deque<Fragment> notes_;    // received notifications, not yet taken
   std::vector<uint8_t> partial_;  // the message being reassembled
   size_t last_message_size_ = 0;  // Recv reserves this much for the next one
   bool in_message_ = false;

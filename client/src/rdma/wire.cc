@@ -24,7 +24,7 @@ uint32_t EncodeImm(const Imm& imm) {
 std::optional<Imm> DecodeImm(uint32_t v) {
   if ((v & kReservedMask) != 0) return std::nullopt;
   uint32_t type = v >> kTypeShift;
-  if (type > static_cast<uint32_t>(MessageType::kClose)) return std::nullopt;
+  if (type > static_cast<uint32_t>(MessageType::kNotify)) return std::nullopt;
   Imm imm;
   imm.type = static_cast<MessageType>(type);
   imm.first = (v & kFirstBit) != 0;

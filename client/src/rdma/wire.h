@@ -14,11 +14,15 @@
 //   bit  24      FIRST     first fragment of a message   (DATA only)
 //   bit  25      LAST      last fragment of a message    (DATA only)
 //   bits 26..27  reserved  0
-//   bits 28..31  type      0 DATA, 1 CREDIT (no payload), 2 CLOSE (no payload)
+//   bits 28..31  type      0 DATA, 1 CREDIT (no payload), 2 CLOSE (no payload),
+//                          3 NOTIFY (a batch's notification, one fragment)
 //
 // A message of n bytes is ceil(n / peer slot_size) DATA fragments (one for
 // n = 0) sent in order; RC delivers them in order, so the receiver appends
-// fragments from FIRST to LAST.
+// fragments from FIRST to LAST. A NOTIFY (at most kMaxNotificationBytes,
+// which every slot holds) follows the RDMA WRITEs of its batch on the same
+// QP, so the peer sees it only once their data is in place (with
+// IBV_SEND_FENCE after RDMA READs); it needs a data credit like DATA.
 //
 // Credits: one credit = one receive posted at the peer. The peer's endpoint
 // announces its initial credits (= ring_slots). Every message uses one
@@ -46,7 +50,7 @@
 
 namespace rdmad::internal {
 
-enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2 };
+enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2, kNotify = 3 };
 
 struct Imm {
   MessageType type = MessageType::kData;

@@ -13,7 +13,8 @@ namespace rdmad::internal {
 namespace {
 
 TEST(ImmTest, RoundTrips) {
-  for (MessageType type : {MessageType::kData, MessageType::kCredit, MessageType::kClose}) {
+  for (MessageType type :
+       {MessageType::kData, MessageType::kCredit, MessageType::kClose, MessageType::kNotify}) {
     for (uint16_t credits : {0, 1, 64, 0xFFFF}) {
       for (int flags = 0; flags < 4; ++flags) {
         Imm imm;
@@ -42,10 +43,12 @@ TEST(ImmTest, Layout) {
   imm = Imm{MessageType::kData, true, true, 7};
   EXPECT_EQ(EncodeImm(imm), 0x03000007u);
   EXPECT_EQ(EncodeImm(Imm{MessageType::kClose, false, false, 0}), 0x20000000u);
+  EXPECT_EQ(EncodeImm(Imm{MessageType::kNotify, false, false, 2}), 0x30000002u);
 }
 
 TEST(ImmTest, RejectsMalformed) {
-  EXPECT_FALSE(DecodeImm(0x30000000u));  // type 3
+  EXPECT_FALSE(DecodeImm(0x40000000u));  // type 4
+  EXPECT_FALSE(DecodeImm(0x33000000u));  // FIRST/LAST on NOTIFY
   EXPECT_FALSE(DecodeImm(0xF0000000u));
   EXPECT_FALSE(DecodeImm(0x00010000u));  // reserved bits
   EXPECT_FALSE(DecodeImm(0x04000000u));

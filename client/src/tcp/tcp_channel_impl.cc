@@ -114,6 +114,37 @@ StatusOr<std::vector<uint8_t>> TcpChannel::Recv(std::chrono::milliseconds timeou
   return message;
 }
 
+StatusOr<std::unique_ptr<Transfer>> TcpChannel::Submit(const std::vector<TransferOp>& ops,
+                                                       std::string_view notification) {
+  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  auto transfer = Channel::Submit(ops, std::string_view());
+  if (!transfer.ok() || notification.empty()) return transfer;
+  Status done;
+  (*transfer)->Poll(&done);  // finished: the ops ran in Submit
+  if (!done.ok()) return transfer;
+  FrameHeader header;
+  header.type = FrameType::kNotify;
+  header.payload_len = notification.size();
+  Status sent = SendFrame(header, notification.data(), notification.size());
+  if (!sent.ok()) return sent;
+  return transfer;
+}
+
+StatusOr<std::vector<uint8_t>> TcpChannel::RecvNotification(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  auto ready = [this] { return closed_locally_ || !notes_.empty() || !status_.ok(); };
+  if (timeout.count() < 0) {
+    recv_cv_.wait(lock, ready);
+  } else if (!recv_cv_.wait_for(lock, timeout, ready)) {
+    return Status::DeadlineExceeded("RecvNotification: none within " +
+                                    std::to_string(timeout.count()) + " ms");
+  }
+  if (closed_locally_ || notes_.empty()) return status_;
+  std::vector<uint8_t> note = std::move(notes_.front());
+  notes_.pop_front();
+  return note;
+}
+
 StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterMemory(void* addr, size_t len) {
   if (addr == nullptr && len > 0) return Status::InvalidArgument("RegisterMemory: null address");
   return std::unique_ptr<MemoryRegion>(new TcpMemoryRegion(static_cast<uint8_t*>(addr), len));

@@ -103,6 +103,11 @@ class TcpChannel final : public AbortableChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
+  // The ops run in order (Channel's default), then the NOTIFY frame.
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override;
+  StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override;
   Status status() const override;
   void Close() override;
   // The daemon's end (abortable_channel.h): fails and shuts the socket down.
@@ -143,6 +148,7 @@ class TcpChannel final : public AbortableChannel {
   Status SendReadResp(const FrameHeader& header);
   Status OnAnswer(const FrameHeader& header);
   Status OnClose(const FrameHeader& header);
+  Status OnNotify(const FrameHeader& header);
   Status Reply(FrameType type, uint64_t request_id, const Status& status);
   Status RefuseAccess(const FrameHeader& header, FrameType reply, const Status& why);
   void CompleteOp(uint64_t request_id, const Status& status);
@@ -159,6 +165,7 @@ class TcpChannel final : public AbortableChannel {
   Status status_;                     // OK while usable; the first error wins
   bool closed_locally_ = false;
   std::deque<std::vector<uint8_t>> queue_;
+  std::deque<std::vector<uint8_t>> notes_;  // notifications, not yet taken
   size_t queued_bytes_ = 0;
   uint64_t next_request_id_ = 1;
   std::unordered_map<uint64_t, PendingOp*> pending_;

@@ -63,6 +63,7 @@ Status TcpChannel::ReadFrame() {
     case FrameType::kReadResp:
     case FrameType::kAck: return OnAnswer(*header);
     case FrameType::kClose: return OnClose(*header);
+    case FrameType::kNotify: return OnNotify(*header);
   }
   return Status(StatusCode::kDataLoss, "malformed frame");  // not reached: decoded
 }
@@ -108,7 +109,18 @@ Status TcpChannel::OnData(const FrameHeader& header) {
     queued_bytes_ += message.size() + kQueuedMessageOverhead;
     queue_.push_back(std::move(message));
   }
-  recv_cv_.notify_one();
+  recv_cv_.notify_all();  // Recv and RecvNotification may both wait
+  return Status::Ok();
+}
+
+Status TcpChannel::OnNotify(const FrameHeader& header) {
+  std::vector<uint8_t> note(header.payload_len);  // at most kMaxNotificationBytes: decoded
+  RDMAD_RETURN_IF_ERROR(ReadPayload(note.data(), note.size()));
+  {
+    std::lock_guard lock(mu_);
+    notes_.push_back(std::move(note));
+  }
+  recv_cv_.notify_all();
   return Status::Ok();
 }
 

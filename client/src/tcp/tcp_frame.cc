@@ -71,6 +71,12 @@ Status ValidateData(const FrameHeader& h) {
   return CheckPayload(h, kMaxPayloadBytes);
 }
 
+Status ValidateNotify(const FrameHeader& h) {
+  if (h.arg != 0 || h.request_id != 0) return Bad(h, "arg and request_id must be 0");
+  RDMAD_RETURN_IF_ERROR(CheckNoTarget(h));
+  return CheckPayload(h, rdmad::kMaxNotificationBytes);
+}
+
 Status ValidateWrite(const FrameHeader& h) {
   RDMAD_RETURN_IF_ERROR(CheckRequestId(h));
   if (h.read_len != 0) return Bad(h, "read_len must be 0");
@@ -147,6 +153,7 @@ StatusOr<FrameHeader> DecodeFrameHeader(const RawFrameHeader& raw) {
     case FrameType::kReadResp: status = ValidateReadResp(h); break;
     case FrameType::kAck: status = ValidateAck(h); break;
     case FrameType::kClose: status = ValidateClose(h); break;
+    case FrameType::kNotify: status = ValidateNotify(h); break;
     default:
       return Status(StatusCode::kDataLoss, "malformed frame: unknown " + FrameTypeName(raw[0]));
   }
@@ -162,6 +169,7 @@ std::string FrameTypeName(uint8_t type) {
     case FrameType::kReadResp: return "READ_RESP";
     case FrameType::kAck: return "ACK";
     case FrameType::kClose: return "CLOSE";
+    case FrameType::kNotify: return "NOTIFY";
   }
   char buf[16];
   std::snprintf(buf, sizeof(buf), "type 0x%02x", type);

@@ -17,7 +17,9 @@
 //       32    8 offset       WRITE, READ_REQ: byte offset in it; else 0
 //       40    8 read_len     READ_REQ: bytes to read; else 0
 //
-// Payloads: DATA one whole message (0..kMaxPayloadBytes); WRITE the bytes to
+// Payloads: DATA one whole message (0..kMaxPayloadBytes); NOTIFY a batch's
+// notification (1..kMaxNotificationBytes, sent after its ops completed, with
+// the same header rules as DATA); WRITE the bytes to
 // place at region_id[offset]; READ_RESP with arg 0 exactly read_len bytes of
 // the request; ACK, READ_RESP with an error, and CLOSE carry ASCII text
 // (<= kMaxReasonBytes): the error or the reason for closing ("" for a
@@ -34,6 +36,7 @@
 #include <string>
 #include <string_view>
 
+#include "rdmad/channel.h"
 #include "rdmad/status.h"
 
 namespace rdmad::internal {
@@ -45,6 +48,7 @@ enum class FrameType : uint8_t {
   kReadResp = 4,
   kAck = 5,
   kClose = 6,
+  kNotify = 7,
 };
 
 inline constexpr uint8_t kFrameVersion = 1;
