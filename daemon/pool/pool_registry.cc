@@ -124,24 +124,24 @@ std::vector<PoolRow> PoolRegistry::List() const {
   for (const auto& [id, client] : clients_) {
     PoolTargets targets = TargetsLocked(id, client);
     std::map<Key, PoolRow> by_key;
-    for (const PoolTargetSpec& t : targets.targets) {
-      PoolRow& row = by_key[{t.peer, t.service}];
-      row.client_id = id;
-      row.pid = client.owner.pid;
-      row.uid = client.owner.uid;
-      row.peer = t.peer;
-      row.service = t.service;
-      row.target = t.channels;
-      row.source = t.source;
-    }
-    // Reported rows without a target: channels kept after a target went.
-    for (const auto& [key, counts] : client.reports) {
+    // The row of (peer, service), its client's fields filled in.
+    auto row_of = [&](const Key& key) -> PoolRow& {
       PoolRow& row = by_key[key];
       row.client_id = id;
       row.pid = client.owner.pid;
       row.uid = client.owner.uid;
       row.peer = key.first;
       row.service = key.second;
+      return row;
+    };
+    for (const PoolTargetSpec& t : targets.targets) {
+      PoolRow& row = row_of({t.peer, t.service});
+      row.target = t.channels;
+      row.source = t.source;
+    }
+    // Reported rows without a target: channels kept after a target went.
+    for (const auto& [key, counts] : client.reports) {
+      PoolRow& row = row_of(key);
       row.warm = counts.warm;
       row.in_use = counts.in_use;
       row.last_error = counts.last_error;

@@ -151,6 +151,21 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::string LoopbackPeerConfig(const std::string& socket, int port, const std::string& daemon_extra,
+                               const std::string& peer_name, int peer_port) {
+  return "[daemon]\nsocket = \"" + socket +
+         "\"\nlog_level = \"debug\"\npeer_address = \"127.0.0.1\"\npeer_port = " +
+         std::to_string(port) + "\n" + daemon_extra + "\n[[peers]]\nname = \"" + peer_name +
+         "\"\naddress = \"127.0.0.1:" + std::to_string(peer_port) + "\"\n";
+}
+
+std::unique_ptr<Process> StartPeeredDaemon(const std::string& config, int port,
+                                           const std::string& log) {
+  return std::make_unique<Process>(
+      RDMAD_BINARY, std::vector<std::string>{"--config", config},
+      std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(port)}}, log);
+}
+
 int FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};

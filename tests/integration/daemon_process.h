@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,15 @@ class FakeNotifySocket {
 
 // Waits until a file exists at path.
 bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout);
+
+// The config of an rdmad on loopback: its socket and peer port, more
+// [daemon] keys (daemon_extra, "key = value" lines), and one [[peers]]
+// entry for the peer named peer_name on peer_port.
+std::string LoopbackPeerConfig(const std::string& socket, int port, const std::string& daemon_extra,
+                               const std::string& peer_name, int peer_port);
+// rdmad with config, its peer port pinned to port, logging to log.
+std::unique_ptr<Process> StartPeeredDaemon(const std::string& config, int port,
+                                           const std::string& log);
 
 }  // namespace rdmad::testing
 

@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/grpc_node.h"
 
 namespace rdmad {
 namespace {
@@ -32,7 +33,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::Process;
+using testing::TcpEndpoint;
 using testing::TempDir;
+using Node = testing::GrpcNode;
 
 constexpr uid_t kNobody = 65534;
 
@@ -65,22 +68,6 @@ std::string RunAs(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
   return text +
          (WEXITSTATUS(status) == 0 ? "" : " (exit " + std::to_string(WEXITSTATUS(status)) + ")");
 }
-
-v1::Endpoint TcpEndpoint(uint32_t port) {
-  v1::Endpoint e;
-  e.mutable_tcp()->set_host("127.0.0.1");
-  e.mutable_tcp()->set_port(port);
-  e.mutable_tcp()->set_token(std::string(32, '\x5a'));
-  return e;
-}
-
-struct Node {
-  std::string name;
-  std::string socket;
-  int port = 0;
-  std::unique_ptr<Process> process;
-  std::unique_ptr<v1::Rdmad::Stub> stub;
-};
 
 // B's application (root): listens on "svc" and answers each request when
 // the test says so.
@@ -152,16 +139,11 @@ class IsolationTest : public ::testing::Test {
   }
 
   void StartNode(Node* n, const Node& peer, const std::string& admin_group) {
-    std::string text = "[daemon]\nsocket = \"" + n->socket +
-                       "\"\nsocket_group = \"nogroup\"\nadmin_group = \"" + admin_group +
-                       "\"\nlog_level = \"debug\"\npeer_address = \"127.0.0.1\"\npeer_port = " +
-                       std::to_string(n->port) + "\n\n[[peers]]\nname = \"" + peer.name +
-                       "\"\naddress = \"127.0.0.1:" + std::to_string(peer.port) + "\"\n";
-    std::string config = dir_.Write(n->name + ".toml", text);
-    n->process = std::make_unique<Process>(
-        RDMAD_BINARY, std::vector<std::string>{"--config", config},
-        std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(n->port)}},
-        dir_.File(n->name + ".log"));
+    std::string keys = "socket_group = \"nogroup\"\nadmin_group = \"" + admin_group + "\"";
+    std::string config =
+        dir_.Write(n->name + ".toml",
+                   testing::LoopbackPeerConfig(n->socket, n->port, keys, peer.name, peer.port));
+    n->process = testing::StartPeeredDaemon(config, n->port, dir_.File(n->name + ".log"));
     ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
     n->stub = v1::Rdmad::NewStub(
         grpc::CreateChannel("unix:" + n->socket, grpc::InsecureChannelCredentials()));
