@@ -3,8 +3,8 @@
 # a temp dir, show `rdmactl status`, the devices, their GIDs and the route to
 # the lab's peer address; start a second rdmad standing in for another host
 # (its peer listener on the VM's address) and open a channel to its echo
-# service with `rdmactl connect` and `rdmactl ping` - over RDMA in the lab;
-# stop both cleanly. Runs inside the lab VM (scripts/demo) or, where the lab
+# service with `rdmactl connect` and `rdmactl ping`, and run the kv_transfer
+# example between them - over RDMA in the lab; stop both cleanly. Runs inside the lab VM (scripts/demo) or, where the lab
 # is unavailable, on the host (where channels fall back to TCP).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,6 +50,14 @@ echo "== rdmactl connect $b_ip:$b_port (a channel to node B's echo service)"
 "$build/client/rdmactl" --socket "$sock" connect "$b_ip:$b_port"
 echo "== rdmactl ping -c 5 -s 4096 $b_ip:$b_port"
 "$build/client/rdmactl" --socket "$sock" ping -c 5 -s 4096 "$b_ip:$b_port"
+echo "== examples/kv_transfer: decode pulls KV blocks from prefill in batches, notified"
+"$build/examples/kv_transfer" prefill --socket "$run/b.sock" --blocks 256 --rounds 2 \
+  >"$run/prefill.log" 2>&1 &
+pid_prefill=$!
+for _ in $(seq 100); do grep -q "listening" "$run/prefill.log" 2>/dev/null && break; sleep 0.1; done
+"$build/examples/kv_transfer" decode "$b_ip:$b_port" --socket "$sock"
+wait "$pid_prefill"
+cat "$run/prefill.log"
 echo "== rdmactl channels (node B's table)"
 "$build/client/rdmactl" --socket "$run/b.sock" channels
 echo "== rdmactl peers"
