@@ -73,6 +73,12 @@ StatusOr<std::vector<uint8_t>> Channel::RecvNotification(std::chrono::millisecon
   return Status::Unimplemented("this channel has no notifications");
 }
 
+StatusOr<int> Channel::CompletionFd() {
+  return Status::Unimplemented("this channel has no completion fd");
+}
+
+bool Channel::Arm() { return false; }
+
 StatusOr<std::unique_ptr<Transfer>> Channel::Submit(const std::vector<TransferOp>& ops,
                                                     std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));

@@ -152,6 +152,8 @@ class HeldChannel final : public Channel {
   StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override {
     return channel_->RecvNotification(timeout);
   }
+  StatusOr<int> CompletionFd() override { return channel_->CompletionFd(); }
+  bool Arm() override { return channel_->Arm(); }
   Status status() const override { return channel_->status(); }
   void Close() override;
 

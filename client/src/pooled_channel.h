@@ -70,6 +70,13 @@ class PooledChannel final : public Channel {
     return Call<StatusOr<std::vector<uint8_t>>>(
         [&](Channel* c) { return c->RecvNotification(timeout); });
   }
+  StatusOr<int> CompletionFd() override {
+    return Call<StatusOr<int>>([](Channel* c) { return c->CompletionFd(); });
+  }
+  bool Arm() override {
+    auto armed = Call<StatusOr<bool>>([](Channel* c) -> StatusOr<bool> { return c->Arm(); });
+    return armed.ok() && *armed;
+  }
   Status status() const override;
   void Close() override;
 

@@ -122,7 +122,9 @@ TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
     ASSERT_TRUE(RoundTrip(c.get()));
     rdma += c->info().transport == ChannelTransport::kRdma;
   }
-  if (InLab()) EXPECT_EQ(rdma, n);
+  if (InLab()) {
+    EXPECT_EQ(rdma, n);
+  }
   double rss_a = RssMib(PidA()), rss_b = RssMib(PidB());
   std::printf(
       "SCALE channels=%d transport=%s connectors=%d seconds=%.2f rate=%.1f "

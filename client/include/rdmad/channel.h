@@ -186,6 +186,23 @@ class RDMAD_EXPORT Channel {
   virtual StatusOr<std::vector<uint8_t>> RecvNotification(
       std::chrono::milliseconds timeout = kForever);
 
+  // Event loops (epoll, asyncio) without a thread per call. The completion
+  // fd becomes readable when the channel may have news: a whole message for
+  // Recv, a notification for RecvNotification, a Transfer done, or the
+  // channel failed or closed. The loop:
+  //   1. Arm(): true when nothing is waiting, and the fd will become
+  //      readable when something happens; false when something already
+  //      waits (or the channel is no longer usable: status() says why).
+  //   2. On true, wait until the fd is readable (poll, epoll, add_reader).
+  //   3. Take what is there with the non-blocking calls - Recv(0ms),
+  //      RecvNotification(0ms), Transfer::Poll - and go back to 1.
+  // Readable is a hint, not a promise: step 3 may find nothing. The fd
+  // belongs to the channel (never read or close it) and lives as long as
+  // the channel. Nothing runs in the background: the calls in step 3 and
+  // Arm make the progress. UNIMPLEMENTED for a transport without one.
+  virtual StatusOr<int> CompletionFd();
+  virtual bool Arm();
+
   // OK while usable; else why not (the QP error, "closed by peer", ...).
   virtual Status status() const = 0;
   // Closes both directions; the peer's calls then fail with the reason.

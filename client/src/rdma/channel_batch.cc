@@ -84,7 +84,11 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   uint32_t id = next_batch_;
   next_batch_ = (next_batch_ + 1) & 0xffffff;
   if (next_batch_ == 0) next_batch_ = 1;
-  if (wrs.empty()) batch->done = true;
+  if (wrs.empty()) {
+    batch->done = true;
+    ++batches_done_;
+    signal_.Notify();
+  }
   if (!wrs.empty()) batches_[id] = batch;
   for (size_t posted = 0; posted < wrs.size();) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
@@ -178,6 +182,8 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     if (segment.last && batch != nullptr) {
       batch->done = true;
       batches_.erase(id);
+      ++batches_done_;
+      signal_.Notify();
     }
     cv_.notify_all();
     return;

@@ -23,7 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kPollBatch = 16;
-constexpr uint32_t kAckBatch = 64;                     // ibv_ack_cq_events batching
 constexpr auto kCloseGrace = std::chrono::seconds(1);  // Close: time to deliver CLOSE
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
 
@@ -35,6 +34,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kZeroCopy: return "SEND (zero copy)";
     case WrKind::kControl: return "SEND (credit/close)";
     case WrKind::kOneSided: return one_sided_op;
+    case WrKind::kBatch: return "WRITE/READ (Submit)";
   }
   return "unknown";
 }
@@ -62,6 +62,7 @@ RdmaChannel::~RdmaChannel() {
   DrainAfterError();
   res_.reset();
   if (wake_fd_ >= 0) close(wake_fd_);
+  if (epoll_fd_ >= 0) close(epoll_fd_);
 }
 
 Status RdmaChannel::status() const {
@@ -123,15 +124,12 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   int n = poll(fds, 2, timeout_ms);
   lock.lock();
   poller_ = false;
-  if (n > 0 && (fds[0].revents & POLLIN)) {
-    ibv_cq* cq = nullptr;
-    void* context = nullptr;
-    if (ibv_get_cq_event(res_->comp_channel, &cq, &context) == 0 &&
-        ++res_->unacked_cq_events >= kAckBatch) {
-      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
-      res_->unacked_cq_events = 0;
+  if (n > 0 && (fds[1].revents & POLLIN) && error_.ok() && !closed_) {
+    uint64_t count = 0;  // Arm() took our CQ event; Close and failures stay readable
+    while (read(wake_fd_, &count, sizeof(count)) == sizeof(count)) {
     }
   }
+  if (n > 0 && (fds[0].revents & POLLIN)) TakeCqEvents();
   cv_.notify_all();
 }
 
@@ -194,12 +192,17 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
   switch (imm->type) {
     case MessageType::kData:
       ready_.push_back({slot, wc.byte_len, imm->first, imm->last, false});
+      if (imm->last) signal_.Notify();
       break;
     case MessageType::kCredit: Repost(slot); break;
-    case MessageType::kNotify: notes_.push_back({slot, wc.byte_len, false, false, false}); break;
+    case MessageType::kNotify:
+      notes_.push_back({slot, wc.byte_len, false, false, false});
+      signal_.Notify();
+      break;
     case MessageType::kClose:
       peer_closed_ = true;
       ready_.push_back({slot, 0, false, false, true});
+      signal_.Notify();
       break;
   }
 }
@@ -270,6 +273,7 @@ void RdmaChannel::Fail(Status status) {
   }
   FailBatches();
   Wake();
+  signal_.Notify();
   cv_.notify_all();
 }
 
@@ -296,6 +300,7 @@ void RdmaChannel::Close() {
   if (closed_) return;
   closed_ = true;
   Wake();
+  signal_.Notify();
   cv_.notify_all();
   Drain();  // the peer's CLOSE may be waiting in the CQ
   if (!error_.ok() || peer_closed_) return;

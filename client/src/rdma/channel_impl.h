@@ -12,7 +12,11 @@
 // poll() on the completion channel fd and a wake eventfd; other waiters
 // sleep on a condition variable and are woken whenever completions were
 // processed. Close(), Abort() and fatal errors write the eventfd, so
-// nothing stays blocked. An idle channel uses no CPU.
+// nothing stays blocked. An idle channel uses no CPU. CompletionFd is an
+// epoll fd over the completion channel and an eventfd the channel writes
+// when news arrives while armed; Arm() takes the completion channel's
+// events, drains the CQ and re-arms it (waking a sleeping poller whose
+// event it took).
 //
 // Thread safety: as rdmad::Channel - one sending thread (Send, Write,
 // Read) and one receiving thread (Recv) at once; Close, status and info
@@ -33,6 +37,7 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
+#include "client/src/completion_signal.h"
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/wire.h"
 #include "common/endpoint.h"
@@ -63,6 +68,9 @@ class RdmaChannel final : public AbortableChannel {
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                              std::string_view notification) override;
   StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override;
+  // An epoll fd over the completion channel and the CompletionSignal.
+  StatusOr<int> CompletionFd() override;
+  bool Arm() override;
   Status status() const override;
   void Close() override;
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
@@ -70,6 +78,7 @@ class RdmaChannel final : public AbortableChannel {
 
  private:
   using Lock = std::unique_lock<std::mutex>;
+  static constexpr uint32_t kAckBatch = 64;  // CQ events per ibv_ack_cq_events
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
   enum class Side { kSend, kRecv };
 
@@ -95,6 +104,14 @@ class RdmaChannel final : public AbortableChannel {
   void OnAsyncEvent(int event_type);
   void DrainAfterError();
   Status CompletionError(const ibv_wc& wc) const;
+
+  // channel_events.cc: the completion fd.
+  // Something waits for the application (mu_ held): a whole message, a
+  // notification, a batch done since the last Arm, or the channel's end.
+  bool Pending() const;
+  // Takes the completion channel's events without blocking, acknowledging
+  // them in batches (mu_ held). True if there were any.
+  bool TakeCqEvents();
 
   // channel_data.cc: messages.
   Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
@@ -160,6 +177,9 @@ class RdmaChannel final : public AbortableChannel {
   bool closed_ = false;          // Close() was called
   bool peer_closed_ = false;     // the peer's CLOSE arrived
   bool recv_saw_close_ = false;  // Recv reached it
+  CompletionSignal signal_;      // CompletionFd's eventfd
+  int epoll_fd_ = -1;            // CompletionFd: completion channel + signal_
+  uint64_t batches_done_ = 0;    // batches done since the last Arm
 };
 
 }  // namespace rdmad::internal

@@ -118,15 +118,19 @@ StatusOr<std::unique_ptr<Transfer>> TcpChannel::Submit(const std::vector<Transfe
                                                        std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   auto transfer = Channel::Submit(ops, std::string_view());
-  if (!transfer.ok() || notification.empty()) return transfer;
+  if (!transfer.ok()) return transfer;
   Status done;
   (*transfer)->Poll(&done);  // finished: the ops ran in Submit
-  if (!done.ok()) return transfer;
-  FrameHeader header;
-  header.type = FrameType::kNotify;
-  header.payload_len = notification.size();
-  Status sent = SendFrame(header, notification.data(), notification.size());
-  if (!sent.ok()) return sent;
+  if (done.ok() && !notification.empty()) {
+    FrameHeader header;
+    header.type = FrameType::kNotify;
+    header.payload_len = notification.size();
+    Status sent = SendFrame(header, notification.data(), notification.size());
+    if (!sent.ok()) return sent;
+  }
+  std::lock_guard lock(mu_);
+  ++batches_done_;
+  signal_.Notify();
   return transfer;
 }
 
@@ -143,6 +147,22 @@ StatusOr<std::vector<uint8_t>> TcpChannel::RecvNotification(std::chrono::millise
   std::vector<uint8_t> note = std::move(notes_.front());
   notes_.pop_front();
   return note;
+}
+
+StatusOr<int> TcpChannel::CompletionFd() {
+  std::lock_guard lock(mu_);
+  return signal_.Open();
+}
+
+bool TcpChannel::Arm() {
+  std::lock_guard lock(mu_);
+  if (!signal_.open()) return false;
+  bool pending =
+      !status_.ok() || !queue_.empty() || !notes_.empty() || batches_done_ > 0 || closed_locally_;
+  batches_done_ = 0;
+  if (pending) return false;
+  signal_.Armed();
+  return true;
 }
 
 StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterMemory(void* addr, size_t len) {
@@ -241,6 +261,7 @@ void TcpChannel::Fail(const Status& status) {
   {
     std::lock_guard lock(mu_);
     if (status_.ok()) status_ = status;
+    signal_.Notify();
   }
   recv_cv_.notify_all();
   space_cv_.notify_all();
@@ -266,6 +287,7 @@ void TcpChannel::CloseOnce() {
     tell_peer = status_.ok();
     if (status_.ok()) status_ = Status::Cancelled("channel closed");
     closed_locally_ = true;
+    signal_.Notify();
   }
   recv_cv_.notify_all();
   space_cv_.notify_all();

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
+#include "client/src/completion_signal.h"
 #include "client/src/tcp/tcp_frame.h"
 #include "client/src/tcp/tcp_socket.h"
 #include "rdmad/channel.h"
@@ -108,6 +109,9 @@ class TcpChannel final : public AbortableChannel {
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                              std::string_view notification) override;
   StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override;
+  // An eventfd: the I/O thread writes it when news arrives while armed.
+  StatusOr<int> CompletionFd() override;
+  bool Arm() override;
   Status status() const override;
   void Close() override;
   // The daemon's end (abortable_channel.h): fails and shuts the socket down.
@@ -169,6 +173,8 @@ class TcpChannel final : public AbortableChannel {
   size_t queued_bytes_ = 0;
   uint64_t next_request_id_ = 1;
   std::unordered_map<uint64_t, PendingOp*> pending_;
+  CompletionSignal signal_;    // CompletionFd
+  uint64_t batches_done_ = 0;  // Submit's transfers since the last Arm
 
   std::vector<uint8_t> bounce_;  // the I/O thread's copy buffer
   std::once_flag close_once_;

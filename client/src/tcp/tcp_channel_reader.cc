@@ -108,6 +108,7 @@ Status TcpChannel::OnData(const FrameHeader& header) {
     std::lock_guard lock(mu_);
     queued_bytes_ += message.size() + kQueuedMessageOverhead;
     queue_.push_back(std::move(message));
+    signal_.Notify();
   }
   recv_cv_.notify_all();  // Recv and RecvNotification may both wait
   return Status::Ok();
@@ -119,6 +120,7 @@ Status TcpChannel::OnNotify(const FrameHeader& header) {
   {
     std::lock_guard lock(mu_);
     notes_.push_back(std::move(note));
+    signal_.Notify();
   }
   recv_cv_.notify_all();
   return Status::Ok();
@@ -248,6 +250,7 @@ void TcpChannel::Finish(const Status& status) {
     std::lock_guard lock(mu_);
     if (status_.ok()) status_ = status;
     final = status_;
+    signal_.Notify();
   }
   bool local_fault =
       status.code() != StatusCode::kUnavailable && status.code() != StatusCode::kCancelled;

@@ -1,0 +1,82 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: the completion fd (Channel::CompletionFd and Arm). The fd
+// is an epoll set over the CQ's completion channel, readable once the
+// armed CQ has a completion, and over the CompletionSignal, readable when
+// another thread of the application (a blocking call, or the one that
+// took the CQ event) processed news while the channel was armed.
+
+#include <infiniband/verbs.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+
+namespace rdmad::internal {
+StatusOr<int> RdmaChannel::CompletionFd() {
+  Lock lock(mu_);
+  if (epoll_fd_ >= 0) return epoll_fd_;
+  auto signal = signal_.Open();
+  if (!signal.ok()) return signal.status();
+  int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd < 0) return Status::FromErrno(errno, "CompletionFd: epoll_create1");
+  for (int fd : {res_->comp_channel->fd, *signal}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
+      Status failed = Status::FromErrno(errno, "CompletionFd: epoll_ctl");
+      close(epoll_fd);
+      return failed;
+    }
+  }
+  epoll_fd_ = epoll_fd;
+  return epoll_fd_;
+}
+
+bool RdmaChannel::Arm() {
+  Lock lock(mu_);
+  if (epoll_fd_ < 0) return false;
+  // A thread asleep in Sleep() waits for the event taken here: it must look again.
+  if (TakeCqEvents() && poller_) Wake();
+  Drain();
+  bool pending = Pending();
+  if (!pending) {
+    if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
+      Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
+    }
+    Drain();  // what arrived before the CQ was armed raises no event
+    pending = Pending();
+  }
+  batches_done_ = 0;
+  if (pending) return false;
+  signal_.Armed();
+  return true;
+}
+
+bool RdmaChannel::Pending() const {
+  if (closed_ || !error_.ok() || peer_closed_) return true;
+  if (!notes_.empty() || batches_done_ > 0) return true;
+  return std::any_of(ready_.begin(), ready_.end(),
+                     [](const Fragment& f) { return f.last || f.close; });
+}
+
+bool RdmaChannel::TakeCqEvents() {
+  bool took = false;
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(res_->comp_channel, &cq, &context) == 0) {
+    took = true;
+    if (++res_->unacked_cq_events >= kAckBatch) {
+      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
+      res_->unacked_cq_events = 0;
+    }
+  }
+  return took;
+}
+
+}  // namespace rdmad::internal
