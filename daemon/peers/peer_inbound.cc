@@ -135,8 +135,8 @@ void PeerInbound::Close() {
     std::lock_guard lock(mu_);
     if (closed_) return;
     closed_ = true;
-    for (auto& [id, weak] : streams_) {
-      if (auto s = weak.lock()) streams.push_back(s);
+    for (auto& [id, entry] : streams_) {
+      if (auto s = entry.stream.lock()) streams.push_back(s);
     }
     streams_.clear();
   }
@@ -181,7 +181,7 @@ uint64_t PeerInbound::Register(const std::shared_ptr<InboundStream>& stream) {
     std::lock_guard lock(mu_);
     if (closed_) return 0;
     uint64_t id = next_id_++;
-    streams_[id] = stream;
+    streams_[id] = StreamEntry{stream, stream->instance_id()};
     ++registrations_;
     cv_.notify_all();
     return id;
@@ -193,9 +193,10 @@ void PeerInbound::Unregister(uint64_t id, const SessionOpen& open) {
   {
     std::lock_guard lock(mu_);
     if (streams_.erase(id) == 0) return;  // Close() took it: stopping
-    for (auto& [other, weak] : streams_) {
-      auto s = weak.lock();
-      if (s && s->instance_id() == open.instance_id) return;  // still in session
+    // Another stream of the instance, even one ending right now, still
+    // holds the session: the last one to unregister reports the loss, once.
+    for (auto& [other, entry] : streams_) {
+      if (entry.instance_id == open.instance_id) return;
     }
     lost = stream_lost_;
   }
@@ -213,9 +214,9 @@ Status PeerInbound::Send(const std::string& instance_id, const PeerEvent& event)
   std::vector<std::shared_ptr<InboundStream>> targets;
   {
     std::lock_guard lock(mu_);
-    for (auto& [id, weak] : streams_) {
-      auto s = weak.lock();
-      if (s && s->instance_id() == instance_id) targets.push_back(s);
+    for (auto& [id, entry] : streams_) {
+      if (entry.instance_id != instance_id) continue;
+      if (auto s = entry.stream.lock()) targets.push_back(s);
     }
   }
   if (targets.empty()) {
@@ -234,8 +235,8 @@ SteadyTime PeerInbound::Tick() {
   std::vector<std::shared_ptr<InboundStream>> streams;
   {
     std::lock_guard lock(mu_);
-    for (auto& [id, weak] : streams_) {
-      if (auto s = weak.lock()) streams.push_back(s);
+    for (auto& [id, entry] : streams_) {
+      if (auto s = entry.stream.lock()) streams.push_back(s);
     }
   }
   SteadyTime now = Now();

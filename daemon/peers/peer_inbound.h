@@ -163,7 +163,14 @@ class PeerInbound {
   bool closed_ = false;         // guarded by mu_
   uint64_t next_id_ = 1;        // guarded by mu_
   uint64_t registrations_ = 0;  // wakes the ticker for a new stream; guarded by mu_
-  std::map<uint64_t, std::weak_ptr<InboundStream>> streams_;  // guarded by mu_
+  // A registered stream, until its Unregister (which its destructor makes
+  // sure of): the instance is kept apart from the stream, which may already
+  // be gone while it unregisters.
+  struct StreamEntry {
+    std::weak_ptr<InboundStream> stream;
+    std::string instance_id;
+  };
+  std::map<uint64_t, StreamEntry> streams_;   // guarded by mu_
   std::set<std::string> greeted_;             // instance ids logged once; guarded by mu_
   std::map<std::string, std::string> nodes_;  // instance id -> its node name; guarded by mu_
   std::thread ticker_;

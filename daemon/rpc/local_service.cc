@@ -82,7 +82,7 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>, pub
 LocalService::LocalService(DaemonCore* core)
     : core_(core),
       connects_({"Connect handshakes in flight", "limits.max_connects_per_client",
-                 "limits.max_connects"}),
+                 "limits.max_connects", ""}),
       streams_({"streams open", "limits.max_streams_per_client", "", "limits.max_streams_per_uid"}),
       handshakes_({.name = "Connect handshakes",
                    .max_workers = kDefaultHandshakeWorkers,

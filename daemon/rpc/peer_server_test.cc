@@ -154,21 +154,22 @@ TEST_F(PeerServerTest, AnEndedSessionStreamIsReportedOnce) {
   });
   auto link = connector_->Connect(target_);
   ASSERT_TRUE(link.ok());
-  Waiter w;
-  auto open_stream = [&] {
+  // Each stream's first heartbeat shows the server registered it.
+  Waiter first_w, second_w;
+  auto open_stream = [&](Waiter& w) {
     return (*link)->OpenSession(
         SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
-        [&](const PeerEvent&) {
+        [&w](const PeerEvent&) {
           std::lock_guard lock(w.mu);
           w.events.emplace_back();
           w.cv.notify_all();
         },
         [](const Status&) {});
   };
-  auto first = open_stream();
-  ASSERT_TRUE(w.Wait([&] { return w.events.size() >= 1; }));
-  auto second = open_stream();
-  ASSERT_TRUE(w.Wait([&] { return w.events.size() >= 2; }));
+  auto first = open_stream(first_w);
+  ASSERT_TRUE(first_w.Wait([&] { return first_w.events.size() >= 1; }));
+  auto second = open_stream(second_w);
+  ASSERT_TRUE(second_w.Wait([&] { return second_w.events.size() >= 1; }));
   first.reset();  // the instance still has a session: nothing lost
   second.reset();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
