@@ -41,7 +41,7 @@ class FakeChannel final : public Channel {
     state_->unread.erase(state_->unread.begin());
     return m;
   }
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void*, size_t) override {
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void*, size_t, MemoryAccess) override {
     return Status::Unimplemented("x");
   }
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int, uint64_t, size_t) override {

@@ -193,6 +193,31 @@ TEST_P(ChannelConformanceTest, WrongKeyIsAnErrorNotACrash) {
   (void)b_->status();
 }
 
+// A region registered read-only (a KV cache exposed to be pulled) can be
+// read by the peer; the peer's Write into it fails and changes nothing.
+TEST_P(ChannelConformanceTest, AReadOnlyRegionIsReadButNeverWritten) {
+  std::vector<uint8_t> exposed = Pattern(8192, 31);
+  const std::vector<uint8_t> original = exposed;
+  auto remote = b_->RegisterMemory(exposed.data(), exposed.size(), MemoryAccess::kRemoteRead);
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  EXPECT_EQ((*remote)->access(), MemoryAccess::kRemoteRead);
+  StatusOr<RegionDescriptor> desc = ExchangeDescriptor(*b_, *a_, **remote);
+  ASSERT_TRUE(desc.ok()) << desc.status().ToString();
+  std::vector<uint8_t> buf(8192, 0);
+  auto local = a_->RegisterMemory(buf.data(), buf.size());
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_EQ((*local)->access(), MemoryAccess::kReadWrite);
+
+  Status read = a_->Read(**local, 0, *desc, 0, buf.size());
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  EXPECT_EQ(buf, original);
+  std::fill(buf.begin(), buf.end(), 0xee);
+  Status wrote = a_->Write(**local, 0, *desc, 0, 4096);
+  EXPECT_FALSE(wrote.ok()) << "a write into a read-only region succeeded";
+  EXPECT_NE(wrote.code(), StatusCode::kDeadlineExceeded) << wrote.ToString();
+  EXPECT_EQ(exposed, original);
+}
+
 TEST_P(ChannelConformanceTest, RecvTimesOut) {
   auto start = Clock::now();
   StatusOr<std::vector<uint8_t>> got = a_->Recv(milliseconds(100));

@@ -129,8 +129,10 @@ class HeldChannel final : public Channel {
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override {
     return channel_->Recv(timeout);
   }
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) override {
-    return channel_->RegisterMemory(addr, len);
+  using Channel::RegisterMemory;
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
+                                                         MemoryAccess access) override {
+    return channel_->RegisterMemory(addr, len, access);
   }
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
                                                          size_t len) override {

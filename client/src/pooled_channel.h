@@ -41,9 +41,11 @@ class PooledChannel final : public Channel {
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override {
     return Call<StatusOr<std::vector<uint8_t>>>([&](Channel* c) { return c->Recv(timeout); });
   }
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) override {
+  using Channel::RegisterMemory;
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
+                                                         MemoryAccess access) override {
     return Call<StatusOr<std::unique_ptr<MemoryRegion>>>(
-        [&](Channel* c) { return c->RegisterMemory(addr, len); });
+        [&](Channel* c) { return c->RegisterMemory(addr, len, access); });
   }
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
                                                          size_t len) override {

@@ -51,14 +51,24 @@ struct RDMAD_EXPORT RegionDescriptor {
   static StatusOr<RegionDescriptor> Parse(const void* bytes, size_t size);
 };
 
+// What a peer holding a region's descriptor may do with it.
+enum class MemoryAccess : uint8_t {
+  kReadWrite,   // Write into it and Read from it
+  kRemoteRead,  // only Read from it (a KV cache exposed to be pulled)
+};
+
 // Registered memory, on the channel's device (host memory or a dmabuf).
+// On RDMA it is registered once per process and device: any channel on the
+// device can use it, and registering the same range with the same access
+// again (from any channel on that device) shares the one registration.
 class RDMAD_EXPORT MemoryRegion {
  public:
   virtual ~MemoryRegion() = default;
   virtual uint8_t* data() const = 0;  // nullptr for a dmabuf region
   virtual size_t size() const = 0;
-  // For the peer: lets it Write/Read [0, size()).
+  // For the peer: lets it Write/Read [0, size()), as access() allows.
   virtual RegionDescriptor descriptor() const = 0;
+  virtual MemoryAccess access() const = 0;
 };
 
 // Everything known about how a channel was set up, for logs and rdmactl.
@@ -143,8 +153,18 @@ class RDMAD_EXPORT Channel {
   // Receives the next whole message. DEADLINE_EXCEEDED after timeout.
   virtual StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout = kForever) = 0;
 
-  // Registers [addr, addr+len) for Send, Write, Read and for the peer.
-  virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) = 0;
+  // Registers [addr, addr+len) for Send, Write, Read and for the peer,
+  // which may Write and Read it.
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) {
+    return RegisterMemory(addr, len, MemoryAccess::kReadWrite);
+  }
+  // The same with the peer's access: with kRemoteRead a peer's Write into
+  // it fails (as a remote access error, which ends the channel on both
+  // transports). On RDMA the same range and access registered again, from
+  // any channel on the device, is the same memory region (one rkey),
+  // deregistered when its last MemoryRegion goes.
+  virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
+                                                                 MemoryAccess access) = 0;
   // Registers a dmabuf (GPU memory); UNIMPLEMENTED where the device or
   // rdma-core cannot (and always on TCP).
   virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,

@@ -25,8 +25,10 @@ std::string Range(uint64_t offset, uint64_t len) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<MemoryRegion>> RdmaChannel::RegisterMemory(void* addr, size_t len) {
-  auto region = RdmaMemoryRegion::RegisterHost(res_->device, addr, len, res_->relaxed_ordering.on);
+StatusOr<std::unique_ptr<MemoryRegion>> RdmaChannel::RegisterMemory(void* addr, size_t len,
+                                                                    MemoryAccess access) {
+  auto region =
+      RdmaMemoryRegion::RegisterHost(res_->device, addr, len, access, res_->relaxed_ordering);
   if (!region.ok()) return region.status();
   return std::unique_ptr<MemoryRegion>(std::move(region).value());
 }

@@ -142,6 +142,13 @@ void RdmaDevice::Unwatch(uint32_t qpn) {
   watchers_.erase(qpn);
 }
 
+void RdmaDevice::LogOrderingOnce(const std::string& decision) {
+  std::lock_guard lock(log_mu_);
+  if (decision == logged_ordering_) return;
+  logged_ordering_ = decision;
+  ClientLog().info("memory on {}: relaxed ordering {}", name_, decision);
+}
+
 void RdmaDevice::EventLoop() {
   pollfd fds[2] = {{context_->async_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
   for (;;) {

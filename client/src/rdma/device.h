@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "client/src/rdma/mr_cache.h"
 #include "rdmad/status.h"
 
 struct ibv_context;
@@ -60,6 +61,12 @@ class RdmaDevice {
   void Watch(uint32_t qpn, QpEventHandler handler);
   void Unwatch(uint32_t qpn);
 
+  // Host-memory registrations on pd(), shared by range (mr_cache.h).
+  MrCache& mr_cache() { return mr_cache_; }
+  // Logs the relaxed ordering decision for application memory the first
+  // time, and again only when it changes.
+  void LogOrderingOnce(const std::string& decision);
+
   static constexpr uint32_t kMaxRdAtomic = 16;
 
  private:
@@ -78,6 +85,9 @@ class RdmaDevice {
   std::thread events_;
   std::mutex mu_;  // guards watchers_; held while a handler runs
   std::map<uint32_t, QpEventHandler> watchers_;
+  MrCache mr_cache_;
+  std::mutex log_mu_;
+  std::string logged_ordering_;
 };
 
 // "::ffff:192.0.2.1" for a raw 16-byte GID.

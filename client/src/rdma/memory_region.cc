@@ -29,6 +29,28 @@ RegDmabufMrFn RegDmabufMr() {
 constexpr unsigned kAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
+unsigned RemoteFlags(MemoryAccess access) {
+  return access == MemoryAccess::kRemoteRead
+             ? unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ)
+             : kAccess;
+}
+
+Status CheckRange(void* addr, size_t len) {
+  if (addr != nullptr && len > 0) return Status::Ok();
+  return Status::InvalidArgument("RegisterMemory: empty range (address " +
+                                 std::to_string(reinterpret_cast<uintptr_t>(addr)) + ", length " +
+                                 std::to_string(len) + ")");
+}
+
+// Deregisters; the device stays open until then.
+std::function<void(ibv_mr*)> Deregister(std::shared_ptr<RdmaDevice> device) {
+  return [device = std::move(device)](ibv_mr* mr) {
+    if (int rc = ibv_dereg_mr(mr); rc != 0) {
+      ClientLog().warn("ibv_dereg_mr on {}: {}", device->name(), std::strerror(rc));
+    }
+  };
+}
+
 Status RegError(int err, const RdmaDevice& device, const std::string& what, size_t len) {
   std::string msg = what + " of " + std::to_string(len) + " bytes on " + device.name() +
                     " failed: " + std::strerror(err);
@@ -51,29 +73,36 @@ RelaxedOrdering ChooseRelaxedOrdering(int mode, const RdmaDevice& device) {
 }
 
 StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterHost(
-    std::shared_ptr<RdmaDevice> device, void* addr, size_t len, bool relaxed_ordering,
-    bool local_only) {
-  if (addr == nullptr || len == 0) {
-    return Status::InvalidArgument("RegisterMemory: empty range (address " +
-                                   std::to_string(reinterpret_cast<uintptr_t>(addr)) + ", length " +
-                                   std::to_string(len) + ")");
-  }
-  ibv_mr* mr = nullptr;
-  unsigned access = local_only ? unsigned(IBV_ACCESS_LOCAL_WRITE) : kAccess;
-  if (relaxed_ordering && RegMrIova2() != nullptr) {
-    mr = RegMrIova2()(device->pd(), addr, len, reinterpret_cast<uintptr_t>(addr),
-                      access | IBV_ACCESS_RELAXED_ORDERING);
-  } else if (local_only) {
-    mr = ibv_reg_mr(device->pd(), addr, len, IBV_ACCESS_LOCAL_WRITE);
-  } else {
-    // A constant access mask: the plain ibv_reg_mr entry point.
-    mr = ibv_reg_mr(device->pd(), addr, len,
-                    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-  }
-  if (mr == nullptr) return RegError(errno, *device, "ibv_reg_mr", len);
-  auto* data = static_cast<uint8_t*>(addr);
+    std::shared_ptr<RdmaDevice> device, void* addr, size_t len, MemoryAccess access,
+    const RelaxedOrdering& ordering) {
+  RDMAD_RETURN_IF_ERROR(CheckRange(addr, len));
+  bool relaxed = ordering.on && RegMrIova2() != nullptr;
+  unsigned flags = RemoteFlags(access) | (relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
+  auto reg = [&]() -> StatusOr<ibv_mr*> {
+    ibv_mr* mr =
+        relaxed ? RegMrIova2()(device->pd(), addr, len, reinterpret_cast<uintptr_t>(addr), flags)
+                : ibv_reg_mr(device->pd(), addr, len, static_cast<int>(flags));
+    if (mr == nullptr) return RegError(errno, *device, "ibv_reg_mr", len);
+    device->LogOrderingOnce(ordering.reason);
+    return mr;
+  };
+  auto mr = device->mr_cache().Get(reinterpret_cast<uintptr_t>(addr), len, flags, reg,
+                                   Deregister(device));
+  if (!mr.ok()) return mr.status();
   return std::unique_ptr<RdmaMemoryRegion>(
-      new RdmaMemoryRegion(std::move(device), mr, data, len, reinterpret_cast<uintptr_t>(addr)));
+      new RdmaMemoryRegion(std::move(device), std::move(mr).value(), static_cast<uint8_t*>(addr),
+                           len, reinterpret_cast<uintptr_t>(addr), access));
+}
+
+StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterLocal(
+    std::shared_ptr<RdmaDevice> device, void* addr, size_t len) {
+  RDMAD_RETURN_IF_ERROR(CheckRange(addr, len));
+  ibv_mr* mr = ibv_reg_mr(device->pd(), addr, len, IBV_ACCESS_LOCAL_WRITE);
+  if (mr == nullptr) return RegError(errno, *device, "ibv_reg_mr", len);
+  auto shared = std::make_shared<SharedMr>(mr, Deregister(device));
+  return std::unique_ptr<RdmaMemoryRegion>(
+      new RdmaMemoryRegion(std::move(device), std::move(shared), static_cast<uint8_t*>(addr), len,
+                           reinterpret_cast<uintptr_t>(addr), MemoryAccess::kReadWrite));
 }
 
 StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterDmabuf(
@@ -99,23 +128,18 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterDmabuf(
     }
     return RegError(err, *device, "ibv_reg_dmabuf_mr", len);
   }
-  return std::unique_ptr<RdmaMemoryRegion>(
-      new RdmaMemoryRegion(std::move(device), mr, nullptr, len, offset));
+  auto shared = std::make_shared<SharedMr>(mr, Deregister(device));
+  return std::unique_ptr<RdmaMemoryRegion>(new RdmaMemoryRegion(
+      std::move(device), std::move(shared), nullptr, len, offset, MemoryAccess::kReadWrite));
 }
 
-RdmaMemoryRegion::~RdmaMemoryRegion() {
-  if (int rc = ibv_dereg_mr(mr_); rc != 0) {
-    ClientLog().warn("ibv_dereg_mr on {}: {}", device_->name(), std::strerror(rc));
-  }
-}
-
-uint32_t RdmaMemoryRegion::lkey() const { return mr_->lkey; }
+uint32_t RdmaMemoryRegion::lkey() const { return mr_->get()->lkey; }
 
 RegionDescriptor RdmaMemoryRegion::descriptor() const {
   RegionDescriptor d;
   d.address = iova_;
   d.length = size_;
-  d.rkey = mr_->rkey;
+  d.rkey = mr_->get()->rkey;
   return d;
 }
 

@@ -2,10 +2,11 @@
 //
 // RdmaMemoryRegion: memory registered on an RdmaDevice's shared protection
 // domain (host memory through ibv_reg_mr, or a dmabuf through
-// ibv_reg_dmabuf_mr), with local write and remote read/write access (or
-// local access only, for the channel's own buffers), and relaxed ordering
-// when chosen. It keeps its device open and deregisters on
-// destruction.
+// ibv_reg_dmabuf_mr), with local write and the remote access asked for
+// (read and write, or read only; local access only for the channel's own
+// buffers), and relaxed ordering when chosen. Host memory goes through the
+// device's MrCache. It keeps its device open; the MR is deregistered when
+// its last region goes.
 //
 // Relaxed ordering (plan.relaxed_ordering): 0 off; 1 on whenever this
 // libibverbs has ibv_reg_mr_iova2 (IBVERBS_1.8, the entry point that passes
@@ -25,6 +26,7 @@
 #include <string>
 
 #include "client/src/rdma/device.h"
+#include "client/src/rdma/mr_cache.h"
 #include "rdmad/channel.h"
 
 struct ibv_mr;
@@ -39,36 +41,46 @@ RelaxedOrdering ChooseRelaxedOrdering(int mode, const RdmaDevice& device);
 
 class RdmaMemoryRegion final : public MemoryRegion {
  public:
-  // INVALID_ARGUMENT for a null or empty range; the verbs error otherwise.
-  // local_only: no remote access (the channel's own ring and staging area).
+  // Host memory through the device's registration cache (mr_cache.h): the
+  // same range with the same access and ordering is one MR, shared by every
+  // region that registers it. INVALID_ARGUMENT for a null or empty range;
+  // the verbs error otherwise (RESOURCE_EXHAUSTED naming ulimit -l).
   static StatusOr<std::unique_ptr<RdmaMemoryRegion>> RegisterHost(
-      std::shared_ptr<RdmaDevice> device, void* addr, size_t len, bool relaxed_ordering,
-      bool local_only = false);
+      std::shared_ptr<RdmaDevice> device, void* addr, size_t len, MemoryAccess access,
+      const RelaxedOrdering& ordering);
+  // The channel's own ring and staging area: local access only, not cached.
+  static StatusOr<std::unique_ptr<RdmaMemoryRegion>> RegisterLocal(
+      std::shared_ptr<RdmaDevice> device, void* addr, size_t len);
   // UNIMPLEMENTED where libibverbs or the device cannot register dmabufs.
   static StatusOr<std::unique_ptr<RdmaMemoryRegion>> RegisterDmabuf(
       std::shared_ptr<RdmaDevice> device, int fd, uint64_t offset, size_t len,
       bool relaxed_ordering);
 
-  ~RdmaMemoryRegion() override;
-
   uint8_t* data() const override { return data_; }
   size_t size() const override { return size_; }
   RegionDescriptor descriptor() const override;
+  MemoryAccess access() const override { return access_; }
 
   uint32_t lkey() const;
   uint64_t iova() const { return iova_; }  // the address the QP uses for byte 0
   const RdmaDevice* device() const { return device_.get(); }
 
  private:
-  RdmaMemoryRegion(std::shared_ptr<RdmaDevice> device, ibv_mr* mr, uint8_t* data, size_t size,
-                   uint64_t iova)
-      : device_(std::move(device)), mr_(mr), data_(data), size_(size), iova_(iova) {}
+  RdmaMemoryRegion(std::shared_ptr<RdmaDevice> device, std::shared_ptr<SharedMr> mr, uint8_t* data,
+                   size_t size, uint64_t iova, MemoryAccess access)
+      : device_(std::move(device)),
+        mr_(std::move(mr)),
+        data_(data),
+        size_(size),
+        iova_(iova),
+        access_(access) {}
 
   std::shared_ptr<RdmaDevice> device_;
-  ibv_mr* mr_;
+  std::shared_ptr<SharedMr> mr_;
   uint8_t* data_;
   size_t size_;
   uint64_t iova_;
+  MemoryAccess access_;
 };
 
 }  // namespace rdmad::internal

@@ -343,6 +343,32 @@ TEST_F(DeviceLabRdmaChannelTest, WritesAndReadsARemoteRegion) {
   EXPECT_TRUE(b_->Recv(10s).ok());
 }
 
+// Memory is registered once per process and device: the same range and
+// access from two channels is one MR; a read-only registration is its own.
+TEST_F(DeviceLabRdmaChannelTest, TheSameRangeIsOneRegistrationPerDevice) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  std::vector<uint8_t> cache(1u << 20, 0);
+  auto by_a = a_->RegisterMemory(cache.data(), cache.size());
+  auto by_b = b_->RegisterMemory(cache.data(), cache.size());
+  auto read_only = b_->RegisterMemory(cache.data(), cache.size(), MemoryAccess::kRemoteRead);
+  auto half = b_->RegisterMemory(cache.data(), cache.size() / 2);
+  ASSERT_TRUE(by_a.ok() && by_b.ok() && read_only.ok() && half.ok());
+  EXPECT_EQ((*by_a)->descriptor().rkey, (*by_b)->descriptor().rkey);
+  EXPECT_NE((*read_only)->descriptor().rkey, (*by_b)->descriptor().rkey);
+  EXPECT_NE((*half)->descriptor().rkey, (*by_b)->descriptor().rkey);
+  EXPECT_EQ((*read_only)->access(), MemoryAccess::kRemoteRead);
+
+  // The first user gone, the registration serves the other.
+  RegionDescriptor exposed = (*by_b)->descriptor();
+  by_a->reset();
+  std::vector<uint8_t> local = Pattern(64 * 1024, 7);
+  auto source = a_->RegisterMemory(local.data(), local.size());
+  ASSERT_TRUE(source.ok());
+  Status s = a_->Write(**source, 0, exposed, 4096, local.size());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(std::equal(local.begin(), local.end(), cache.begin() + 4096));
+}
+
 TEST_F(DeviceLabRdmaChannelTest, AnIdleReceiverUsesNoCpu) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   auto blocked = std::async(std::launch::async, [&] {

@@ -169,12 +169,10 @@ Status ChannelResources::RegisterBuffers() {
   auto staging_buf = MappedBuffer::Allocate(size_t(staging_chunks) * slot_size);
   if (!staging_buf.ok()) return staging_buf.status();
   staging_mem = std::move(staging_buf).value();
-  auto r = RdmaMemoryRegion::RegisterHost(device, ring_mem.data(), ring_mem.size(),
-                                          relaxed_ordering.on, /*local_only=*/true);
+  auto r = RdmaMemoryRegion::RegisterLocal(device, ring_mem.data(), ring_mem.size());
   if (!r.ok()) return r.status();
   ring = std::move(r).value();
-  auto s = RdmaMemoryRegion::RegisterHost(device, staging_mem.data(), staging_mem.size(),
-                                          relaxed_ordering.on, /*local_only=*/true);
+  auto s = RdmaMemoryRegion::RegisterLocal(device, staging_mem.data(), staging_mem.size());
   if (!s.ok()) return s.status();
   staging = std::move(s).value();
   return Status::Ok();

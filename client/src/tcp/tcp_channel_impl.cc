@@ -165,9 +165,11 @@ bool TcpChannel::Arm() {
   return true;
 }
 
-StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterMemory(void* addr, size_t len) {
+StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterMemory(void* addr, size_t len,
+                                                                   MemoryAccess access) {
   if (addr == nullptr && len > 0) return Status::InvalidArgument("RegisterMemory: null address");
-  return std::unique_ptr<MemoryRegion>(new TcpMemoryRegion(static_cast<uint8_t*>(addr), len));
+  return std::unique_ptr<MemoryRegion>(
+      new TcpMemoryRegion(static_cast<uint8_t*>(addr), len, access));
 }
 
 StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterDmabuf(int fd, uint64_t offset,

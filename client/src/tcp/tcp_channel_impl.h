@@ -97,7 +97,9 @@ class TcpChannel final : public AbortableChannel {
   Status Send(const void* buf, size_t len) override;
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len) override;
+  using Channel::RegisterMemory;
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
+                                                         MemoryAccess access) override;
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
                                                          size_t len) override;
   Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,

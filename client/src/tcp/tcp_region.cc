@@ -27,13 +27,13 @@ RegionRegistry& RegionRegistry::Global() {
   return *registry;
 }
 
-RegionDescriptor RegionRegistry::Add(uint8_t* data, size_t len) {
+RegionDescriptor RegionRegistry::Add(uint8_t* data, size_t len, MemoryAccess access) {
   RegionDescriptor d;
   d.length = len;
   d.rkey = RandomKey();
   std::unique_lock lock(mu_);
   d.address = next_id_++;
-  regions_[d.address] = Entry{data, len, d.rkey};
+  regions_[d.address] = Entry{data, len, d.rkey, access == MemoryAccess::kReadWrite};
   return d;
 }
 
@@ -70,6 +70,9 @@ Status RegionRegistry::CopyIn(uint64_t id, uint32_t key, uint64_t offset, const 
   std::shared_lock lock(mu_);
   StatusOr<uint8_t*> dst = Locate(id, key, offset, len);
   if (!dst.ok()) return dst.status();
+  if (!regions_.at(id).writable) {
+    return Status::PermissionDenied("region " + std::to_string(id) + " is read-only");
+  }
   if (len > 0) std::memcpy(*dst, src, len);
   return Status::Ok();
 }
@@ -83,8 +86,11 @@ Status RegionRegistry::CopyOut(uint64_t id, uint32_t key, uint64_t offset, void*
   return Status::Ok();
 }
 
-TcpMemoryRegion::TcpMemoryRegion(uint8_t* data, size_t len)
-    : data_(data), len_(len), descriptor_(RegionRegistry::Global().Add(data, len)) {}
+TcpMemoryRegion::TcpMemoryRegion(uint8_t* data, size_t len, MemoryAccess access)
+    : data_(data),
+      len_(len),
+      access_(access),
+      descriptor_(RegionRegistry::Global().Add(data, len, access)) {}
 
 TcpMemoryRegion::~TcpMemoryRegion() { RegionRegistry::Global().Remove(descriptor_.address); }
 

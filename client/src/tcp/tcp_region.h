@@ -32,8 +32,9 @@ class RegionRegistry {
   // The process-wide registry (never destroyed).
   static RegionRegistry& Global();
 
-  // Registers [data, data+len): a fresh id and a random key.
-  RegionDescriptor Add(uint8_t* data, size_t len);
+  // Registers [data, data+len): a fresh id and a random key. A region of
+  // MemoryAccess::kRemoteRead refuses CopyIn (PERMISSION_DENIED).
+  RegionDescriptor Add(uint8_t* data, size_t len, MemoryAccess access);
   // Unregisters id, waiting for copies in progress to finish.
   void Remove(uint64_t id);
 
@@ -49,6 +50,7 @@ class RegionRegistry {
     uint8_t* data = nullptr;
     size_t len = 0;
     uint32_t key = 0;
+    bool writable = true;
   };
 
   // Requires mu_ held (shared or exclusive).
@@ -62,7 +64,7 @@ class RegionRegistry {
 // A host-memory region registered in the global registry for its lifetime.
 class TcpMemoryRegion final : public MemoryRegion {
  public:
-  TcpMemoryRegion(uint8_t* data, size_t len);
+  TcpMemoryRegion(uint8_t* data, size_t len, MemoryAccess access);
   ~TcpMemoryRegion() override;
   TcpMemoryRegion(const TcpMemoryRegion&) = delete;
   TcpMemoryRegion& operator=(const TcpMemoryRegion&) = delete;
@@ -70,10 +72,12 @@ class TcpMemoryRegion final : public MemoryRegion {
   uint8_t* data() const override { return data_; }
   size_t size() const override { return len_; }
   RegionDescriptor descriptor() const override { return descriptor_; }
+  MemoryAccess access() const override { return access_; }
 
  private:
   uint8_t* data_;
   size_t len_;
+  MemoryAccess access_;
   RegionDescriptor descriptor_;
 };
 
