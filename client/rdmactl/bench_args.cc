@@ -68,7 +68,7 @@ struct Seen {
 
 bool TakesValue(std::string_view arg) {
   return arg == "--test" || arg == "--size" || arg == "--sizes" || arg == "--iters" ||
-         arg == "--duration" || arg == "--channels";
+         arg == "--duration" || arg == "--channels" || arg == "--depth";
 }
 
 Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
@@ -83,9 +83,11 @@ Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* 
   return Status::Ok();
 }
 
-// --iters and --channels: a whole number from 1.
+// --iters, --channels and --depth: a whole number from 1.
 Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
-  uint64_t max = flag == "--iters" ? kMaxIters : kBenchMaxChannels;
+  uint64_t max = flag == "--iters"   ? kMaxIters
+                 : flag == "--depth" ? kBenchMaxDepth
+                                     : kBenchMaxChannels;
   uint64_t v = 0;
   if (!ParseUint(value, max, &v) || v == 0) {
     return Status::InvalidArgument(flag + ": \"" + value + "\" is not a number from 1 to " +
@@ -94,6 +96,8 @@ Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* 
   if (flag == "--iters") {
     a->iters = v;
     seen->iters = true;
+  } else if (flag == "--depth") {
+    a->depth = uint32_t(v);
   } else {
     a->channels = uint32_t(v);
   }
@@ -129,6 +133,9 @@ Status ApplyDefaults(bool has_iters, BenchArgs* a) {
   }
   if (a->test == BenchTest::kConnect && a->duration_s > 0) {
     return Status::InvalidArgument("--test connect takes --iters, not --duration");
+  }
+  if (a->depth > 1 && a->test != BenchTest::kWrite && a->test != BenchTest::kRead) {
+    return Status::InvalidArgument("--depth goes with --test write or read only");
   }
   if (a->pooled && a->test != BenchTest::kConnect) {
     return Status::InvalidArgument("--pooled goes with --test connect only");

@@ -35,9 +35,10 @@ const char* BenchTestName(BenchTest test);
 
 inline constexpr char kBenchUsage[] =
     "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
-    "[--iters N | --duration S] [--channels N] [--tcp] [--pooled]";
+    "[--iters N | --duration S] [--channels N] [--depth N] [--tcp] [--pooled]";
 inline constexpr uint64_t kBenchMaxSize = uint64_t(1) << 30;  // a channel's message limit
 inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo service's limit
+inline constexpr uint32_t kBenchMaxDepth = 4096;              // write/read ops in flight
 inline constexpr double kBenchMaxSeconds = 24 * 3600;
 
 struct BenchArgs {
@@ -47,6 +48,7 @@ struct BenchArgs {
   uint64_t iters = 0;           // per size and channel; 0 with a duration
   double duration_s = 0;        // > 0: run each size this long instead
   uint32_t channels = 1;
+  uint32_t depth = 1;  // write, read: single-op Submit batches in flight per channel
   bool force_tcp = false;
   bool pooled = false;  // connect: warm channels from the pool
 };

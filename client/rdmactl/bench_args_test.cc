@@ -31,6 +31,15 @@ TEST(BenchArgsTest, PooledGoesWithConnectOnly) {
             rdmad::StatusCode::kInvalidArgument);
 }
 
+TEST(BenchArgsTest, DepthGoesWithWriteAndReadOnly) {
+  EXPECT_EQ(Parse({"B", "--test", "write"}).depth, 1u);
+  EXPECT_EQ(Parse({"B", "--test", "read", "--depth", "128"}).depth, 128u);
+  EXPECT_EQ(Error({"B", "--test", "bw", "--depth", "8"}),
+            "--depth goes with --test write or read only");
+  EXPECT_EQ(Error({"B", "--test", "write", "--depth", "0"}),
+            "--depth: \"0\" is not a number from 1 to 4096");
+}
+
 TEST(BenchArgsTest, SizesTakeBinarySuffixes) {
   EXPECT_EQ(*ParseByteSize("0"), 0u);
   EXPECT_EQ(*ParseByteSize("4096"), 4096u);

@@ -3,6 +3,8 @@
 #include "client/rdmactl/bench_runner.h"
 
 #include <algorithm>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -155,10 +157,38 @@ Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRe
 StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
                                     const rdmad::MemoryRegion& local,
                                     const rdmad::RegionDescriptor& remote, size_t size,
-                                    const BenchLimit& limit, BenchClock::time_point start) {
+                                    const BenchLimit& limit, BenchClock::time_point start,
+                                    uint32_t depth) {
   TimelineRecorder timeline;
   ChannelResult r;
   double elapsed = 0;
+  if (depth > 1) {
+    const std::vector<rdmad::TransferOp> op{
+        {write ? rdmad::TransferOp::Kind::kWrite : rdmad::TransferOp::Kind::kRead, &local, 0,
+         remote, 0, size}};
+    std::deque<std::unique_ptr<rdmad::Transfer>> in_flight;
+    uint64_t submitted = 0;
+    auto complete_oldest = [&]() -> rdmad::Status {
+      RDMAD_RETURN_IF_ERROR(in_flight.front()->Wait());
+      in_flight.pop_front();
+      ++r.iters;
+      elapsed = Seconds(BenchClock::now() - start);
+      timeline.Add(elapsed, r.iters * size, r.iters);
+      return rdmad::Status::Ok();
+    };
+    while (!limit.Done(submitted, elapsed)) {
+      if (in_flight.size() >= depth) RDMAD_RETURN_IF_ERROR(complete_oldest());
+      auto transfer = channel.Submit(op);
+      if (!transfer.ok()) return transfer.status();
+      in_flight.push_back(std::move(transfer).value());
+      ++submitted;
+      elapsed = Seconds(BenchClock::now() - start);
+    }
+    while (!in_flight.empty()) RDMAD_RETURN_IF_ERROR(complete_oldest());
+    r.timeline = timeline.Finish();
+    r.seconds = elapsed;
+    return r;
+  }
   while (!limit.Done(r.iters, elapsed)) {
     RDMAD_RETURN_IF_ERROR(write ? channel.Write(local, 0, remote, 0, size)
                                 : channel.Read(local, 0, remote, 0, size));

@@ -12,10 +12,11 @@
 //                messages; at most SinkWindow messages unacknowledged. The
 //                timeline is the counts, as they arrive.
 //   RunOneSided  REGION: Channel::Write or Read of size bytes, again and
-//                again, into / from offset 0 of the server's region. Each
-//                call returns when its operation completed: one operation
-//                in flight per channel (perftest keeps up to its tx depth,
-//                128, in flight).
+//                again, into / from offset 0 of the server's region. With
+//                depth 1 each call returns when its operation completed;
+//                with depth N, up to N single-op Submit batches are in
+//                flight (perftest's tx depth: 128), the oldest waited for
+//                before the next is submitted.
 //
 // Errors: the channel's status; DATA_LOSS for a reply of the wrong size;
 // DEADLINE_EXCEEDED when the server stays silent for kReplyTimeout.
@@ -75,7 +76,8 @@ rdmad::StatusOr<ChannelResult> RunSink(rdmad::Channel& channel, const rdmad::Mem
 rdmad::StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
                                            const rdmad::MemoryRegion& local,
                                            const rdmad::RegionDescriptor& remote, size_t size,
-                                           const BenchLimit& limit, BenchClock::time_point start);
+                                           const BenchLimit& limit, BenchClock::time_point start,
+                                           uint32_t depth = 1);
 rdmad::Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRegion& local,
                              const rdmad::RegionDescriptor& remote, size_t size);
 

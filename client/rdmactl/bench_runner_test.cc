@@ -119,6 +119,14 @@ TEST_F(BenchRunnerTest, WriteThenReadMovesTheBytes) {
   auto r = RunOneSided(*near_, false, **in_region, *remote, size, {3, 0}, BenchClock::now());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(in, out);
+  // Many in flight: every op completes and counts once.
+  std::fill(in.begin(), in.end(), 0);
+  auto deep =
+      RunOneSided(*near_, false, **in_region, *remote, size, {100, 0}, BenchClock::now(), 16);
+  ASSERT_TRUE(deep.ok()) << deep.status().ToString();
+  EXPECT_EQ(deep->iters, 100u);
+  EXPECT_EQ(deep->timeline.back().bytes, 100u * size);
+  EXPECT_EQ(in, out);
 }
 
 TEST_F(BenchRunnerTest, AClosedChannelFails) {

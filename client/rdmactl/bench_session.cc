@@ -77,7 +77,7 @@ StatusOr<SizeResult> SinkAt(rdmad::Client& client, uint64_t size, BenchReport* r
 }
 
 StatusOr<SizeResult> OneSidedAt(std::vector<BenchChannel>& channels, bool write, uint64_t size,
-                                const BenchLimit& limit) {
+                                const BenchLimit& limit, uint32_t depth) {
   for (size_t i = 0; i < channels.size(); ++i) {
     BenchChannel& c = channels[i];
     Status s = WarmUpOneSided(*c.channel, write, *c.region, c.remote, size);
@@ -85,7 +85,8 @@ StatusOr<SizeResult> OneSidedAt(std::vector<BenchChannel>& channels, bool write,
   }
   return Combine(size, RunParallel(channels.size(), [&](size_t i, BenchClock::time_point start) {
                    BenchChannel& c = channels[i];
-                   return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start);
+                   return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start,
+                                      depth);
                  }));
 }
 
@@ -101,7 +102,7 @@ Status RunSizes(rdmad::Client& client, BenchReport* report) {
   report->channel = channels->front().channel->info();
   for (uint64_t size : a.sizes) {
     auto r = lat ? LatencyAt(*channels, size, LimitOf(a))
-                 : OneSidedAt(*channels, a.test == BenchTest::kWrite, size, LimitOf(a));
+                 : OneSidedAt(*channels, a.test == BenchTest::kWrite, size, LimitOf(a), a.depth);
     if (!r.ok()) return r.status();
     report->sizes.push_back(*r);
   }

@@ -46,6 +46,7 @@ std::string Header(const BenchReport& r) {
                      r.channel.service + ") " + Transport(r.channel) + ", " +
                      Plural(a.channels, "channel", "channels");
   if (Sized(a.test)) text += ", " + Amount(a);
+  if (a.depth > 1) text += ", " + std::to_string(a.depth) + " in flight";
   return text + "\n";
 }
 
@@ -141,9 +142,13 @@ std::string FormatBench(const BenchReport& r) {
 
 Json BenchJson(const BenchReport& r) {
   const BenchArgs& a = r.args;
-  Json j{{"test", BenchTestName(a.test)}, {"peer", a.peer},
-         {"channels", a.channels},        {"iters", a.iters},
-         {"duration_s", a.duration_s},    {"channel", ChannelInfoJson(r.channel)}};
+  Json j{{"test", BenchTestName(a.test)},
+         {"peer", a.peer},
+         {"channels", a.channels},
+         {"iters", a.iters},
+         {"depth", a.depth},
+         {"duration_s", a.duration_s},
+         {"channel", ChannelInfoJson(r.channel)}};
   if (Sized(a.test)) {
     Json results = Json::array();
     for (const SizeResult& s : r.sizes) results.push_back(SizeJson(a.test, s));

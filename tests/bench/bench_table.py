@@ -26,8 +26,13 @@ ONE_SIDED = [("bw", "message bandwidth", "ib_send_bw -e"),
              ("write", "one-sided Write", "ib_write_bw"),
              ("read", "one-sided Read", "ib_read_bw")]
 LAT_TARGET, BW_TARGET = 1.10, 0.90
+DEPTH, DEPTH_TARGET = 128, 0.95  # Submit with perftest's tx depth vs ib_write_bw / ib_read_bw
+DEPTH_SIZES = [(4096, "4 KiB"), (65536, "64 KiB")]
 LLAMA_RPC_IDLE_PERCENT = 100.0  # llama.cpp's RPC transport spins a core
 WARM_TARGET = 1 / 20
+COLD_CONNECT_TARGET, CONNECT_RATE_TARGET = 2.0, 1.0  # vs rdma_cm (cmtime)
+CMTIME_CONNECT_STEPS = ["create id", "bind addr", "resolve addr", "resolve route", "create qp",
+                        "connect"]
 IDLE_TARGET_PERCENT = 1.0
 
 
@@ -143,20 +148,76 @@ def transfer_rows(d, n, transport, anchors):
     return rows
 
 
+def depth_rows(d, n):
+    """One-sided ops DEPTH in flight (single-op Submit batches) against
+    ib_write_bw / ib_read_bw with their default tx depth, the same size;
+    absent in results from before these rows."""
+    rows = []
+    rs = range(1, n + 1)
+    for test, what, tool in ONE_SIDED[1:]:
+        for size, text in DEPTH_SIZES:
+            ours_files = [d / f"ours_{test}_{size}_d{DEPTH}_rdma_r{r}.json" for r in rs]
+            if not all(f.exists() for f in ours_files):
+                continue
+            anchors = [perftest_bw_average(d / f"pt_{test}_{size}_r{r}.txt") for r in rs]
+            values = [ours_result(f, size)["bw_avg_mbps"] for f in ours_files]
+            rows.append(row(f"{what} {text}, RDMA, {DEPTH} in flight (MB/s, average)",
+                            f"{tool} -s {size} (tx depth {DEPTH})", median(anchors),
+                            median(values), DEPTH_TARGET, "higher", spread(anchors, values)))
+    return rows
+
+
+def cmtime_steps(path):
+    """cmtime's (rdmacm-utils) table: step -> (total ms, max ms, min us, us/conn)."""
+    steps = {}
+    for line in path.read_text().splitlines():
+        name, sep, rest = line.partition(":")
+        fields = rest.split()
+        if not sep or len(fields) != 4:
+            continue
+        try:
+            steps[name.strip()] = tuple(float(f) for f in fields)
+        except ValueError:
+            continue
+    if "connect" not in steps:
+        raise MissingResult(f"{path}: no connect step in cmtime's table")
+    return steps
+
+
+def cmtime_anchors(d):
+    """(one connection's time in ms, connections per second) of rdma_cm, or
+    (None, None) for results without a cmtime run. One connection: the
+    fastest connection's time in each connect step, summed (cmtime connects
+    all at once, so a connection's own steps queue behind the others');
+    the rate: connections over the steps' wall time."""
+    path = d / "pt_cmtime.txt"
+    if not path.exists():
+        return None, None
+    steps = cmtime_steps(path)
+    used = [steps[name] for name in CMTIME_CONNECT_STEPS if name in steps]
+    one_ms = sum(min_us for _, _, min_us, _ in used) / 1000
+    per_conn_us = sum(us for _, _, _, us in used)
+    return one_ms, (1e6 / per_conn_us if per_conn_us else None)
+
+
 def connect_rows(d):
     c = ours(d / "ours_connect.json")["connect"]
     rss = ours(d / "rss.json")
     n = rss["channels"]
     p50, p99 = c["handshake_ms"]["p50"], c["handshake_ms"]["p99"]
-    rows = [row("cold connect p50 (ms)", None, None, p50),
+    cm_one_ms, cm_rate = cmtime_anchors(d)
+    cm = "rdma_cm connection (cmtime: fastest per step, summed)" if cm_one_ms else None
+    rows = [row("cold connect p50 (ms)", cm, cm_one_ms, p50,
+                COLD_CONNECT_TARGET if cm else None, "lower"),
             row("cold connect p99 (ms)", None, None, p99)]
     pooled = ours(d / "ours_connect_pooled.json")["connect"]["handshake_ms"]
     rows.append(row("warm pooled acquire p50 (ms)", "cold connect p50", p50, pooled["p50"],
                     WARM_TARGET, "lower"))
     rows.append(row("warm pooled acquire p99 (ms)", "cold connect p99", p99, pooled["p99"],
                     WARM_TARGET, "lower"))
-    rows.append(row(f"connect rate, {n} sequential channels (connects/s)", None, None,
-                    c["per_second"]))
+    rows.append(row(f"connect rate, {n} sequential channels (connects/s)",
+                    f"cmtime, {n} rdma_cm connections at once" if cm_rate else None, cm_rate,
+                    c["per_second"], CONNECT_RATE_TARGET if cm_rate else None, "higher"))
     for side, who in (("A", "initiator"), ("B", "acceptor, echo service")):
         before, after = rss["before"][side] / 1024, rss["after"][side] / 1024
         rows.append(row(f"daemon {side} ({who}) RSS after {n} channels (MiB)",
@@ -178,6 +239,7 @@ def build_rows(d):
     n = rounds(d)
     anchors = {}
     rows = transfer_rows(d, n, "rdma", anchors)
+    rows += depth_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)
     rows.append(idle_row(d))

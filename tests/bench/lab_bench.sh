@@ -9,7 +9,8 @@
 # Every round runs, per row: perftest (server and client on rxe0), then
 # `rdmactl bench` against a second daemon's echo service on the same rxe0
 # (two daemons as in tests/lab/echo/echo.sh), then the TCP fallback. Then,
-# once: an idle channel's CPU, N Connect+Close cycles and the daemons' RSS.
+# once: an idle channel's CPU, N Connect+Close cycles and the daemons' RSS,
+# and N rdma_cm connections by cmtime (rdmacm-utils), the connect anchor.
 # Raw outputs go to BENCH_OUT (a temporary directory when unset).
 #
 # Numbers never fail this script: it fails only when a command fails.
@@ -29,10 +30,13 @@ work=$(mktemp -d)
 
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
 if ((quick)); then
-  rounds=${BENCH_ROUNDS:-1} lat_iters=200 bw64k_iters=40 bw1m_iters=6 idle_s=2 connects=20
+  rounds=${BENCH_ROUNDS:-1} lat_iters=200 bw4k_iters=300 bw64k_iters=40 bw1m_iters=6 idle_s=2
+  connects=20
 else
-  rounds=${BENCH_ROUNDS:-2} lat_iters=1000 bw64k_iters=300 bw1m_iters=30 idle_s=5 connects=200
+  rounds=${BENCH_ROUNDS:-2} lat_iters=1000 bw4k_iters=2000 bw64k_iters=300 bw1m_iters=30 idle_s=5
+  connects=200
 fi
+depth=128 # perftest's default tx depth
 lat_sizes=(2 4096)
 bw_sizes=(65536 1048576)
 iters_for() { (($1 == 65536)) && echo "$bw64k_iters" || echo "$bw1m_iters"; }
@@ -109,7 +113,9 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
   echo "device=$LAB_DEV, active MTU $(ibv_devinfo -d "$LAB_DEV" | awk '/active_mtu/ {print $2; exit}')"
   echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
   echo "rdma_core=$(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null || echo unknown)"
-  for v in rounds quick lat_iters bw64k_iters bw1m_iters idle_s connects; do echo "$v=${!v}"; done
+  for v in rounds quick lat_iters bw4k_iters bw64k_iters bw1m_iters idle_s connects depth; do
+    echo "$v=${!v}"
+  done
 } >"$out/meta_vm.txt"
 
 for _ in $(seq 150); do
@@ -128,6 +134,13 @@ for ((r = 1; r <= rounds; r++)); do
     for s in "${bw_sizes[@]}"; do perftest "${op}_${s}_r$r" "ib_${op}_bw" -s "$s" -n "$(iters_for "$s")"; done
     for s in "${bw_sizes[@]}"; do bench "${op}_${s}_rdma_r$r" --test "$op" --size "$s" --iters "$(iters_for "$s")"; done
   done
+  # Many in flight, as perftest: single-op Submit batches, $depth deep.
+  for op in write read; do
+    perftest "${op}_4096_r$r" "ib_${op}_bw" -s 4096 -n "$bw4k_iters"
+    bench "${op}_4096_d${depth}_rdma_r$r" --test "$op" --size 4096 --iters "$bw4k_iters" --depth "$depth"
+    bench "${op}_65536_d${depth}_rdma_r$r" --test "$op" --size 65536 --iters "$bw64k_iters" \
+      --depth "$depth"
+  done
   bench "lat_tcp_r$r" --test lat --sizes "2,4096" --iters "$lat_iters" --tcp
   for t in bw write read; do
     for s in "${bw_sizes[@]}"; do bench "${t}_${s}_tcp_r$r" --test "$t" --size "$s" --iters "$(iters_for "$s")" --tcp; done
@@ -142,6 +155,8 @@ echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"
 bench connect --test connect --iters "$connects"
 lab_log "$connects pooled Connect+Close cycles (warm acquire)"
 bench connect_pooled --test connect --pooled --iters "$connects"
+lab_log "cmtime: $connects rdma_cm connections (the connect rows' anchor)"
+lab_cmtime 18590 "$connects" "$out/pt_cmtime.txt" || fail "cmtime"
 sleep 1 # let the echo service's channels wind down
 echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $connects}" >>"$out/rss.json"
 

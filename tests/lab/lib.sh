@@ -147,3 +147,27 @@ lab_kill_bg() {
   ((${#pids[@]})) && kill "${pids[@]}" 2>/dev/null
   return 0
 }
+
+# lab_cmtime PORT CONNS OUT: rdma_cm's cmtime (rdmacm-utils) between two
+# processes on LAB_DEV - a server bound to LAB_IP (it serves until killed),
+# then a client that connects CONNS connections; the client's per-step table
+# goes to OUT. Returns non-zero (with the reason logged) when the client fails.
+lab_cmtime() {
+  local port=$1 conns=$2 out=$3 spid crc=0
+  [[ -e /dev/infiniband/rdma_cm ]] || { lab_log "no /dev/infiniband/rdma_cm (rdma_ucm not loaded)"; return 1; }
+  cmtime -b "$LAB_IP" -p "$port" >"$out.server" 2>&1 &
+  spid=$!
+  # The server's rdma_cm listener is no TCP socket: wait for its cm_id.
+  for _ in $(seq 100); do
+    rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN" && break
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.1
+  done
+  timeout 120 cmtime -s "$LAB_IP" -p "$port" -c "$conns" >"$out" 2>&1 || crc=$?
+  kill "$spid" 2>/dev/null
+  wait "$spid" 2>/dev/null
+  if ((crc != 0)); then
+    lab_log "cmtime: client exit $crc: $(tail -3 "$out") / server: $(tail -3 "$out.server")"
+    return 1
+  fi
+}

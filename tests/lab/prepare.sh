@@ -23,6 +23,7 @@ LAB_MODULES=(
   netfs fscache 9pnet 9pnet_virtio 9p
   veth crc32_generic
   ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe
+  ib_cm iw_cm rdma_cm rdma_ucm
 )
 # Without these the lab cannot work at all.
 LAB_REQUIRED_MODULES=(9pnet_virtio 9p ib_core ib_uverbs rdma_rxe)

@@ -5,7 +5,7 @@
 #   tests/lab/setup.sh --check    only report; exit 0 if complete, 77 if not
 #
 # The lab VM chroots into the host's own root filesystem, so the RDMA
-# userspace (rdma-core, ibverbs-utils, perftest, iproute2) must be installed
+# userspace (rdma-core, ibverbs-utils, perftest, rdmacm-utils, iproute2) must be installed
 # on the host even though the host kernel has no RDMA support.
 set -euo pipefail
 
@@ -18,6 +18,7 @@ LAB_PACKAGES=(
   ibverbs-providers
   ibverbs-utils    # ibv_devinfo, ibv_rc_pingpong
   perftest         # ib_send_lat, ib_write_bw
+  rdmacm-utils     # cmtime, rping: rdma_cm's own tools (a connection-rate anchor)
   iproute2         # ip, rdma, ss
   python3          # lab scripts compare JSON outputs
 )
