@@ -26,6 +26,7 @@ ONE_SIDED = [("bw", "message bandwidth", "ib_send_bw -e"),
              ("write", "one-sided Write", "ib_write_bw"),
              ("read", "one-sided Read", "ib_read_bw")]
 LAT_TARGET, BW_TARGET = 1.10, 0.90
+RATE_SIZE, RATE_TARGET = 8, 0.90  # message rate vs ib_send_bw -e -s 8
 DEPTH, DEPTH_TARGET = 128, 0.95  # Submit with perftest's tx depth vs ib_write_bw / ib_read_bw
 DEPTH_SIZES = [(4096, "4 KiB"), (65536, "64 KiB")]
 LLAMA_RPC_IDLE_PERCENT = 100.0  # llama.cpp's RPC transport spins a core
@@ -148,6 +149,26 @@ def transfer_rows(d, n, transport, anchors):
     return rows
 
 
+def perftest_msg_rate(path):
+    # #bytes #iterations BW_peak BW_average MsgRate (Mpps)
+    return perftest_numbers(path)[4]
+
+
+def rate_rows(d, n):
+    """8-byte messages per second against ib_send_bw -e -s 8; absent in
+    results from before this row."""
+    rs = range(1, n + 1)
+    ours_files = [d / f"ours_bw_{RATE_SIZE}_rdma_r{r}.json" for r in rs]
+    if not all(f.exists() for f in ours_files):
+        return []
+    # Both in millions of messages per second; shown in thousands.
+    anchors = [1000 * perftest_msg_rate(d / f"pt_bw_{RATE_SIZE}_r{r}.txt") for r in rs]
+    values = [1000 * ours_result(f, RATE_SIZE)["msg_rate_mps"] for f in ours_files]
+    return [row(f"message rate {RATE_SIZE} B, RDMA (thousand messages/s)",
+                f"ib_send_bw -e -s {RATE_SIZE}", median(anchors), median(values), RATE_TARGET,
+                "higher", spread(anchors, values))]
+
+
 def depth_rows(d, n):
     """One-sided ops DEPTH in flight (single-op Submit batches) against
     ib_write_bw / ib_read_bw with their default tx depth, the same size;
@@ -239,6 +260,7 @@ def build_rows(d):
     n = rounds(d)
     anchors = {}
     rows = transfer_rows(d, n, "rdma", anchors)
+    rows += rate_rows(d, n)
     rows += depth_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)

@@ -30,11 +30,11 @@ work=$(mktemp -d)
 
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
 if ((quick)); then
-  rounds=${BENCH_ROUNDS:-1} lat_iters=200 bw4k_iters=300 bw64k_iters=40 bw1m_iters=6 idle_s=2
-  connects=20
+  rounds=${BENCH_ROUNDS:-1} lat_iters=200 rate_iters=2000 bw4k_iters=300 bw64k_iters=40
+  bw1m_iters=6 idle_s=2 connects=20
 else
-  rounds=${BENCH_ROUNDS:-2} lat_iters=1000 bw4k_iters=2000 bw64k_iters=300 bw1m_iters=30 idle_s=5
-  connects=200
+  rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
+  bw1m_iters=30 idle_s=5 connects=200
 fi
 depth=128 # perftest's default tx depth
 lat_sizes=(2 4096)
@@ -113,7 +113,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
   echo "device=$LAB_DEV, active MTU $(ibv_devinfo -d "$LAB_DEV" | awk '/active_mtu/ {print $2; exit}')"
   echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
   echo "rdma_core=$(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null || echo unknown)"
-  for v in rounds quick lat_iters bw4k_iters bw64k_iters bw1m_iters idle_s connects depth; do
+  for v in rounds quick lat_iters rate_iters bw4k_iters bw64k_iters bw1m_iters idle_s connects depth; do
     echo "$v=${!v}"
   done
 } >"$out/meta_vm.txt"
@@ -130,6 +130,8 @@ for ((r = 1; r <= rounds; r++)); do
   bench "lat_rdma_r$r" --test lat --sizes "2,4096" --iters "$lat_iters"
   for s in "${bw_sizes[@]}"; do perftest "bw_${s}_r$r" ib_send_bw -e -s "$s" -n "$(iters_for "$s")"; done
   for s in "${bw_sizes[@]}"; do bench "bw_${s}_rdma_r$r" --test bw --size "$s" --iters "$(iters_for "$s")"; done
+  perftest "bw_8_r$r" ib_send_bw -e -s 8 -n "$rate_iters"
+  bench "bw_8_rdma_r$r" --test bw --size 8 --iters "$rate_iters"
   for op in write read; do
     for s in "${bw_sizes[@]}"; do perftest "${op}_${s}_r$r" "ib_${op}_bw" -s "$s" -n "$(iters_for "$s")"; done
     for s in "${bw_sizes[@]}"; do bench "${op}_${s}_rdma_r$r" --test "$op" --size "$s" --iters "$(iters_for "$s")"; done
