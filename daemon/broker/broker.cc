@@ -216,15 +216,13 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   Entry& entry = channels_[planned.channel_id];
   entry.peer_key = peer;
   entry.since = Now();
-  entry.record = ChannelRecord{planned.channel_id,
-                               found.value().name,
-                               service,
-                               true,
-                               "",
-                               "",
-                               ChannelState::kPlanned,
-                               std::chrono::system_clock::now(),
-                               ""};
+  entry.record = ChannelRecord{};
+  entry.record.channel_id = planned.channel_id;
+  entry.record.peer = found.value().name;
+  entry.record.service = service;
+  entry.record.initiator = true;
+  entry.record.state = ChannelState::kPlanned;
+  entry.record.created = std::chrono::system_clock::now();
   entry.record.owner_uid = caller.uid;
   entry.record.owner_pid = caller.pid;
   SetPath(planned.plan, &entry.record);
@@ -362,15 +360,13 @@ StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
       Entry& entry = channels_[call.channel_id];
       entry = Entry{};
       entry.since = Now();
-      entry.record = ChannelRecord{call.channel_id,
-                                   call.initiator_host,
-                                   call.service,
-                                   false,
-                                   "",
-                                   "",
-                                   ChannelState::kOpening,
-                                   std::chrono::system_clock::now(),
-                                   call.initiator_instance};
+      entry.record.channel_id = call.channel_id;
+      entry.record.peer = call.initiator_host;
+      entry.record.service = call.service;
+      entry.record.initiator = false;
+      entry.record.state = ChannelState::kOpening;
+      entry.record.created = std::chrono::system_clock::now();
+      entry.record.peer_instance = call.initiator_instance;
       SetPath(request.plan, &entry.record);
     }
   }

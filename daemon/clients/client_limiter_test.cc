@@ -12,8 +12,8 @@ namespace rdmad {
 namespace {
 
 ClientLimiter MakeLimiter() {
-  return ClientLimiter(
-      {"Connect handshakes in flight", "limits.max_connects_per_client", "limits.max_connects"});
+  return ClientLimiter({"Connect handshakes in flight", "limits.max_connects_per_client",
+                        "limits.max_connects", ""});
 }
 
 bool Contains(const std::string& text, const std::string& part) {

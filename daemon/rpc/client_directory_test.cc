@@ -15,14 +15,15 @@ namespace {
 
 TEST(ClientDirectoryTest, NamesARecordedConnectionByItsProcess) {
   ClientDirectory directory;
-  directory.Set(7, {.pid = 4242, .uid = 1000, .gid = 1000});
+  directory.Set(7, {.pid = 4242, .uid = 1000, .gid = 1000, .groups = {}});
   Caller client = directory.Identify("fd:7");
   EXPECT_EQ(client.pid, 4242);
   EXPECT_EQ(client.uid, 1000u);
   EXPECT_EQ(client.name, "pid 4242");
   EXPECT_FALSE(client.self);
   EXPECT_FALSE(client.admin);
-  directory.Set(7, {.pid = 4343, .uid = 1001});  // the fd was closed and reused
+  directory.Set(
+      7, {.pid = 4343, .uid = 1001, .gid = 0, .groups = {}});  // the fd was closed and reused
   EXPECT_EQ(directory.Identify("fd:7").name, "pid 4343");
   EXPECT_EQ(directory.Identify("fd:7").uid, 1001u);
 }
@@ -42,7 +43,7 @@ TEST(ClientDirectoryTest, ReadsTheKernelsCredentials) {
 
 TEST(ClientDirectoryTest, AnUnknownConnectionIsNamedByItsPeer) {
   ClientDirectory directory;
-  directory.Set(7, {.pid = 4242, .uid = 0});
+  directory.Set(7, {.pid = 4242, .uid = 0, .gid = 0, .groups = {}});
   for (const std::string peer : {"fd:8", "fd:7x", "unix:/run/x.sock", "ipv4:1.2.3.4:5"}) {
     Caller client = directory.Identify(peer);
     EXPECT_EQ(client.pid, 0) << peer;
@@ -56,9 +57,9 @@ TEST(ClientDirectoryTest, AnUnknownConnectionIsNamedByItsPeer) {
 
 TEST(ClientDirectoryTest, RootAndTheAdminGroupAreAdmins) {
   ClientDirectory directory;
-  directory.Set(1, {.pid = 11, .uid = 0, .gid = 0});
+  directory.Set(1, {.pid = 11, .uid = 0, .gid = 0, .groups = {}});
   directory.Set(2, {.pid = 12, .uid = 1000, .gid = 1000, .groups = {27, 600}});
-  directory.Set(3, {.pid = 13, .uid = 1001, .gid = 600});
+  directory.Set(3, {.pid = 13, .uid = 1001, .gid = 600, .groups = {}});
   directory.Set(4, {.pid = 14, .uid = 1002, .gid = 1002, .groups = {27}});
   EXPECT_TRUE(directory.Identify("fd:1").admin);
   EXPECT_FALSE(directory.Identify("fd:2").admin) << "no admin group configured";
