@@ -67,7 +67,7 @@ struct RdmaPlan {
   uint32_t gid_index = 0;
   uint32_t path_mtu_cap = 4096;  // min(local active, peer active if known, mtu.cap)
   QpAttributes qp;
-  uint32_t slot_size = 64 * 1024;
+  uint32_t slot_size = 4096;
   uint32_t spin_us = 50;     // spin before sleeping on the CQ channel
   int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
 };

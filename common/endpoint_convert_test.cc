@@ -63,9 +63,9 @@ TEST(EndpointConvertTest, PlanFromPathCarriesTheLibraryKnobs) {
   EXPECT_EQ(plan.qp.recv_depth, 64u);
   EXPECT_EQ(plan.spin_us, 0u);
   EXPECT_EQ(plan.relaxed_ordering, 1);
-  EXPECT_EQ(plan.slot_size, 64u * 1024);  // 0: the library's default
-  path.mutable_qp()->set_slot_size(4096);
-  EXPECT_EQ(PlanFromPath(path).slot_size, 4096u);
+  EXPECT_EQ(plan.slot_size, 4096u);  // 0: the library's default
+  path.mutable_qp()->set_slot_size(8192);
+  EXPECT_EQ(PlanFromPath(path).slot_size, 8192u);
   path.mutable_qp()->set_relaxed_ordering(7);  // out of range: treated as auto
   EXPECT_EQ(PlanFromPath(path).relaxed_ordering, 2);
   path.set_mtu(0);  // unknown: the library's cap

@@ -99,10 +99,10 @@ struct Config {
     int hop_limit = 64;
     int max_inline = 64;
     int send_depth = 128;
-    int recv_depth = 128;
+    int recv_depth = 32;
     int per_channel = 1;
     int spin_us = 50;
-    int slot_size = 65536;
+    int slot_size = 4096;
     int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
     friend bool operator==(const Qp&, const Qp&) = default;
   } qp;

@@ -295,7 +295,7 @@ std::vector<Setting> QpAndLimitSettings() {
       IntSetting("qp.send_depth", "128", 1, 32768, "RDMAD_QP_SEND_DEPTH",
                  "Send queue depth (work requests) of each queue pair.",
                  Store<&C::qp, &Q::send_depth>),
-      IntSetting("qp.recv_depth", "128", 3, 32768, "RDMAD_QP_RECV_DEPTH",
+      IntSetting("qp.recv_depth", "32", 3, 32768, "RDMAD_QP_RECV_DEPTH",
                  "Receive queue depth (work requests) of each queue pair; "
                  "at least 3 (credit reserve).",
                  Store<&C::qp, &Q::recv_depth>),
@@ -305,9 +305,9 @@ std::vector<Setting> QpAndLimitSettings() {
                  "Microseconds a waiting call polls before it sleeps on the "
                  "completion channel.",
                  Store<&C::qp, &Q::spin_us>),
-      IntSetting("qp.slot_size", "65536", 256, 67108864, "RDMAD_QP_SLOT_SIZE",
-                 "Bytes per receive slot; a channel registers recv_depth slots "
-                 "(memory per channel).",
+      IntSetting("qp.slot_size", "4096", 256, 67108864, "RDMAD_QP_SLOT_SIZE",
+                 "Bytes per receive slot (recv_depth of them per channel); "
+                 "larger messages go by rendezvous.",
                  Store<&C::qp, &Q::slot_size>),
       IntSetting("qp.relaxed_ordering", "2", 0, 2, "RDMAD_QP_RELAXED_ORDERING",
                  "Relaxed ordering of registered memory: 0 off, 1 on if "

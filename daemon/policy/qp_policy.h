@@ -28,11 +28,11 @@ struct QpPlan {
   int hop_limit = 64;       // 1..255
   int max_inline = 64;      // 0..1024 bytes
   int send_depth = 128;     // 1..32768
-  int recv_depth = 128;     // 3..32768 (the channel's credit reserve)
+  int recv_depth = 32;      // 3..32768 (the channel's credit reserve)
   int qps_per_channel = 1;  // 1 (more QPs per channel: not yet)
   // Library knobs that travel with the plan (not QP attributes proper).
   int spin_us = 50;          // 0..1000000: poll before sleeping on the CQ
-  int slot_size = 65536;     // bytes per receive slot (the peer's is not checked)
+  int slot_size = 4096;      // bytes per receive slot (the peer's is not checked)
   int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
   friend bool operator==(const QpPlan&, const QpPlan&) = default;
 };

@@ -143,11 +143,14 @@ class RDMAD_EXPORT Channel {
   virtual const ChannelInfo& info() const = 0;
 
   // Sends one message of up to 1 GiB (0 allowed). Returns when buf may be
-  // reused. Large messages are split into slot-sized pieces; flow control
-  // keeps the peer's receive ring from overflowing, so a slow receiver
-  // slows the sender down instead of failing it.
+  // reused. Flow control keeps the peer's buffers from overflowing, so a
+  // slow receiver slows the sender down instead of failing it: a message
+  // larger than what the channel buffers (2 MiB on RDMA) returns only as the
+  // peer's Recv takes it.
   virtual Status Send(const void* buf, size_t len) = 0;
-  // The same from registered memory: no copy on the RDMA path.
+  // The same from registered memory: no copy on the RDMA path. A large
+  // message is read by the peer straight from the region, so this returns
+  // once the peer's Recv has read it.
   virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
 
   // Receives the next whole message. DEADLINE_EXCEEDED after timeout.

@@ -1,8 +1,9 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // RdmaChannel: messages (Send, Recv). The protocol is in wire.h. A message
-// is cut into fragments of min(local, peer) slot size; each fragment is one
-// SEND_WITH_IMM, posted only while the sender holds a data credit:
+// of more than two slots goes by rendezvous (channel_rndv.cc). A smaller
+// one is cut into fragments of min(local, peer) slot size; each fragment is
+// one SEND_WITH_IMM, posted only while the sender holds a data credit:
 //   * <= max_inline bytes: inline (the HCA copies at post time);
 //   * from a registered MemoryRegion: the SGE points into the region (no
 //     copy); Send returns when those SENDs have completed;
@@ -45,9 +46,32 @@ Status RdmaChannel::Send(const MemoryRegion& region, size_t offset, size_t len) 
 Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region) {
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-  size_t offset = 0;
+  uint64_t read_by_peer = 0;  // descriptors of region the peer must have read
+  if (len <= rndv_threshold_) {
+    RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, 0, len, region));
+  } else {
+    for (size_t offset = 0; offset < len;) {
+      auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));
+      auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len);
+      if (!sent.ok()) return sent.status();
+      if (*sent && region != nullptr) read_by_peer = rndv_posted_;
+      if (!*sent) RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, offset, offset + n, region));
+      offset += n;
+    }
+  }
+  if (region != nullptr && (zero_copy_outstanding_ > 0 || rndv_done_ < read_by_peer)) {
+    RDMAD_RETURN_IF_ERROR(WaitFor(
+        lock, [&] { return zero_copy_outstanding_ == 0 && rndv_done_ >= read_by_peer; },
+        std::nullopt, Side::kSend));
+  }
+  return Status::Ok();
+}
+
+Status RdmaChannel::SendEager(Lock& lock, const uint8_t* data, size_t len, size_t begin, size_t end,
+                              const RdmaMemoryRegion* region) {
+  size_t offset = begin;
   do {
-    auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, len - offset));
+    auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, end - offset));
     bool staged = region == nullptr && n > res_->max_inline;
     auto can_post = [&] {
       return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
@@ -57,11 +81,7 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
     RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
     RDMAD_RETURN_IF_ERROR(PostFragment(data + offset, n, region, offset == 0, offset + n == len));
     offset += n;
-  } while (offset < len);
-  if (region != nullptr && zero_copy_outstanding_ > 0) {
-    RDMAD_RETURN_IF_ERROR(WaitFor(
-        lock, [&] { return zero_copy_outstanding_ == 0; }, std::nullopt, Side::kSend));
-  }
+  } while (offset < end);
   return Status::Ok();
 }
 
@@ -71,8 +91,9 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
                                  bool first, bool last, MessageType type, bool fence) {
   Imm imm;
   imm.type = type;
-  imm.first = type == MessageType::kData && first;
-  imm.last = type == MessageType::kData && last;
+  bool fragment = type == MessageType::kData || type == MessageType::kRndv;
+  imm.first = fragment && first;
+  imm.last = fragment && last;
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(data);
   sge.length = len;
@@ -95,6 +116,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
   }
   imm.credits = credits_.OnSend();
+  imm.done = TakeDone();
   wr.imm_data = htonl(EncodeImm(imm));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
@@ -119,6 +141,7 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
       RDMAD_RETURN_IF_ERROR(WaitFor(
           lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
     }
+    if (ready_.front().rndv) RDMAD_RETURN_IF_ERROR(FetchFront(lock, deadline));
     Fragment f = ready_.front();
     ready_.pop_front();
     if (f.close) {
@@ -126,6 +149,7 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
       return Status::Unavailable("channel closed by peer");
     }
     if (f.first == in_message_) {
+      if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
       Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
                                              std::to_string(f.first) + ")"));
       return error_;
@@ -140,12 +164,23 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
       }
     }
     in_message_ = !f.last;
-    // The slot is ours until reposted: copy without the lock.
-    lock.unlock();
+    // The slot (chunk, buffer) is ours until reposted (given back): copy
+    // without the lock.
     const uint8_t* src = res_->slot(f.slot);
+    if (f.chunk >= 0) src = pool_->chunk(uint32_t(f.chunk));
+    if (f.chunk == kDirect) src = direct_buf_.data();
+    lock.unlock();
     partial_.insert(partial_.end(), src, src + f.len);
     lock.lock();
-    Repost(f.slot);
+    if (!f.rndv) {
+      Repost(f.slot);
+    } else if (f.chunk >= 0) {
+      pool_->Give(uint32_t(f.chunk));
+      --recv_chunks_;
+      PostReads();
+    } else {
+      direct_mr_.reset();
+    }
     MaybeSendCredits();
     if (f.last) {
       last_message_size_ = partial_.size();

@@ -35,6 +35,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kControl: return "SEND (credit/close)";
     case WrKind::kOneSided: return one_sided_op;
     case WrKind::kBatch: return "WRITE/READ (Submit)";
+    case WrKind::kRndvRead: return "READ (rendezvous)";
   }
   return "unknown";
 }
@@ -43,13 +44,16 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
 
 RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,
                          const RdmaEndpoint& remote, ChannelInfo info)
-    : res_(std::move(resources)),
+    : device_(resources->device),
+      res_(std::move(resources)),
       local_(local),
       remote_(remote),
       info_(std::move(info)),
       fragment_size_(std::min(res_->slot_size, remote.slot_size)),
       credits_(remote.credits, res_->recv_depth),
-      recv_posted_(res_->recv_depth) {
+      recv_posted_(res_->recv_depth),
+      pool_(&device_->rndv_pool()),
+      rndv_threshold_(2 * fragment_size_) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) error_ = Status::FromErrno(errno, "eventfd");
   for (uint32_t i = 0; i < res_->staging_chunks; ++i) free_chunks_.push_back(i);
@@ -61,6 +65,8 @@ RdmaChannel::~RdmaChannel() {
   res_->device->Unwatch(local_.qpn);
   DrainAfterError();
   res_.reset();
+  direct_mr_.reset();
+  ReturnChunks();
   if (wake_fd_ >= 0) close(wake_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
 }
@@ -173,6 +179,11 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
     return;
   }
   if (kind == WrKind::kRecv) OnReceive(wc);
+  if (kind == WrKind::kRndvRead) {
+    ++reads_done_;
+    ++done_owed_;
+    --rndv_unread_;
+  }
 }
 
 void RdmaChannel::OnReceive(const ibv_wc& wc) {
@@ -189,19 +200,28 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
                 "RDMA channel: the peer returned more credits than its ring holds"));
     return;
   }
+  if (imm->done > 0) OnRndvDone(imm->done);
+  Fragment f;
+  f.slot = slot;
   switch (imm->type) {
     case MessageType::kData:
-      ready_.push_back({slot, wc.byte_len, imm->first, imm->last, false});
+      f.len = wc.byte_len;
+      f.first = imm->first;
+      f.last = imm->last;
+      ready_.push_back(f);
       if (imm->last) signal_.Notify();
       break;
     case MessageType::kCredit: Repost(slot); break;
+    case MessageType::kRndv: OnRndvFragment(wc, slot, *imm); break;
     case MessageType::kNotify:
-      notes_.push_back({slot, wc.byte_len, false, false, false});
+      f.len = wc.byte_len;
+      notes_.push_back(f);
       signal_.Notify();
       break;
     case MessageType::kClose:
       peer_closed_ = true;
-      ready_.push_back({slot, 0, false, false, true});
+      f.close = true;
+      ready_.push_back(f);
       signal_.Notify();
       break;
   }
@@ -220,7 +240,8 @@ void RdmaChannel::Repost(uint32_t slot) {
 
 void RdmaChannel::MaybeSendCredits() {
   if (closed_ || peer_closed_ || !error_.ok()) return;
-  if (credits_.CreditMessageDue() && sq_outstanding_ < res_->send_depth) {
+  bool due = credits_.CreditMessageDue() || (DoneDue() && credits_.CanSendControl());
+  if (due && sq_outstanding_ < res_->send_depth) {
     Status s = PostControl(MessageType::kCredit);
     if (!s.ok()) Fail(s);
   }
@@ -231,6 +252,7 @@ Status RdmaChannel::PostControl(MessageType type) {
   Imm imm;
   imm.type = type;
   imm.credits = credits_.OnSend();
+  imm.done = TakeDone();
   ibv_send_wr wr{};
   wr.wr_id = MakeWrId(WrKind::kControl, 0);
   wr.opcode = IBV_WR_SEND_WITH_IMM;

@@ -78,18 +78,29 @@ class RdmaChannel final : public AbortableChannel {
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
   void Abort(const Status& status) override;
 
+  // Tests: sends one message with this immediate (credits and done filled
+  // in as usual unless nonzero) and payload, as a misbehaving peer would.
+  Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);
+
  private:
   using Lock = std::unique_lock<std::mutex>;
   static constexpr uint32_t kAckBatch = 64;  // CQ events per ibv_ack_cq_events
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
   enum class Side { kSend, kRecv };
 
-  // A received DATA fragment (or the peer's CLOSE) not yet consumed.
+  // A received DATA or RNDV fragment (or the peer's CLOSE) not yet
+  // consumed. A RNDV fragment's slot is reposted on arrival; its bytes are
+  // READ into `chunk` of the pool (kDirect: into direct_buf_).
   struct Fragment {
     uint32_t slot = 0;
     uint32_t len = 0;
     bool first = false, last = false, close = false;
+    bool rndv = false, read_posted = false;
+    RndvDescriptor desc;
+    int32_t chunk = -1;
+    uint64_t read_seq = 0;  // done once reads_done_ > read_seq
   };
+  static constexpr int32_t kDirect = -2;
 
   // channel_impl.cc: progress, waiting, errors, teardown.
   Status Usable(Side side) const;
@@ -117,9 +128,32 @@ class RdmaChannel final : public AbortableChannel {
 
   // channel_data.cc: messages.
   Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
+  // DATA fragments for [begin, end) of a message of len bytes.
+  Status SendEager(Lock& lock, const uint8_t* data, size_t len, size_t begin, size_t end,
+                   const RdmaMemoryRegion* region);
   // type kData or kNotify; fence: after RDMA READs of the same batch.
   Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
                       bool last, MessageType type = MessageType::kData, bool fence = false);
+
+  // channel_rndv.cc: the rendezvous (wire.h, rndv_pool.h). PostRndv sends
+  // one descriptor of [data, data+n): false when no chunk is to be had
+  // (the caller sends the piece eagerly).
+  StatusOr<bool> PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
+                          const RdmaMemoryRegion* region, bool first, bool last);
+  // The peer finished reading n of our descriptors (mu_ held).
+  void OnRndvDone(uint32_t n);
+  // A RNDV fragment arrived in slot (mu_ held).
+  void OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm);
+  // READs for the received descriptors, in order, while chunks last.
+  void PostReads();
+  Status PostRead(Fragment& f, uint64_t local_addr, uint32_t lkey);
+  // Makes the front fragment's bytes readable (mu_ held through lock).
+  Status FetchFront(Lock& lock, Deadline deadline);
+  // Done descriptors to piggyback on a message we send.
+  uint8_t TakeDone();
+  bool DoneDue() const;
+  // Gives every pool chunk back (the QP is gone).
+  void ReturnChunks();
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
@@ -150,6 +184,7 @@ class RdmaChannel final : public AbortableChannel {
   // Ends every batch in flight with the channel's error (mu_ held).
   void FailBatches();
 
+  std::shared_ptr<RdmaDevice> device_;  // outlives res_: chunks go back after the QP
   std::unique_ptr<ChannelResources> res_;
   RdmaEndpoint local_, remote_;
   ChannelInfo info_;
@@ -182,6 +217,22 @@ class RdmaChannel final : public AbortableChannel {
   CompletionSignal signal_;      // CompletionFd's eventfd
   int epoll_fd_ = -1;            // CompletionFd: completion channel + signal_
   uint64_t batches_done_ = 0;    // batches done since the last Arm
+
+  // The rendezvous. Sending: our descriptors the peer has not finished
+  // (their pool chunk, or -1 for the caller's region), in order.
+  RndvPool* pool_;
+  uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
+  std::deque<int32_t> rndv_sent_;
+  uint64_t rndv_posted_ = 0, rndv_done_ = 0;
+  uint32_t send_chunks_ = 0;
+  // Receiving: chunks READ into or being read, READs posted and completed,
+  // descriptors read and not yet reported done, descriptors not yet read.
+  uint32_t recv_chunks_ = 0;
+  uint64_t reads_posted_ = 0, reads_done_ = 0;
+  uint32_t done_owed_ = 0;
+  uint32_t rndv_unread_ = 0;
+  std::vector<uint8_t> direct_buf_;  // the pool was empty: the front's own buffer
+  std::unique_ptr<RdmaMemoryRegion> direct_mr_;
 };
 
 }  // namespace rdmad::internal

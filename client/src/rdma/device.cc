@@ -95,7 +95,11 @@ StatusOr<std::shared_ptr<RdmaDevice>> RdmaDevice::Open(const std::string& name) 
 }
 
 RdmaDevice::RdmaDevice(std::string name, ibv_context* context, ibv_pd* pd)
-    : name_(std::move(name)), context_(context), pd_(pd), on_pci_(OnPci(name_)) {}
+    : name_(std::move(name)),
+      context_(context),
+      pd_(pd),
+      on_pci_(OnPci(name_)),
+      rndv_pool_(std::make_unique<RndvPool>(pd_, name_)) {}
 
 Status RdmaDevice::Start() {
   ibv_device_attr attr{};
@@ -125,11 +129,16 @@ RdmaDevice::~RdmaDevice() {
     events_.join();
   }
   if (stop_fd_ >= 0) close(stop_fd_);
+  rndv_pool_.reset();  // its MR is on pd_
   if (int rc = ibv_dealloc_pd(pd_); rc != 0) {
     ClientLog().warn("device {}: ibv_dealloc_pd: {} (memory regions still registered?)", name_,
                      std::strerror(rc));
   }
   ibv_close_device(context_);
+}
+
+void RdmaDevice::ReplaceRndvPoolForTesting(uint32_t chunks) {
+  rndv_pool_ = std::make_unique<RndvPool>(pd_, name_, chunks);
 }
 
 void RdmaDevice::Watch(uint32_t qpn, QpEventHandler handler) {

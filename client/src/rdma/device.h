@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "client/src/rdma/mr_cache.h"
+#include "client/src/rdma/rndv_pool.h"
 #include "rdmad/status.h"
 
 struct ibv_context;
@@ -63,6 +64,10 @@ class RdmaDevice {
 
   // Host-memory registrations on pd(), shared by range (mr_cache.h).
   MrCache& mr_cache() { return mr_cache_; }
+  // This process's rendezvous chunks on the device (rndv_pool.h).
+  RndvPool& rndv_pool() { return *rndv_pool_; }
+  // Tests: a pool of `chunks` instead. Only while no chunk is taken.
+  void ReplaceRndvPoolForTesting(uint32_t chunks);
   // Logs the relaxed ordering decision for application memory the first
   // time, and again only when it changes.
   void LogOrderingOnce(const std::string& decision);
@@ -86,6 +91,7 @@ class RdmaDevice {
   std::mutex mu_;  // guards watchers_; held while a handler runs
   std::map<uint32_t, QpEventHandler> watchers_;
   MrCache mr_cache_;
+  std::unique_ptr<RndvPool> rndv_pool_;
   std::mutex log_mu_;
   std::string logged_ordering_;
 };

@@ -36,6 +36,10 @@ PendingRdmaChannel::PendingRdmaChannel(std::unique_ptr<ChannelResources> resourc
 
 PendingRdmaChannel::~PendingRdmaChannel() = default;
 
+size_t PendingRdmaChannel::registered_bytes() const {
+  return res_ == nullptr ? 0 : res_->ring_mem.size() + res_->staging_mem.size();
+}
+
 StatusOr<std::unique_ptr<PendingRdmaChannel>> PendingRdmaChannel::Create(const RdmaPlan& plan) {
   auto resources = ChannelResources::Create(plan);
   if (!resources.ok()) return resources.status();

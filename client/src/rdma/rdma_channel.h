@@ -38,6 +38,9 @@ class PendingRdmaChannel {
   ~PendingRdmaChannel();
 
   const RdmaEndpoint& local() const { return local_; }
+  // Bytes this channel registers of its own (receive ring and staging
+  // area; rendezvous chunks come from the process's pool).
+  size_t registered_bytes() const;
 
   // INVALID_ARGUMENT naming the bad field of remote; the verbs error if the
   // QP cannot reach RTR. Call once, before ReadyToSend.

@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
+#include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/device.h"
 #include "gtest/gtest.h"
 
 namespace rdmad::internal {
@@ -65,9 +67,9 @@ RdmaPlan LabPlan() {
   qp.hop_limit = 64;
   qp.max_inline = 64;
   qp.send_depth = 64;
-  qp.recv_depth = 64;
+  qp.recv_depth = 32;
   qp.qps_per_channel = 1;
-  plan.slot_size = 64 * 1024;
+  plan.slot_size = 4096;
   plan.spin_us = 50;
   plan.relaxed_ordering = 2;
   return plan;
@@ -193,13 +195,123 @@ TEST_F(DeviceLabRdmaChannelTest, ConnectsAndDescribesTheChannel) {
 
 TEST_F(DeviceLabRdmaChannelTest, MessagesOfEverySizeBothWays) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
-  std::vector<size_t> sizes = {0, 1, 100, 4096, 64 * 1024 + 1, 1u << 20, 16u << 20};
+  // Up to two slots eagerly, then by rendezvous in 64 KiB pieces.
+  std::vector<size_t> sizes = {0, 1, 100, 4096, 8192, 8193, 65536, 65537, 1u << 20, 16u << 20};
   if (Env("RDMA_TEST_SKIP_64M").empty()) sizes.push_back(64u << 20);
   uint64_t seed = 1;
   for (size_t size : sizes) {
     ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, size, seed++));
     ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, size, seed++));
   }
+  // Every rendezvous chunk goes back to the process's pool (a sender's
+  // when it next hears from the peer, the rest when the channels end).
+  auto device = RdmaDevice::Open(plan_.device);
+  ASSERT_TRUE(device.ok());
+  a_.reset();
+  b_.reset();
+  EXPECT_EQ((*device)->rndv_pool().free_chunks(), (*device)->rndv_pool().chunks());
+}
+
+TEST_F(DeviceLabRdmaChannelTest, AnIdleChannelRegistersAtMost256KiBWithTheDefaults) {
+  RdmaPlan plan = plan_;
+  RdmaPlan defaults;
+  plan.qp.send_depth = 128;  // qp.send_depth's default
+  plan.qp.recv_depth = 32;   // qp.recv_depth's default
+  plan.slot_size = defaults.slot_size;
+  auto pending = PendingRdmaChannel::Create(plan);
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  std::cout << "[ rdma     ] an idle channel registers " << (*pending)->registered_bytes()
+            << " bytes (slot " << plan.slot_size << " B)\n";
+  EXPECT_LE((*pending)->registered_bytes(), 256u << 10);
+  EXPECT_GE((*pending)->registered_bytes(), size_t(plan.qp.recv_depth) * plan.slot_size);
+}
+
+TEST_F(DeviceLabRdmaChannelTest, LargeSlotsCarryMediumMessagesEagerly) {
+  plan_.slot_size = 64 * 1024;
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  uint64_t seed = 50;
+  for (size_t size : {size_t(65537), size_t(131072), size_t(131073), size_t(1) << 20}) {
+    ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, size, seed++));
+    ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, size, seed++));
+  }
+}
+
+// A peer's malformed rendezvous ends the channel with a clear status; the
+// process goes on and the next channel works.
+TEST_F(DeviceLabRdmaChannelTest, AMalformedRendezvousFromThePeerEndsOnlyThatChannel) {
+  struct Case {
+    const char* name;
+    Imm imm;
+    std::vector<uint8_t> payload;
+    StatusCode code;
+    const char* says;
+  };
+  auto descriptor = [](uint64_t addr, uint32_t rkey, uint32_t len) {
+    std::vector<uint8_t> raw(kRndvDescriptorBytes);
+    EncodeRndv(RndvDescriptor{addr, rkey, len}, raw.data());
+    return raw;
+  };
+  std::vector<uint8_t> target(4096);
+  Imm rndv{MessageType::kRndv, true, true, 0, 0};
+  Imm too_many_done{MessageType::kData, true, true, 0, 200};
+  std::vector<Case> cases = {
+      {"short descriptor", rndv, std::vector<uint8_t>(8), StatusCode::kDataLoss, "descriptor of 8"},
+      {"length 0", rndv, descriptor(1, 2, 0), StatusCode::kDataLoss, "descriptor of 0 bytes"},
+      {"length 1 MiB", rndv, descriptor(1, 2, 1u << 20), StatusCode::kDataLoss, "at most 65536"},
+      {"bad rkey", rndv, descriptor(reinterpret_cast<uintptr_t>(target.data()), 0xdead, 4096),
+       StatusCode::kUnavailable, "READ (rendezvous)"},
+      {"done never sent", too_many_done, {1, 2, 3}, StatusCode::kDataLoss, "reported 200"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+    auto* evil = dynamic_cast<RdmaChannel*>(a_.get());
+    ASSERT_NE(evil, nullptr);
+    ASSERT_TRUE(evil->PostRawForTesting(c.imm, c.payload.data(), uint32_t(c.payload.size())).ok());
+    auto got = b_->Recv(10s);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), c.code) << got.status().ToString();
+    EXPECT_NE(got.status().message().find(c.says), std::string::npos) << got.status().ToString();
+    std::cout << "[ rdma     ] " << c.name << ": " << got.status().ToString() << "\n";
+  }
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, 300000, 77));
+}
+
+// A pool too small for the channels' share: senders fall back to slots,
+// receivers read into a buffer registered for the piece, nothing waits on
+// another channel's chunks, and every byte arrives.
+TEST_F(DeviceLabRdmaChannelTest, AStarvedRendezvousPoolFallsBackAndLosesNothing) {
+  auto device = RdmaDevice::Open(plan_.device);
+  ASSERT_TRUE(device.ok());
+  for (uint32_t chunks : {0u, 1u, 3u}) {
+    SCOPED_TRACE(std::to_string(chunks) + " chunks");
+    a_.reset();
+    b_.reset();
+    (*device)->ReplaceRndvPoolForTesting(chunks);
+    ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+    uint64_t seed = 100 + chunks * 10;
+    for (size_t size : {size_t(100000), size_t(1) << 20}) {
+      ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, size, seed++));
+      ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, size, seed++));
+    }
+    // Both ways at once on the tiny pool.
+    std::vector<uint8_t> x = Pattern(600000, seed), y = Pattern(700000, seed + 1);
+    auto ab = std::async(std::launch::async, [&] { return a_->Send(x.data(), x.size()); });
+    auto ba = std::async(std::launch::async, [&] { return b_->Send(y.data(), y.size()); });
+    auto at_b = b_->Recv(60s);
+    auto at_a = a_->Recv(60s);
+    ASSERT_TRUE(ab.get().ok());
+    ASSERT_TRUE(ba.get().ok());
+    ASSERT_TRUE(at_b.ok()) << at_b.status().ToString();
+    ASSERT_TRUE(at_a.ok()) << at_a.status().ToString();
+    EXPECT_TRUE(*at_b == x);
+    EXPECT_TRUE(*at_a == y);
+    a_.reset();
+    b_.reset();
+    EXPECT_EQ((*device)->rndv_pool().free_chunks(), chunks);
+  }
+  (*device)->ReplaceRndvPoolForTesting(RndvPool::kDefaultChunks);
 }
 
 TEST_F(DeviceLabRdmaChannelTest, SendsFromARegisteredRegionWithoutCopy) {

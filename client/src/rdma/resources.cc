@@ -17,7 +17,7 @@
 namespace rdmad::internal {
 namespace {
 
-constexpr size_t kStagingBytes = 2u << 20;  // per channel, split into slot-sized chunks
+constexpr size_t kStagingBytes = 64u << 10;  // per channel, split into slot-sized chunks
 
 Status VerbsError(int err, const std::string& what) {
   std::string msg = what + ": " + std::strerror(err);

@@ -52,7 +52,8 @@ enum class WrKind : uint8_t {
   kZeroCopy = 4,
   kControl = 5,
   kOneSided = 6,
-  kBatch = 7  // a Submit batch's work request: batch id (24 bits), WR index (32)
+  kBatch = 7,    // a Submit batch's work request: batch id (24 bits), WR index (32)
+  kRndvRead = 8  // an RDMA READ of the peer's rendezvous descriptor
 };
 inline uint64_t MakeWrId(WrKind kind, uint32_t index) { return (uint64_t(kind) << 56) | index; }
 inline WrKind WrIdKind(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }

@@ -9,12 +9,13 @@ constexpr uint32_t kCreditsMask = 0xFFFF;
 constexpr uint32_t kFirstBit = 1u << 24;
 constexpr uint32_t kLastBit = 1u << 25;
 constexpr int kTypeShift = 28;
-constexpr uint32_t kReservedMask = 0x00FF0000u | (3u << 26);
+constexpr int kDoneShift = 16;
+constexpr uint32_t kReservedMask = 3u << 26;
 
 }  // namespace
 
 uint32_t EncodeImm(const Imm& imm) {
-  uint32_t v = imm.credits & kCreditsMask;
+  uint32_t v = (imm.credits & kCreditsMask) | (uint32_t(imm.done) << kDoneShift);
   if (imm.first) v |= kFirstBit;
   if (imm.last) v |= kLastBit;
   v |= static_cast<uint32_t>(imm.type) << kTypeShift;
@@ -24,14 +25,30 @@ uint32_t EncodeImm(const Imm& imm) {
 std::optional<Imm> DecodeImm(uint32_t v) {
   if ((v & kReservedMask) != 0) return std::nullopt;
   uint32_t type = v >> kTypeShift;
-  if (type > static_cast<uint32_t>(MessageType::kNotify)) return std::nullopt;
+  if (type > static_cast<uint32_t>(MessageType::kRndv)) return std::nullopt;
   Imm imm;
   imm.type = static_cast<MessageType>(type);
   imm.first = (v & kFirstBit) != 0;
   imm.last = (v & kLastBit) != 0;
   imm.credits = static_cast<uint16_t>(v & kCreditsMask);
-  if (imm.type != MessageType::kData && (imm.first || imm.last)) return std::nullopt;
+  imm.done = static_cast<uint8_t>(v >> kDoneShift);
+  bool fragments = imm.type == MessageType::kData || imm.type == MessageType::kRndv;
+  if (!fragments && (imm.first || imm.last)) return std::nullopt;
   return imm;
+}
+
+void EncodeRndv(const RndvDescriptor& d, uint8_t out[kRndvDescriptorBytes]) {
+  for (int i = 0; i < 8; ++i) out[i] = uint8_t(d.addr >> (56 - 8 * i));
+  for (int i = 0; i < 4; ++i) out[8 + i] = uint8_t(d.rkey >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) out[12 + i] = uint8_t(d.len >> (24 - 8 * i));
+}
+
+RndvDescriptor DecodeRndv(const uint8_t in[kRndvDescriptorBytes]) {
+  RndvDescriptor d;
+  for (int i = 0; i < 8; ++i) d.addr = (d.addr << 8) | in[i];
+  for (int i = 0; i < 4; ++i) d.rkey = (d.rkey << 8) | in[8 + i];
+  for (int i = 0; i < 4; ++i) d.len = (d.len << 8) | in[12 + i];
+  return d;
 }
 
 }  // namespace rdmad::internal

@@ -4,25 +4,34 @@
 //
 // Every message between the two ends is one IBV_WR_SEND_WITH_IMM into one
 // receive slot of the peer's ring (slot_size bytes each, ring_slots of them,
-// all posted before the endpoint is published). The payload is raw user
-// bytes, no header; the 32-bit immediate (network byte order on the wire)
-// says what it is:
+// all posted before the endpoint is published). The 32-bit immediate
+// (network byte order on the wire) says what it is:
 //
 //   bits  0..15  credits   receive slots the sender has reposted since its
 //                          last message (credits returned to the peer)
-//   bits 16..23  reserved  0
-//   bit  24      FIRST     first fragment of a message   (DATA only)
-//   bit  25      LAST      last fragment of a message    (DATA only)
+//   bits 16..23  done      rendezvous descriptors of the peer this side has
+//                          finished reading since its last message
+//   bit  24      FIRST     first fragment of a message   (DATA, RNDV)
+//   bit  25      LAST      last fragment of a message    (DATA, RNDV)
 //   bits 26..27  reserved  0
 //   bits 28..31  type      0 DATA, 1 CREDIT (no payload), 2 CLOSE (no payload),
-//                          3 NOTIFY (a batch's notification, one fragment)
+//                          3 NOTIFY (a batch's notification, one fragment),
+//                          4 RNDV (a 16-byte descriptor, RndvDescriptor)
 //
-// A message of n bytes is ceil(n / peer slot_size) DATA fragments (one for
-// n = 0) sent in order; RC delivers them in order, so the receiver appends
-// fragments from FIRST to LAST. A NOTIFY (at most kMaxNotificationBytes,
-// which every slot holds) follows the RDMA WRITEs of its batch on the same
-// QP, so the peer sees it only once their data is in place (with
-// IBV_SEND_FENCE after RDMA READs); it needs a data credit like DATA.
+// A message is a sequence of fragments from FIRST to LAST (one for an
+// empty message), sent in order; RC delivers them in order, so the
+// receiver appends them. A DATA fragment carries raw user bytes (at most
+// the peer's slot size). A RNDV fragment carries where up to
+// RndvPool::kChunkSize bytes of the message wait in the sender's memory
+// (address, rkey, length); the receiver RDMA READs them and returns the
+// descriptor in a later immediate's done count (descriptors complete in
+// the order they were sent), after which the sender may reuse that memory.
+// Small messages travel as DATA (eager); large ones as RNDV (rendezvous),
+// so the ring stays small whatever the messages' sizes. A NOTIFY (at most
+// kMaxNotificationBytes, which every slot holds) follows the RDMA WRITEs of
+// its batch on the same QP, so the peer sees it only once their data is in
+// place (with IBV_SEND_FENCE after RDMA READs); it needs a data credit like
+// DATA.
 //
 // Credits: one credit = one receive posted at the peer. The peer's endpoint
 // announces its initial credits (= ring_slots). Every message uses one
@@ -32,7 +41,9 @@
 // what it owes in the immediate of every message it sends, and sends a
 // CREDIT message of its own when it owes at least half the ring (and the
 // peer gave it a credit to do so; never for a single slot, so CREDIT
-// messages cannot answer each other forever). The reserve makes the
+// messages cannot answer each other forever), or when it owes done
+// descriptors (only READs it completed cause those, so they cannot answer
+// each other either). The reserve makes the
 // exchange deadlock free: a side can reach 0 credits only through a CREDIT
 // message that returned at least half a ring, so both sides can never be at
 // 0 together; a blocked sender (< 2 credits) leaves the receiver owing
@@ -50,16 +61,28 @@
 
 namespace rdmad::internal {
 
-enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2, kNotify = 3 };
+enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2, kNotify = 3, kRndv = 4 };
 
 struct Imm {
   MessageType type = MessageType::kData;
   bool first = false;
   bool last = false;
   uint16_t credits = 0;
+  uint8_t done = 0;
 };
 
+// A RNDV fragment's payload: big-endian address, rkey, length.
+struct RndvDescriptor {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint32_t len = 0;
+};
+inline constexpr uint32_t kRndvDescriptorBytes = 16;
+void EncodeRndv(const RndvDescriptor& d, uint8_t out[kRndvDescriptorBytes]);
+RndvDescriptor DecodeRndv(const uint8_t in[kRndvDescriptorBytes]);
+
 inline constexpr uint32_t kMaxCreditsPerMessage = 0xFFFF;
+inline constexpr uint32_t kMaxDonePerMessage = 0xFF;
 inline constexpr uint32_t kDataCreditsNeeded = 2;  // one stays in reserve
 inline constexpr uint32_t kControlCreditsNeeded = 1;
 inline constexpr uint32_t kMinRingSlots = 3;
@@ -67,7 +90,7 @@ inline constexpr uint32_t kMinRingSlots = 3;
 // Host-order immediate for an Imm (callers htonl it).
 uint32_t EncodeImm(const Imm& imm);
 // nullopt for an unknown type, reserved bits set, or FIRST/LAST on a
-// non-DATA message.
+// message that is not DATA or RNDV.
 std::optional<Imm> DecodeImm(uint32_t imm);
 
 // One side's credit state: what it may send, what it owes the peer.

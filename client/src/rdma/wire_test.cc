@@ -13,14 +13,15 @@ namespace rdmad::internal {
 namespace {
 
 TEST(ImmTest, RoundTrips) {
-  for (MessageType type :
-       {MessageType::kData, MessageType::kCredit, MessageType::kClose, MessageType::kNotify}) {
+  for (MessageType type : {MessageType::kData, MessageType::kCredit, MessageType::kClose,
+                           MessageType::kNotify, MessageType::kRndv}) {
     for (uint16_t credits : {0, 1, 64, 0xFFFF}) {
       for (int flags = 0; flags < 4; ++flags) {
         Imm imm;
         imm.type = type;
         imm.credits = credits;
-        if (type == MessageType::kData) {
+        imm.done = static_cast<uint8_t>(credits * 7 + flags);
+        if (type == MessageType::kData || type == MessageType::kRndv) {
           imm.first = flags & 1;
           imm.last = flags & 2;
         }
@@ -28,6 +29,7 @@ TEST(ImmTest, RoundTrips) {
         ASSERT_TRUE(back.has_value());
         EXPECT_EQ(back->type, imm.type);
         EXPECT_EQ(back->credits, imm.credits);
+        EXPECT_EQ(back->done, imm.done);
         EXPECT_EQ(back->first, imm.first);
         EXPECT_EQ(back->last, imm.last);
       }
@@ -44,13 +46,26 @@ TEST(ImmTest, Layout) {
   EXPECT_EQ(EncodeImm(imm), 0x03000007u);
   EXPECT_EQ(EncodeImm(Imm{MessageType::kClose, false, false, 0}), 0x20000000u);
   EXPECT_EQ(EncodeImm(Imm{MessageType::kNotify, false, false, 2}), 0x30000002u);
+  EXPECT_EQ(EncodeImm(Imm{MessageType::kRndv, true, false, 3, 0xAB}), 0x41AB0003u);
+}
+
+TEST(RndvDescriptorTest, IsSixteenBigEndianBytes) {
+  RndvDescriptor d{0x0102030405060708ull, 0x0A0B0C0D, 0x00010000};
+  uint8_t raw[kRndvDescriptorBytes];
+  EncodeRndv(d, raw);
+  const uint8_t want[] = {1, 2, 3, 4, 5, 6, 7, 8, 0x0A, 0x0B, 0x0C, 0x0D, 0, 1, 0, 0};
+  EXPECT_EQ(std::vector<uint8_t>(raw, raw + 16), std::vector<uint8_t>(want, want + 16));
+  RndvDescriptor back = DecodeRndv(raw);
+  EXPECT_EQ(back.addr, d.addr);
+  EXPECT_EQ(back.rkey, d.rkey);
+  EXPECT_EQ(back.len, d.len);
 }
 
 TEST(ImmTest, RejectsMalformed) {
-  EXPECT_FALSE(DecodeImm(0x40000000u));  // type 4
+  EXPECT_FALSE(DecodeImm(0x50000000u));  // type 5
   EXPECT_FALSE(DecodeImm(0x33000000u));  // FIRST/LAST on NOTIFY
   EXPECT_FALSE(DecodeImm(0xF0000000u));
-  EXPECT_FALSE(DecodeImm(0x00010000u));  // reserved bits
+  EXPECT_FALSE(DecodeImm(0x08000000u));  // reserved bits
   EXPECT_FALSE(DecodeImm(0x04000000u));
   EXPECT_FALSE(DecodeImm(0x11000000u));  // FIRST on a CREDIT message
   EXPECT_FALSE(DecodeImm(0x22000000u));  // LAST on CLOSE

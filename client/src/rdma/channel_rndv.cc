@@ -1,0 +1,258 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: the rendezvous for large messages (wire.h, rndv_pool.h).
+//
+// Sending: each piece of up to a chunk goes out as a RNDV descriptor of
+// either the caller's registered region (no copy; Send returns once the
+// peer has read it) or a pool chunk the piece was copied into (Send
+// returns at once). A channel takes at most kChannelShare chunks; when the
+// pool has none for it and it holds none, the piece goes eagerly instead,
+// so a channel never waits for chunks another channel holds.
+//
+// Receiving: Recv READs the descriptors ahead, in order, into pool chunks
+// (as many as the channel's share and the pool allow), so the READs of the
+// next pieces run while it copies one out. A descriptor READ completes,
+// the peer's memory is free again: its done count goes back on the next
+// message, or in a CREDIT message once nothing is left to read or several
+// are owed. With no chunk at all, the front fragment is read into a buffer
+// registered for it.
+
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+
+namespace rdmad::internal {
+namespace {
+
+constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message mid-stream
+
+}  // namespace
+
+StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
+                                     const RdmaMemoryRegion* region, bool first, bool last) {
+  std::optional<uint32_t> chunk;
+  if (region == nullptr) {
+    for (;;) {
+      if (send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
+      if (chunk) break;
+      if (send_chunks_ == 0) return false;  // none to be had: eager
+      // Ours come back as the peer reads them.
+      uint32_t held = send_chunks_;
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
+    }
+    ++send_chunks_;
+    lock.unlock();  // the chunk is ours
+    std::memcpy(pool_->chunk(*chunk), data, n);
+    lock.lock();
+  }
+  auto give_back = [&] {
+    if (chunk) {
+      pool_->Give(*chunk);
+      --send_chunks_;
+    }
+  };
+  bool staged = res_->max_inline < kRndvDescriptorBytes;
+  auto can_post = [&] {
+    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
+           (!staged || !free_chunks_.empty());
+  };
+  Status s = Usable(Side::kSend);
+  if (s.ok() && !can_post()) s = WaitFor(lock, can_post, std::nullopt, Side::kSend);
+  if (s.ok()) s = Usable(Side::kSend);
+  RndvDescriptor d;
+  d.len = n;
+  if (chunk) {
+    d.addr = reinterpret_cast<uintptr_t>(pool_->chunk(*chunk));
+    d.rkey = pool_->rkey();
+  } else {
+    d.addr = reinterpret_cast<uintptr_t>(data);  // the region's iova space
+    d.rkey = region->descriptor().rkey;
+  }
+  uint8_t raw[kRndvDescriptorBytes];
+  EncodeRndv(d, raw);
+  if (s.ok()) s = PostFragment(raw, kRndvDescriptorBytes, nullptr, first, last, MessageType::kRndv);
+  if (!s.ok()) {
+    give_back();
+    return s;
+  }
+  rndv_sent_.push_back(chunk ? int32_t(*chunk) : -1);
+  ++rndv_posted_;
+  return true;
+}
+
+void RdmaChannel::OnRndvDone(uint32_t n) {
+  if (n > rndv_sent_.size()) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer reported " + std::to_string(n) +
+                                           " descriptors read, " +
+                                           std::to_string(rndv_sent_.size()) + " were sent"));
+    return;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (int32_t c = rndv_sent_.front(); c >= 0) {
+      pool_->Give(uint32_t(c));
+      --send_chunks_;
+    }
+    rndv_sent_.pop_front();
+  }
+  rndv_done_ += n;
+}
+
+void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm) {
+  if (wc.byte_len != kRndvDescriptorBytes) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: a rendezvous descriptor of " +
+                                           std::to_string(wc.byte_len) + " bytes from the peer"));
+    return;
+  }
+  Fragment f;
+  f.rndv = true;
+  f.first = imm.first;
+  f.last = imm.last;
+  f.desc = DecodeRndv(res_->slot(slot));
+  f.len = f.desc.len;
+  if (f.len == 0 || f.len > RndvPool::kChunkSize) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer's rendezvous descriptor of " +
+                                           std::to_string(f.len) + " bytes (at most " +
+                                           std::to_string(RndvPool::kChunkSize) + ")"));
+    return;
+  }
+  Repost(slot);
+  ready_.push_back(f);
+  ++rndv_unread_;
+  if (imm.last) signal_.Notify();
+}
+
+Status RdmaChannel::PostRead(Fragment& f, uint64_t local_addr, uint32_t lkey) {
+  ibv_sge sge{};
+  sge.addr = local_addr;
+  sge.length = f.len;
+  sge.lkey = lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = MakeWrId(WrKind::kRndvRead, 0);
+  wr.opcode = IBV_WR_RDMA_READ;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = f.desc.addr;
+  wr.wr.rdma.rkey = f.desc.rkey;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    return Status::Unavailable("RDMA channel: ibv_post_send (rendezvous READ): " +
+                               std::string(std::strerror(rc)));
+  }
+  ++sq_outstanding_;
+  f.read_posted = true;
+  f.read_seq = reads_posted_++;
+  return Status::Ok();
+}
+
+void RdmaChannel::PostReads() {
+  for (Fragment& f : ready_) {
+    if (!f.rndv || f.read_posted) continue;
+    if (recv_chunks_ >= RndvPool::kChannelShare || sq_outstanding_ >= res_->send_depth) return;
+    std::optional<uint32_t> c = pool_->Take();
+    if (!c) return;
+    ++recv_chunks_;
+    f.chunk = int32_t(*c);
+    Status s = PostRead(f, reinterpret_cast<uintptr_t>(pool_->chunk(*c)), pool_->lkey());
+    if (!s.ok()) {
+      pool_->Give(*c);
+      --recv_chunks_;
+      f.chunk = -1;
+      Fail(s);
+      return;
+    }
+  }
+}
+
+Status RdmaChannel::FetchFront(Lock& lock, Deadline deadline) {
+  PostReads();
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
+  if (!ready_.front().read_posted) {
+    // Reads go in order, so nothing is read ahead: the pool is empty.
+    if (sq_outstanding_ >= res_->send_depth) {
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return sq_outstanding_ < res_->send_depth; }, deadline, Side::kRecv));
+    }
+    Fragment& f = ready_.front();
+    if (!f.read_posted) {
+      direct_buf_.resize(f.len);
+      auto mr = RdmaMemoryRegion::RegisterLocal(device_, direct_buf_.data(), f.len);
+      if (!mr.ok()) {
+        Fail(mr.status());
+        return mr.status();
+      }
+      direct_mr_ = std::move(mr).value();
+      f.chunk = kDirect;
+      if (Status s =
+              PostRead(f, reinterpret_cast<uintptr_t>(direct_buf_.data()), direct_mr_->lkey());
+          !s.ok()) {
+        Fail(s);
+        return s;
+      }
+    }
+  }
+  uint64_t seq = ready_.front().read_seq;
+  return WaitFor(
+      lock, [&] { return reads_done_ > seq; }, deadline, Side::kRecv);
+}
+
+uint8_t RdmaChannel::TakeDone() {
+  uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
+  done_owed_ -= give;
+  return static_cast<uint8_t>(give);
+}
+
+bool RdmaChannel::DoneDue() const {
+  return done_owed_ > 0 && (rndv_unread_ == 0 || done_owed_ >= kDoneBatch);
+}
+
+Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len) {
+  Lock lock(mu_);
+  auto can_post = [&] {
+    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth && !free_chunks_.empty();
+  };
+  RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+  uint32_t chunk = free_chunks_.back();
+  free_chunks_.pop_back();
+  std::memcpy(res_->chunk(chunk), payload, len);
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(res_->chunk(chunk));
+  sge.length = len;
+  sge.lkey = res_->staging->lkey();
+  uint16_t credits = credits_.OnSend();
+  if (imm.credits == 0) imm.credits = credits;
+  if (imm.done == 0) imm.done = TakeDone();
+  ibv_send_wr wr{};
+  wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = len > 0 ? &sge : nullptr;
+  wr.num_sge = len > 0 ? 1 : 0;
+  wr.imm_data = htonl(EncodeImm(imm));
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    free_chunks_.push_back(chunk);
+    return Status::Unavailable("ibv_post_send: " + std::string(std::strerror(rc)));
+  }
+  ++sq_outstanding_;
+  return Status::Ok();
+}
+
+void RdmaChannel::ReturnChunks() {
+  for (int32_t c : rndv_sent_) {
+    if (c >= 0) pool_->Give(uint32_t(c));
+  }
+  rndv_sent_.clear();
+  for (const Fragment& f : ready_) {
+    if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
+  }
+  ready_.clear();
+  send_chunks_ = recv_chunks_ = 0;
+}
+
+}  // namespace rdmad::internal
