@@ -2,6 +2,11 @@
 
 #include "rdmad/channel.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/recv_into.h"
+
 namespace rdmad {
 namespace {
 
@@ -73,6 +78,16 @@ StatusOr<std::vector<uint8_t>> Channel::RecvNotification(std::chrono::millisecon
   return Status::Unimplemented("this channel has no notifications");
 }
 
+StatusOr<size_t> Channel::RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                                   std::chrono::milliseconds timeout) {
+  RDMAD_RETURN_IF_ERROR(internal::CheckRecvInto(region, offset, max_len));
+  auto message = Recv(timeout);
+  if (!message.ok()) return message.status();
+  std::memcpy(region.data() + offset, message->data(), std::min(message->size(), max_len));
+  if (message->size() > max_len) return internal::RecvIntoTooLong(message->size(), max_len);
+  return message->size();
+}
+
 StatusOr<int> Channel::CompletionFd() {
   return Status::Unimplemented("this channel has no completion fd");
 }
@@ -131,5 +146,26 @@ StatusOr<RegionDescriptor> RegionDescriptor::Parse(const void* bytes, size_t siz
   }
   return d;
 }
+
+namespace internal {
+
+Status CheckRecvInto(const MemoryRegion& region, size_t offset, size_t max_len) {
+  if (offset > region.size() || max_len > region.size() - offset) {
+    return Status::OutOfRange("RecvInto: " + Range(offset, max_len) + " exceeds the region's " +
+                              std::to_string(region.size()) + " bytes");
+  }
+  if (region.data() == nullptr) {
+    return Status::InvalidArgument("RecvInto: the region has no host address (dmabuf)");
+  }
+  return Status::Ok();
+}
+
+Status RecvIntoTooLong(size_t size, size_t max_len) {
+  return Status::OutOfRange("RecvInto: a message of " + std::to_string(size) +
+                            " bytes does not fit max_len " + std::to_string(max_len) +
+                            "; its first " + std::to_string(max_len) + " bytes were kept");
+}
+
+}  // namespace internal
 
 }  // namespace rdmad

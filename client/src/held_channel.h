@@ -154,6 +154,10 @@ class HeldChannel final : public Channel {
   StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override {
     return channel_->RecvNotification(timeout);
   }
+  StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                            std::chrono::milliseconds timeout) override {
+    return channel_->RecvInto(region, offset, max_len, timeout);
+  }
   StatusOr<int> CompletionFd() override { return channel_->CompletionFd(); }
   bool Arm() override { return channel_->Arm(); }
   Status status() const override { return channel_->status(); }

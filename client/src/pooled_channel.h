@@ -72,6 +72,11 @@ class PooledChannel final : public Channel {
     return Call<StatusOr<std::vector<uint8_t>>>(
         [&](Channel* c) { return c->RecvNotification(timeout); });
   }
+  StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                            std::chrono::milliseconds timeout) override {
+    return Call<StatusOr<size_t>>(
+        [&](Channel* c) { return c->RecvInto(region, offset, max_len, timeout); });
+  }
   StatusOr<int> CompletionFd() override {
     return Call<StatusOr<int>>([](Channel* c) { return c->CompletionFd(); });
   }

@@ -155,6 +155,17 @@ class RDMAD_EXPORT Channel {
 
   // Receives the next whole message. DEADLINE_EXCEEDED after timeout.
   virtual StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout = kForever) = 0;
+  // Receives the next whole message into [offset, offset + max_len) of a
+  // registered region and returns its size. On RDMA the large pieces are
+  // read straight into the region (no copy, no allocation). The timeout is
+  // for the message to begin: once its first bytes have been taken it is
+  // received whole (or the channel fails). A message longer than max_len
+  // fills max_len bytes, the rest is dropped, and the call returns
+  // OUT_OF_RANGE with both sizes; the next call gets the next message.
+  // OUT_OF_RANGE for a range outside the region; INVALID_ARGUMENT for a
+  // region of another transport or device. The same thread rules as Recv.
+  virtual StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                                    std::chrono::milliseconds timeout = kForever);
 
   // Registers [addr, addr+len) for Send, Write, Read and for the peer,
   // which may Write and Read it.

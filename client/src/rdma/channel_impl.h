@@ -25,6 +25,8 @@
 #ifndef RDMAD_CLIENT_SRC_RDMA_CHANNEL_IMPL_H_
 #define RDMAD_CLIENT_SRC_RDMA_CHANNEL_IMPL_H_
 
+#include <infiniband/verbs.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -43,8 +45,6 @@
 #include "common/endpoint.h"
 #include "rdmad/channel.h"
 
-struct ibv_wc;
-
 namespace rdmad::internal {
 
 class RdmaChannel final : public AbortableChannel {
@@ -57,6 +57,10 @@ class RdmaChannel final : public AbortableChannel {
   Status Send(const void* buf, size_t len) override;
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
+  // Eager fragments are copied out of the ring; rendezvous pieces not yet
+  // read ahead are READ straight into the region (channel_recv_into.cc).
+  StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                            std::chrono::milliseconds timeout) override;
   using Channel::RegisterMemory;
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
                                                          MemoryAccess access) override;
@@ -101,6 +105,7 @@ class RdmaChannel final : public AbortableChannel {
     uint64_t read_seq = 0;  // done once reads_done_ > read_seq
   };
   static constexpr int32_t kDirect = -2;
+  static constexpr int32_t kIntoRegion = -3;  // RecvInto READ it into the caller's region
 
   // channel_impl.cc: progress, waiting, errors, teardown.
   Status Usable(Side side) const;
@@ -146,7 +151,10 @@ class RdmaChannel final : public AbortableChannel {
   void OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm);
   // READs for the received descriptors, in order, while chunks last.
   void PostReads();
-  Status PostRead(Fragment& f, uint64_t local_addr, uint32_t lkey);
+  // Adds a READ of f's piece to the chain FlushReads posts with one
+  // doorbell (the chain fails the channel if the QP refuses it).
+  void QueueRead(Fragment& f, uint64_t local_addr, uint32_t lkey);
+  Status FlushReads();
   // Makes the front fragment's bytes readable (mu_ held through lock).
   Status FetchFront(Lock& lock, Deadline deadline);
   // Done descriptors to piggyback on a message we send.
@@ -231,6 +239,8 @@ class RdmaChannel final : public AbortableChannel {
   uint64_t reads_posted_ = 0, reads_done_ = 0;
   uint32_t done_owed_ = 0;
   uint32_t rndv_unread_ = 0;
+  std::vector<ibv_send_wr> read_wrs_;  // QueueRead's chain
+  std::vector<ibv_sge> read_sges_;
   std::vector<uint8_t> direct_buf_;  // the pool was empty: the front's own buffer
   std::unique_ptr<RdmaMemoryRegion> direct_mr_;
 };

@@ -2,12 +2,16 @@
 //
 // RdmaChannel: the rendezvous for large messages (wire.h, rndv_pool.h).
 //
-// Sending: each piece of up to a chunk goes out as a RNDV descriptor of
-// either the caller's registered region (no copy; Send returns once the
-// peer has read it) or a pool chunk the piece was copied into (Send
-// returns at once). A channel takes at most kChannelShare chunks; when the
-// pool has none for it and it holds none, the piece goes eagerly instead,
-// so a channel never waits for chunks another channel holds.
+// Sending: each piece of up to a chunk goes out as a RNDV descriptor of a
+// pool chunk the piece was copied into, so Send returns without waiting
+// for the peer and the next Send overlaps the peer's READs. A channel
+// takes at most kChannelShare chunks. Beyond that, a piece of the caller's
+// registered region is described in place (no copy; Send returns once the
+// peer has read it, as it would have to wait for the peer anyway), and a
+// piece of an unregistered buffer waits for the channel's own chunks to
+// come back; when the pool has none for it and it holds none, the piece
+// goes eagerly instead, so a channel never waits for chunks another
+// channel holds.
 //
 // Receiving: Recv READs the descriptors ahead, in order, into pool chunks
 // (as many as the channel's share and the pool allow), so the READs of the
@@ -35,6 +39,12 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last) {
   std::optional<uint32_t> chunk;
+  // Host memory (its iova is its address) can be copied; a dmabuf cannot.
+  bool copyable =
+      region == nullptr || reinterpret_cast<uintptr_t>(region->data()) == region->iova();
+  if (region != nullptr && copyable && send_chunks_ < RndvPool::kChannelShare) {
+    chunk = pool_->Take();
+  }
   if (region == nullptr) {
     for (;;) {
       if (send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
@@ -45,6 +55,8 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
       RDMAD_RETURN_IF_ERROR(WaitFor(
           lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
     }
+  }
+  if (chunk) {
     ++send_chunks_;
     lock.unlock();  // the chunk is ours
     std::memcpy(pool_->chunk(*chunk), data, n);
@@ -126,7 +138,7 @@ void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm
   if (imm.last) signal_.Notify();
 }
 
-Status RdmaChannel::PostRead(Fragment& f, uint64_t local_addr, uint32_t lkey) {
+void RdmaChannel::QueueRead(Fragment& f, uint64_t local_addr, uint32_t lkey) {
   ibv_sge sge{};
   sge.addr = local_addr;
   sge.length = f.len;
@@ -135,38 +147,47 @@ Status RdmaChannel::PostRead(Fragment& f, uint64_t local_addr, uint32_t lkey) {
   wr.wr_id = MakeWrId(WrKind::kRndvRead, 0);
   wr.opcode = IBV_WR_RDMA_READ;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.wr.rdma.remote_addr = f.desc.addr;
   wr.wr.rdma.rkey = f.desc.rkey;
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-    return Status::Unavailable("RDMA channel: ibv_post_send (rendezvous READ): " +
-                               std::string(std::strerror(rc)));
-  }
+  read_sges_.push_back(sge);
+  read_wrs_.push_back(wr);
   ++sq_outstanding_;
   f.read_posted = true;
   f.read_seq = reads_posted_++;
+}
+
+Status RdmaChannel::FlushReads() {
+  if (read_wrs_.empty()) return Status::Ok();
+  for (size_t i = 0; i < read_wrs_.size(); ++i) {
+    read_wrs_[i].sg_list = &read_sges_[i];
+    read_wrs_[i].next = i + 1 < read_wrs_.size() ? &read_wrs_[i + 1] : nullptr;
+  }
+  ibv_send_wr* bad = nullptr;
+  int rc = ibv_post_send(res_->qp, read_wrs_.data(), &bad);
+  read_wrs_.clear();
+  read_sges_.clear();
+  if (rc != 0) {
+    // The QP refused the chain: the channel is done (its READs flush).
+    Status s = Status::Unavailable("RDMA channel: ibv_post_send (rendezvous READ): " +
+                                   std::string(std::strerror(rc)));
+    Fail(s);
+    return s;
+  }
   return Status::Ok();
 }
 
 void RdmaChannel::PostReads() {
   for (Fragment& f : ready_) {
     if (!f.rndv || f.read_posted) continue;
-    if (recv_chunks_ >= RndvPool::kChannelShare || sq_outstanding_ >= res_->send_depth) return;
+    if (recv_chunks_ >= RndvPool::kChannelShare || sq_outstanding_ >= res_->send_depth) break;
     std::optional<uint32_t> c = pool_->Take();
-    if (!c) return;
+    if (!c) break;
     ++recv_chunks_;
     f.chunk = int32_t(*c);
-    Status s = PostRead(f, reinterpret_cast<uintptr_t>(pool_->chunk(*c)), pool_->lkey());
-    if (!s.ok()) {
-      pool_->Give(*c);
-      --recv_chunks_;
-      f.chunk = -1;
-      Fail(s);
-      return;
-    }
+    QueueRead(f, reinterpret_cast<uintptr_t>(pool_->chunk(*c)), pool_->lkey());
   }
+  (void)FlushReads();  // a refused chain fails the channel
 }
 
 Status RdmaChannel::FetchFront(Lock& lock, Deadline deadline) {
@@ -188,12 +209,8 @@ Status RdmaChannel::FetchFront(Lock& lock, Deadline deadline) {
       }
       direct_mr_ = std::move(mr).value();
       f.chunk = kDirect;
-      if (Status s =
-              PostRead(f, reinterpret_cast<uintptr_t>(direct_buf_.data()), direct_mr_->lkey());
-          !s.ok()) {
-        Fail(s);
-        return s;
-      }
+      QueueRead(f, reinterpret_cast<uintptr_t>(direct_buf_.data()), direct_mr_->lkey());
+      RDMAD_RETURN_IF_ERROR(FlushReads());
     }
   }
   uint64_t seq = ready_.front().read_seq;

@@ -1,0 +1,115 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel::RecvInto: a message received into the caller's registered
+// region. The rendezvous pieces of the message that have arrived and are
+// not yet read ahead are RDMA READ straight to their place in the region,
+// all at once (as many as the send queue takes); eager fragments and
+// pieces already read into pool chunks are copied. Once anything of the
+// message has been taken or a READ into the region posted, the call is
+// committed to the message: it waits without the deadline until its last
+// fragment. A message longer than max_len has its tail read into chunks
+// and dropped.
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+#include "client/src/recv_into.h"
+
+namespace rdmad::internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                                       std::chrono::milliseconds timeout) {
+  RDMAD_RETURN_IF_ERROR(CheckRecvInto(region, offset, max_len));
+  auto own = OwnRegion(region, "RecvInto");
+  if (!own.ok()) return own.status();
+  Deadline deadline;
+  if (timeout.count() >= 0) deadline = Clock::now() + timeout;
+  Lock lock(mu_);
+  if (in_message_) {
+    // A Recv that timed out mid-message holds its start: finish it there.
+    lock.unlock();
+    return Channel::RecvInto(region, offset, max_len, timeout);
+  }
+  uint8_t* dst = region.data() + offset;
+  const uint64_t dst_iova = (*own)->iova() + offset;
+  size_t got = 0;          // the message's bytes so far
+  bool started = false;    // a fragment of the message is taken
+  bool committed = false;  // started, or a READ into the region is posted
+  auto wait_until = [&]() { return committed ? Deadline() : deadline; };
+  for (;;) {
+    RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
+    if (ready_.empty()) {
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return !ready_.empty(); }, wait_until(), Side::kRecv));
+    }
+    // READ the message's pieces that have arrived straight into place.
+    size_t pos = got;
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      Fragment& f = ready_[i];
+      if (f.close || (i > 0 && f.first)) break;
+      if (f.rndv && !f.read_posted && pos + f.len <= max_len &&
+          sq_outstanding_ < res_->send_depth) {
+        QueueRead(f, dst_iova + pos, (*own)->lkey());
+        f.chunk = kIntoRegion;
+        committed = true;
+      }
+      pos += f.len;
+      if (f.last) break;
+    }
+    RDMAD_RETURN_IF_ERROR(FlushReads());
+    if (ready_.front().rndv) {
+      if (!ready_.front().read_posted) {
+        RDMAD_RETURN_IF_ERROR(FetchFront(lock, wait_until()));
+      } else {
+        uint64_t seq = ready_.front().read_seq;
+        RDMAD_RETURN_IF_ERROR(WaitFor(
+            lock, [&] { return reads_done_ > seq; }, wait_until(), Side::kRecv));
+      }
+    }
+    Fragment f = ready_.front();
+    ready_.pop_front();
+    if (f.close) {
+      recv_saw_close_ = true;
+      return Status::Unavailable("channel closed by peer");
+    }
+    if (f.first == started) {  // FIRST exactly at the start
+      if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
+      Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
+                                             std::to_string(f.first) + ")"));
+      return error_;
+    }
+    started = committed = true;
+    size_t keep = got < max_len ? std::min<size_t>(f.len, max_len - got) : 0;
+    if (f.chunk != kIntoRegion && keep > 0) {
+      const uint8_t* src = res_->slot(f.slot);
+      if (f.chunk >= 0) src = pool_->chunk(uint32_t(f.chunk));
+      if (f.chunk == kDirect) src = direct_buf_.data();
+      lock.unlock();  // ours until given back
+      std::memcpy(dst + got, src, keep);
+      lock.lock();
+    }
+    got += f.len;
+    if (!f.rndv) {
+      Repost(f.slot);
+    } else if (f.chunk >= 0) {
+      pool_->Give(uint32_t(f.chunk));
+      --recv_chunks_;
+      PostReads();
+    } else if (f.chunk == kDirect) {
+      direct_mr_.reset();
+    }
+    MaybeSendCredits();
+    if (f.last) {
+      if (got > max_len) return RecvIntoTooLong(got, max_len);
+      return got;
+    }
+  }
+}
+
+}  // namespace rdmad::internal
