@@ -98,7 +98,13 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer, const std::s
   }
   ClientOptions options;
   options.socket_path = n->socket;
+  // The socket is bound before the daemon serves it; under an emulated
+  // CPU its first answer can take longer than Open's own 2 s.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   StatusOr<std::unique_ptr<Client>> client = Client::Open(options);
+  while (!client.ok() && std::chrono::steady_clock::now() < deadline) {
+    client = Client::Open(options);
+  }
   if (!client.ok()) return client.status();
   n->client = std::move(client).value();
   return WaitForPeer(*n, peer.name);

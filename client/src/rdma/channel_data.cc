@@ -166,22 +166,11 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
     in_message_ = !f.last;
     // The slot (chunk, buffer) is ours until reposted (given back): copy
     // without the lock.
-    const uint8_t* src = res_->slot(f.slot);
-    if (f.chunk >= 0) src = pool_->chunk(uint32_t(f.chunk));
-    if (f.chunk == kDirect) src = direct_buf_.data();
+    const uint8_t* src = FragmentBytes(f);
     lock.unlock();
     partial_.insert(partial_.end(), src, src + f.len);
     lock.lock();
-    if (!f.rndv) {
-      Repost(f.slot);
-    } else if (f.chunk >= 0) {
-      pool_->Give(uint32_t(f.chunk));
-      --recv_chunks_;
-      PostReads();
-    } else {
-      direct_mr_.reset();
-    }
-    MaybeSendCredits();
+    Release(f);
     if (f.last) {
       last_message_size_ = partial_.size();
       return std::move(partial_);

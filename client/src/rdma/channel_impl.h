@@ -157,6 +157,10 @@ class RdmaChannel final : public AbortableChannel {
   Status FlushReads();
   // Makes the front fragment's bytes readable (mu_ held through lock).
   Status FetchFront(Lock& lock, Deadline deadline);
+  // Where a taken fragment's bytes are (slot, chunk or direct buffer), and
+  // giving that back once they are copied (mu_ held for both).
+  const uint8_t* FragmentBytes(const Fragment& f) const;
+  void Release(const Fragment& f);
   // Done descriptors to piggyback on a message we send.
   uint8_t TakeDone();
   bool DoneDue() const;

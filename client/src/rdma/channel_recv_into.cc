@@ -87,24 +87,13 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
     started = committed = true;
     size_t keep = got < max_len ? std::min<size_t>(f.len, max_len - got) : 0;
     if (f.chunk != kIntoRegion && keep > 0) {
-      const uint8_t* src = res_->slot(f.slot);
-      if (f.chunk >= 0) src = pool_->chunk(uint32_t(f.chunk));
-      if (f.chunk == kDirect) src = direct_buf_.data();
+      const uint8_t* src = FragmentBytes(f);
       lock.unlock();  // ours until given back
       std::memcpy(dst + got, src, keep);
       lock.lock();
     }
     got += f.len;
-    if (!f.rndv) {
-      Repost(f.slot);
-    } else if (f.chunk >= 0) {
-      pool_->Give(uint32_t(f.chunk));
-      --recv_chunks_;
-      PostReads();
-    } else if (f.chunk == kDirect) {
-      direct_mr_.reset();
-    }
-    MaybeSendCredits();
+    Release(f);
     if (f.last) {
       if (got > max_len) return RecvIntoTooLong(got, max_len);
       return got;

@@ -218,6 +218,25 @@ Status RdmaChannel::FetchFront(Lock& lock, Deadline deadline) {
       lock, [&] { return reads_done_ > seq; }, deadline, Side::kRecv);
 }
 
+const uint8_t* RdmaChannel::FragmentBytes(const Fragment& f) const {
+  if (f.chunk >= 0) return pool_->chunk(uint32_t(f.chunk));
+  if (f.chunk == kDirect) return direct_buf_.data();
+  return res_->slot(f.slot);
+}
+
+void RdmaChannel::Release(const Fragment& f) {
+  if (!f.rndv) {
+    Repost(f.slot);
+  } else if (f.chunk >= 0) {
+    pool_->Give(uint32_t(f.chunk));
+    --recv_chunks_;
+    PostReads();
+  } else if (f.chunk == kDirect) {
+    direct_mr_.reset();
+  }
+  MaybeSendCredits();
+}
+
 uint8_t RdmaChannel::TakeDone() {
   uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
   done_owed_ -= give;
