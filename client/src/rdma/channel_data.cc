@@ -54,7 +54,7 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
       auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));
       auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len);
       if (!sent.ok()) return sent.status();
-      if (*sent && region != nullptr) read_by_peer = rndv_posted_;
+      if (*sent && region != nullptr) read_by_peer = rndv_done_ + rndv_sent_.size();
       if (!*sent) RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, offset, offset + n, region));
       offset += n;
     }
@@ -142,18 +142,9 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
           lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
     }
     if (ready_.front().rndv) RDMAD_RETURN_IF_ERROR(FetchFront(lock, deadline));
-    Fragment f = ready_.front();
-    ready_.pop_front();
-    if (f.close) {
-      recv_saw_close_ = true;
-      return Status::Unavailable("channel closed by peer");
-    }
-    if (f.first == in_message_) {
-      if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
-      Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
-                                             std::to_string(f.first) + ")"));
-      return error_;
-    }
+    auto popped = PopFragment(in_message_);
+    if (!popped.ok()) return popped.status();
+    Fragment f = *popped;
     if (f.first) {
       partial_.clear();
       // A message of several fragments: one allocation and one copy

@@ -157,6 +157,10 @@ class RdmaChannel final : public AbortableChannel {
   Status FlushReads();
   // Makes the front fragment's bytes readable (mu_ held through lock).
   Status FetchFront(Lock& lock, Deadline deadline);
+  // Takes the front fragment (mu_ held): UNAVAILABLE at the peer's CLOSE;
+  // DATA_LOSS, failing the channel, unless FIRST is exactly where a message
+  // starts (in_message: a fragment of the current one was taken).
+  StatusOr<Fragment> PopFragment(bool in_message);
   // Where a taken fragment's bytes are (slot, chunk or direct buffer), and
   // giving that back once they are copied (mu_ held for both).
   const uint8_t* FragmentBytes(const Fragment& f) const;
@@ -235,7 +239,7 @@ class RdmaChannel final : public AbortableChannel {
   RndvPool* pool_;
   uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
   std::deque<int32_t> rndv_sent_;
-  uint64_t rndv_posted_ = 0, rndv_done_ = 0;
+  uint64_t rndv_done_ = 0;  // descriptors the peer has read, in all
   uint32_t send_chunks_ = 0;
   // Receiving: chunks READ into or being read, READs posted and completed,
   // descriptors read and not yet reported done, descriptors not yet read.

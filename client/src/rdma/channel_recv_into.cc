@@ -72,18 +72,9 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
             lock, [&] { return reads_done_ > seq; }, wait_until(), Side::kRecv));
       }
     }
-    Fragment f = ready_.front();
-    ready_.pop_front();
-    if (f.close) {
-      recv_saw_close_ = true;
-      return Status::Unavailable("channel closed by peer");
-    }
-    if (f.first == started) {  // FIRST exactly at the start
-      if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
-      Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
-                                             std::to_string(f.first) + ")"));
-      return error_;
-    }
+    auto popped = PopFragment(started);
+    if (!popped.ok()) return popped.status();
+    Fragment f = *popped;
     started = committed = true;
     size_t keep = got < max_len ? std::min<size_t>(f.len, max_len - got) : 0;
     if (f.chunk != kIntoRegion && keep > 0) {

@@ -38,23 +38,18 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last) {
-  std::optional<uint32_t> chunk;
   // Host memory (its iova is its address) can be copied; a dmabuf cannot.
   bool copyable =
       region == nullptr || reinterpret_cast<uintptr_t>(region->data()) == region->iova();
-  if (region != nullptr && copyable && send_chunks_ < RndvPool::kChannelShare) {
-    chunk = pool_->Take();
-  }
-  if (region == nullptr) {
-    for (;;) {
-      if (send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
-      if (chunk) break;
-      if (send_chunks_ == 0) return false;  // none to be had: eager
-      // Ours come back as the peer reads them.
-      uint32_t held = send_chunks_;
-      RDMAD_RETURN_IF_ERROR(WaitFor(
-          lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
-    }
+  std::optional<uint32_t> chunk;
+  for (;;) {
+    if (copyable && send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
+    if (chunk || region != nullptr) break;  // a region is described in place
+    if (send_chunks_ == 0) return false;    // none to be had: eager
+    // Ours come back as the peer reads them.
+    uint32_t held = send_chunks_;
+    RDMAD_RETURN_IF_ERROR(WaitFor(
+        lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
   }
   if (chunk) {
     ++send_chunks_;
@@ -93,7 +88,6 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
     return s;
   }
   rndv_sent_.push_back(chunk ? int32_t(*chunk) : -1);
-  ++rndv_posted_;
   return true;
 }
 
@@ -216,6 +210,22 @@ Status RdmaChannel::FetchFront(Lock& lock, Deadline deadline) {
   uint64_t seq = ready_.front().read_seq;
   return WaitFor(
       lock, [&] { return reads_done_ > seq; }, deadline, Side::kRecv);
+}
+
+StatusOr<RdmaChannel::Fragment> RdmaChannel::PopFragment(bool in_message) {
+  Fragment f = ready_.front();
+  ready_.pop_front();
+  if (f.close) {
+    recv_saw_close_ = true;
+    return Status::Unavailable("channel closed by peer");
+  }
+  if (f.first == in_message) {  // FIRST exactly at a message's start
+    if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: fragment out of sequence (first flag " +
+                                           std::to_string(f.first) + ")"));
+    return error_;
+  }
+  return f;
 }
 
 const uint8_t* RdmaChannel::FragmentBytes(const Fragment& f) const {
