@@ -18,7 +18,9 @@
 //   REGION (param: bytes)        the server registers a region of that size
 //                                (at most kMaxRegionBytes) for the client's
 //                                Write/Read and keeps it until the channel
-//                                closes.
+//                                closes. Each notification of the client's
+//                                batches (Channel::Submit) is sent back as
+//                                a message, as is.
 //
 // Thread safety: pure functions over values, except Handshake, which uses
 // the channel's sending and receiving sides (see rdmad/channel.h).

@@ -2,11 +2,13 @@
 
 #include "client/rdmactl/bench_args.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
 #include "client/rdmactl/command.h"
+#include "common/echo_protocol.h"
 
 namespace rdmactl {
 namespace {
@@ -18,6 +20,9 @@ constexpr uint64_t kLatSize = 2;
 constexpr uint64_t kBwSize = 65536;
 constexpr uint64_t kLatIters = 1000;
 constexpr uint64_t kBwIters = 5000;
+constexpr uint64_t kKvSize = 16384;  // a KV-cache block
+constexpr uint32_t kKvBlocks = 1024;
+constexpr uint64_t kKvIters = 100;
 constexpr uint64_t kConnectIters = 100;
 constexpr double kIdleSeconds = 5;
 constexpr uint64_t kMaxIters = 1000000000;
@@ -38,7 +43,7 @@ constexpr Suffix kSuffixes[] = {
 
 bool ParseTest(std::string_view text, BenchTest* test) {
   for (BenchTest t : {BenchTest::kLat, BenchTest::kBw, BenchTest::kWrite, BenchTest::kRead,
-                      BenchTest::kIdle, BenchTest::kConnect}) {
+                      BenchTest::kKv, BenchTest::kIdle, BenchTest::kConnect}) {
     if (text == BenchTestName(t)) {
       *test = t;
       return true;
@@ -68,7 +73,7 @@ struct Seen {
 
 bool TakesValue(std::string_view arg) {
   return arg == "--test" || arg == "--size" || arg == "--sizes" || arg == "--iters" ||
-         arg == "--duration" || arg == "--channels" || arg == "--depth";
+         arg == "--duration" || arg == "--channels" || arg == "--depth" || arg == "--blocks";
 }
 
 Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
@@ -83,11 +88,12 @@ Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* 
   return Status::Ok();
 }
 
-// --iters, --channels and --depth: a whole number from 1.
+// --iters, --channels, --depth and --blocks: a whole number from 1.
 Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
-  uint64_t max = flag == "--iters"   ? kMaxIters
-                 : flag == "--depth" ? kBenchMaxDepth
-                                     : kBenchMaxChannels;
+  uint64_t max = flag == "--iters"    ? kMaxIters
+                 : flag == "--depth"  ? kBenchMaxDepth
+                 : flag == "--blocks" ? kBenchMaxBlocks
+                                      : kBenchMaxChannels;
   uint64_t v = 0;
   if (!ParseUint(value, max, &v) || v == 0) {
     return Status::InvalidArgument(flag + ": \"" + value + "\" is not a number from 1 to " +
@@ -98,6 +104,8 @@ Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* 
     seen->iters = true;
   } else if (flag == "--depth") {
     a->depth = uint32_t(v);
+  } else if (flag == "--blocks") {
+    a->blocks = uint32_t(v);
   } else {
     a->channels = uint32_t(v);
   }
@@ -109,7 +117,7 @@ Status ParseValue(const std::string& flag, const std::string& value, BenchArgs* 
   if (flag == "--test") {
     if (ParseTest(value, &a->test)) return Status::Ok();
     return Status::InvalidArgument("--test: \"" + value +
-                                   "\" is not one of lat, bw, write, read, idle, connect");
+                                   "\" is not one of lat, bw, write, read, kv, idle, connect");
   }
   if (flag == "--size" || flag == "--sizes") return ParseSizes(flag, value, a, seen);
   if (flag == "--duration") {
@@ -137,17 +145,36 @@ Status ApplyDefaults(bool has_iters, BenchArgs* a) {
   if (a->depth > 1 && a->test != BenchTest::kWrite && a->test != BenchTest::kRead) {
     return Status::InvalidArgument("--depth goes with --test write or read only");
   }
+  bool kv = a->test == BenchTest::kKv;
+  if (a->blocks > 0 && !kv) return Status::InvalidArgument("--blocks goes with --test kv only");
+  if (kv && a->blocks == 0) a->blocks = kKvBlocks;
   if (a->pooled && a->test != BenchTest::kConnect) {
     return Status::InvalidArgument("--pooled goes with --test connect only");
   }
   if (a->pooled && a->force_tcp) {
     return Status::InvalidArgument("--pooled and --tcp: a warm channel has its transport already");
   }
-  if (sized && a->sizes.empty()) a->sizes = {a->test == BenchTest::kLat ? kLatSize : kBwSize};
+  if (sized && a->sizes.empty()) {
+    a->sizes = {a->test == BenchTest::kLat ? kLatSize : kv ? kKvSize : kBwSize};
+  }
+  if (kv) {
+    // The server's region holds twice the batch (the blocks are scattered
+    // over it): within what the echo service registers.
+    if (std::count(a->sizes.begin(), a->sizes.end(), 0) > 0) {
+      return Status::InvalidArgument("--test kv: blocks of 0 bytes");
+    }
+    uint64_t largest = *std::max_element(a->sizes.begin(), a->sizes.end());
+    if (largest * a->blocks * 2 > rdmad::echo::kMaxRegionBytes) {
+      return Status::InvalidArgument(
+          "--test kv: twice --blocks x --size is " + std::to_string(largest * a->blocks * 2) +
+          " bytes, above the echo service's " + std::to_string(rdmad::echo::kMaxRegionBytes));
+    }
+  }
   if (a->test == BenchTest::kIdle && a->duration_s == 0) a->duration_s = kIdleSeconds;
   if (a->iters == 0 && a->duration_s == 0) {
     a->iters = a->test == BenchTest::kLat       ? kLatIters
                : a->test == BenchTest::kConnect ? kConnectIters
+               : kv                             ? kKvIters
                                                 : kBwIters;
   }
   return Status::Ok();
@@ -161,6 +188,7 @@ const char* BenchTestName(BenchTest test) {
     case BenchTest::kBw: return "bw";
     case BenchTest::kWrite: return "write";
     case BenchTest::kRead: return "read";
+    case BenchTest::kKv: return "kv";
     case BenchTest::kIdle: return "idle";
     case BenchTest::kConnect: return "connect";
   }

@@ -4,15 +4,21 @@
 // how many channels in parallel, and the transport. Sizes take the
 // suffixes K/KiB, M/MiB, G/GiB (powers of 1024, as perftest's -s).
 //
-//   rdmactl bench PEER [--test lat|bw|write|read|idle|connect]
+//   rdmactl bench PEER [--test lat|bw|write|read|kv|idle|connect]
 //                      [--size N | --sizes N,N,...] [--iters N | --duration S]
-//                      [--channels N] [--tcp] [--pooled]
+//                      [--channels N] [--depth N] [--blocks N] [--tcp] [--pooled]
+//
+// --test kv: the KV-cache pattern. Each iteration is one Submit of --blocks
+// one-sided writes of --size bytes, scattered over the server's region,
+// with a notification; it ends when the server's echo of the notification
+// arrives.
 //
 // --pooled (connect only): the Connects take warm channels from this
 // process's pool (Client::Prewarm of --channels) and Close gives them back.
 //
 // Defaults follow perftest: lat 2 bytes x 1000 round trips; bw, write and
-// read 65536 bytes x 5000 messages; idle 5 s; connect 100 cycles.
+// read 65536 bytes x 5000 messages; kv 100 batches of 1024 x 16384 bytes;
+// idle 5 s; connect 100 cycles.
 //
 // Thread safety: pure functions over values.
 
@@ -28,17 +34,18 @@
 
 namespace rdmactl {
 
-enum class BenchTest { kLat, kBw, kWrite, kRead, kIdle, kConnect };
+enum class BenchTest { kLat, kBw, kWrite, kRead, kKv, kIdle, kConnect };
 
-// "lat", "bw", "write", "read", "idle", "connect".
+// "lat", "bw", "write", "read", "kv", "idle", "connect".
 const char* BenchTestName(BenchTest test);
 
 inline constexpr char kBenchUsage[] =
-    "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
-    "[--iters N | --duration S] [--channels N] [--depth N] [--tcp] [--pooled]";
+    "PEER [--test lat|bw|write|read|kv|idle|connect] [--size N | --sizes LIST] "
+    "[--iters N | --duration S] [--channels N] [--depth N] [--blocks N] [--tcp] [--pooled]";
 inline constexpr uint64_t kBenchMaxSize = uint64_t(1) << 30;  // a channel's message limit
 inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo service's limit
 inline constexpr uint32_t kBenchMaxDepth = 4096;              // write/read ops in flight
+inline constexpr uint32_t kBenchMaxBlocks = 65536;            // kv: ops per batch
 inline constexpr double kBenchMaxSeconds = 24 * 3600;
 
 struct BenchArgs {
@@ -48,7 +55,8 @@ struct BenchArgs {
   uint64_t iters = 0;           // per size and channel; 0 with a duration
   double duration_s = 0;        // > 0: run each size this long instead
   uint32_t channels = 1;
-  uint32_t depth = 1;  // write, read: single-op Submit batches in flight per channel
+  uint32_t depth = 1;   // write, read: single-op Submit batches in flight per channel
+  uint32_t blocks = 0;  // kv: writes per batch (1024 by default; 0 for other tests)
   bool force_tcp = false;
   bool pooled = false;  // connect: warm channels from the pool
 };

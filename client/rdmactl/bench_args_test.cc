@@ -40,6 +40,23 @@ TEST(BenchArgsTest, DepthGoesWithWriteAndReadOnly) {
             "--depth: \"0\" is not a number from 1 to 4096");
 }
 
+TEST(BenchArgsTest, KvBatchesAThousandSixteenKiBBlocksByDefault) {
+  BenchArgs kv = Parse({"B", "--test", "kv"});
+  EXPECT_EQ(kv.test, BenchTest::kKv);
+  EXPECT_EQ(kv.sizes, std::vector<uint64_t>{16384});
+  EXPECT_EQ(kv.blocks, 1024u);
+  EXPECT_EQ(kv.iters, 100u);
+  EXPECT_EQ(Parse({"B", "--test", "kv", "--blocks", "8", "--size", "4K"}).blocks, 8u);
+  EXPECT_EQ(Parse({"B", "--test", "write"}).blocks, 0u);
+  EXPECT_EQ(Error({"B", "--test", "write", "--blocks", "8"}), "--blocks goes with --test kv only");
+  EXPECT_EQ(Error({"B", "--test", "kv", "--size", "0"}), "--test kv: blocks of 0 bytes");
+  // The server's region (twice the batch) stays within 1 GiB.
+  EXPECT_EQ(Parse({"B", "--test", "kv", "--blocks", "32768", "--size", "16K"}).blocks, 32768u);
+  EXPECT_EQ(Error({"B", "--test", "kv", "--blocks", "32769", "--size", "16K"}),
+            "--test kv: twice --blocks x --size is 1073774592 bytes, above the echo service's "
+            "1073741824");
+}
+
 TEST(BenchArgsTest, SizesTakeBinarySuffixes) {
   EXPECT_EQ(*ParseByteSize("0"), 0u);
   EXPECT_EQ(*ParseByteSize("4096"), 4096u);
@@ -102,7 +119,7 @@ TEST(BenchArgsTest, Errors) {
   EXPECT_EQ(Error({"B", "C"}), "one PEER only");
   EXPECT_EQ(Error({"B", "--test"}), "--test needs a value");
   EXPECT_EQ(Error({"B", "--test", "send"}),
-            "--test: \"send\" is not one of lat, bw, write, read, idle, connect");
+            "--test: \"send\" is not one of lat, bw, write, read, kv, idle, connect");
   EXPECT_EQ(Error({"B", "--size", "1,2"}), "--size takes one size; --sizes takes a list");
   EXPECT_EQ(Error({"B", "--size", "1", "--sizes", "2"}), "--size and --sizes: give one of them");
   EXPECT_EQ(Error({"B", "--sizes", "1,,2"}),

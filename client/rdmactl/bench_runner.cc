@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/rdmactl/echo_client.h"
@@ -195,6 +197,69 @@ StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
     ++r.iters;
     elapsed = Seconds(BenchClock::now() - start);
     timeline.Add(elapsed, r.iters * size, r.iters);
+  }
+  r.timeline = timeline.Finish();
+  r.seconds = elapsed;
+  return r;
+}
+
+namespace {
+
+// The batch: block i from local slot i to remote slot (i x stride) mod
+// 2 x blocks, a stride coprime with the slot count so no two collide.
+std::vector<rdmad::TransferOp> KvOps(const rdmad::MemoryRegion& local,
+                                     const rdmad::RegionDescriptor& remote, size_t size,
+                                     uint32_t blocks) {
+  uint64_t slots = uint64_t(blocks) * 2;
+  uint64_t stride = slots * 5 / 8 + 1;
+  while (std::gcd(stride, slots) != 1) ++stride;
+  std::vector<rdmad::TransferOp> ops(blocks);
+  for (uint32_t i = 0; i < blocks; ++i) {
+    ops[i] = {rdmad::TransferOp::Kind::kWrite, &local, size_t(i) * size, remote,
+              (i * stride % slots) * size,     size};
+  }
+  return ops;
+}
+
+// One batch, until the server's echo of its notification.
+Status KvBatch(rdmad::Channel& channel, const std::vector<rdmad::TransferOp>& ops, uint64_t seq) {
+  std::vector<uint8_t> note = rdmad::echo::EncodeCount(seq);
+  auto transfer = channel.Submit(
+      ops, std::string_view(reinterpret_cast<const char*>(note.data()), note.size()));
+  if (!transfer.ok()) return transfer.status();
+  auto echoed = Await(channel, kReplyTimeout, "notification echo");
+  if (!echoed.ok()) return echoed.status();
+  if (*echoed != note) {
+    return Status(StatusCode::kDataLoss, "kv: the echo of notification " + std::to_string(seq) +
+                                             " is not that notification");
+  }
+  // The peer had every byte before the notification: the batch is done.
+  return (*transfer)->Wait(kReplyTimeout);
+}
+
+}  // namespace
+
+Status WarmUpKv(rdmad::Channel& channel, const rdmad::MemoryRegion& local,
+                const rdmad::RegionDescriptor& remote, size_t size, uint32_t blocks) {
+  return KvBatch(channel, KvOps(local, remote, size, blocks), 0);
+}
+
+StatusOr<ChannelResult> RunKv(rdmad::Channel& channel, const rdmad::MemoryRegion& local,
+                              const rdmad::RegionDescriptor& remote, size_t size, uint32_t blocks,
+                              const BenchLimit& limit, BenchClock::time_point start) {
+  const std::vector<rdmad::TransferOp> ops = KvOps(local, remote, size, blocks);
+  TimelineRecorder timeline;
+  ChannelResult r;
+  double elapsed = 0;
+  uint64_t bytes = uint64_t(size) * blocks;
+  while (!limit.Done(r.iters, elapsed)) {
+    BenchClock::time_point t0 = BenchClock::now();
+    RDMAD_RETURN_IF_ERROR(KvBatch(channel, ops, r.iters + 1));
+    BenchClock::time_point t1 = BenchClock::now();
+    r.latency_us.Add(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    ++r.iters;
+    elapsed = Seconds(t1 - start);
+    timeline.Add(elapsed, r.iters * bytes, r.iters * blocks);
   }
   r.timeline = timeline.Finish();
   r.seconds = elapsed;

@@ -17,6 +17,11 @@
 //                with depth N, up to N single-op Submit batches are in
 //                flight (perftest's tx depth: 128), the oldest waited for
 //                before the next is submitted.
+//   RunKv        REGION: the KV-cache pattern. One Submit of blocks writes
+//                of size bytes, from the local region in order to slots
+//                scattered over the server's (2 x blocks slots), with a
+//                notification (the batch's number); the iteration ends when
+//                the server's echo of it arrives. Each sample is that time.
 //
 // Errors: the channel's status; DATA_LOSS for a reply of the wrong size;
 // DEADLINE_EXCEEDED when the server stays silent for kReplyTimeout.
@@ -45,8 +50,8 @@ inline constexpr std::chrono::milliseconds kReplyTimeout{30000};
 // What one channel measured. start (below): the common start of every
 // channel of the run; the timeline's times are relative to it.
 struct ChannelResult {
-  LatencyStats latency_us;  // RunLatency: half round trips; connect: each Connect
-  Timeline timeline;        // RunSink, RunOneSided
+  LatencyStats latency_us;  // RunLatency: half round trips; RunKv: batches; connect: each Connect
+  Timeline timeline;        // RunSink, RunOneSided, RunKv
   uint64_t iters = 0;       // round trips, messages or operations
   double seconds = 0;       // from start to the last completion
 };
@@ -78,6 +83,15 @@ rdmad::StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
                                            const rdmad::RegionDescriptor& remote, size_t size,
                                            const BenchLimit& limit, BenchClock::time_point start,
                                            uint32_t depth = 1);
+// channel is in REGION mode with a region of at least 2 x blocks x size
+// bytes; local holds blocks x size.
+rdmad::StatusOr<ChannelResult> RunKv(rdmad::Channel& channel, const rdmad::MemoryRegion& local,
+                                     const rdmad::RegionDescriptor& remote, size_t size,
+                                     uint32_t blocks, const BenchLimit& limit,
+                                     BenchClock::time_point start);
+rdmad::Status WarmUpKv(rdmad::Channel& channel, const rdmad::MemoryRegion& local,
+                       const rdmad::RegionDescriptor& remote, size_t size, uint32_t blocks);
+
 rdmad::Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRegion& local,
                              const rdmad::RegionDescriptor& remote, size_t size);
 

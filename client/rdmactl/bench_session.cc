@@ -1,6 +1,6 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// RunBench: the message and one-sided tests. idle and connect are in
+// RunBench: the message, one-sided and KV-cache tests. idle and connect are in
 // bench_session_idle.cc.
 
 #include "client/rdmactl/bench_session.h"
@@ -109,6 +109,29 @@ Status RunSizes(rdmad::Client& client, BenchReport* report) {
   return Status::Ok();
 }
 
+// kv: the same channels for every size, regions for the largest.
+Status RunKvSizes(rdmad::Client& client, BenchReport* report) {
+  const BenchArgs& a = report->args;
+  uint64_t batch = *std::max_element(a.sizes.begin(), a.sizes.end()) * a.blocks;
+  auto channels = OpenChannels(client, a, {echo::kVersion, Mode::kRegion, 2 * batch}, batch);
+  if (!channels.ok()) return channels.status();
+  std::vector<BenchChannel>& c = *channels;
+  report->channel = c.front().channel->info();
+  for (uint64_t size : a.sizes) {
+    for (size_t i = 0; i < c.size(); ++i) {
+      Status s = WarmUpKv(*c[i].channel, *c[i].region, c[i].remote, size, a.blocks);
+      if (!s.ok()) return InRun(size, i, c.size(), s);
+    }
+    auto r = Combine(size, RunParallel(c.size(), [&](size_t i, BenchClock::time_point start) {
+                       return RunKv(*c[i].channel, *c[i].region, c[i].remote, size, a.blocks,
+                                    LimitOf(a), start);
+                     }));
+    if (!r.ok()) return r.status();
+    report->sizes.push_back(*r);
+  }
+  return Status::Ok();
+}
+
 Status RunSinkSizes(rdmad::Client& client, BenchReport* report) {
   for (uint64_t size : report->args.sizes) {
     auto r = SinkAt(client, size, report);
@@ -189,6 +212,7 @@ StatusOr<BenchReport> RunBench(rdmad::Client& client, const BenchArgs& args) {
     case BenchTest::kWrite:
     case BenchTest::kRead: s = RunSizes(client, &report); break;
     case BenchTest::kBw: s = RunSinkSizes(client, &report); break;
+    case BenchTest::kKv: s = RunKvSizes(client, &report); break;
     case BenchTest::kIdle: s = RunIdle(client, &report); break;
     case BenchTest::kConnect: s = RunConnect(client, &report); break;
   }

@@ -48,7 +48,7 @@ TEST(CommandsBenchTest, NoDaemonIsUnreachable) {
 TEST(CommandsBenchTest, ListedInHelp) {
   std::string out, err;
   EXPECT_EQ(RunCapturing({"help"}, &out, &err), kExitOk);
-  EXPECT_NE(out.find("  bench      PEER [--test lat|bw|write|read|idle|connect]"),
+  EXPECT_NE(out.find("  bench      PEER [--test lat|bw|write|read|kv|idle|connect]"),
             std::string::npos)
       << out;
 }

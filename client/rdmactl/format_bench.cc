@@ -35,6 +35,7 @@ std::string Transport(const rdmad::ChannelInfo& i) {
 std::string Amount(const BenchArgs& a) {
   const char* unit = a.test == BenchTest::kLat  ? "round trips"
                      : a.test == BenchTest::kBw ? "messages"
+                     : a.test == BenchTest::kKv ? "batches"
                                                 : "operations";
   if (a.iters > 0) return std::to_string(a.iters) + " " + unit + " per size and channel";
   return "for " + Fixed(a.duration_s, 2) + " s per size";
@@ -47,6 +48,7 @@ std::string Header(const BenchReport& r) {
                      Plural(a.channels, "channel", "channels");
   if (Sized(a.test)) text += ", " + Amount(a);
   if (a.depth > 1) text += ", " + std::to_string(a.depth) + " in flight";
+  if (a.test == BenchTest::kKv) text += ", " + std::to_string(a.blocks) + " writes per batch";
   return text + "\n";
 }
 
@@ -74,6 +76,21 @@ std::string BandwidthTable(const BenchReport& r) {
   return t.Render() +
          "MB = 2^20 bytes, Gb = 10^9 bits (as perftest); peak: the best rate over 1/20 of "
          "the run (at least 10 ms)\n";
+}
+
+// kv: the bandwidth, then how long each batch took to its notification.
+std::string KvText(const BenchReport& r) {
+  Table t({"#bytes", "#batches", "batch[MiB]", "BW average[MB/s]", "t_min[us]", "t_typical[us]",
+           "t_avg[us]", "t_max[us]"});
+  for (const SizeResult& s : r.sizes) {
+    const LatencySummary& l = s.latency;
+    double mib = double(s.size) * r.args.blocks / (1 << 20);
+    t.AddRow({std::to_string(s.size), std::to_string(s.iters), Fixed(mib, 2),
+              Fixed(s.throughput.avg_mbps, 2), Fixed(l.min_us, 0), Fixed(l.p50_us, 0),
+              Fixed(l.avg_us, 0), Fixed(l.max_us, 0)});
+  }
+  return t.Render() +
+         "t: one Submit of the batch's writes to the echo of its notification; MB = 2^20 bytes\n";
 }
 
 std::string IdleText(const BenchReport& r) {
@@ -107,6 +124,14 @@ Json SizeJson(BenchTest test, const SizeResult& s) {
              {"p999", l.p999_us}, {"max", l.max_us},     {"stddev", l.stddev_us}};
     return j;
   }
+  if (test == BenchTest::kKv) {
+    const LatencySummary& l = s.latency;
+    j["batch_us"] = Json{{"min", l.min_us},
+                         {"typical", l.p50_us},
+                         {"avg", l.avg_us},
+                         {"p99", l.p99_us},
+                         {"max", l.max_us}};
+  }
   const Throughput& b = s.throughput;
   j["bytes"] = b.bytes;
   j["bw_peak_mbps"] = b.peak_mbps;
@@ -134,6 +159,7 @@ std::string FormatBench(const BenchReport& r) {
     case BenchTest::kBw:
     case BenchTest::kWrite:
     case BenchTest::kRead: return text + BandwidthTable(r);
+    case BenchTest::kKv: return text + KvText(r);
     case BenchTest::kIdle: return text + IdleText(r);
     case BenchTest::kConnect: return text + ConnectText(r);
   }
@@ -147,6 +173,7 @@ Json BenchJson(const BenchReport& r) {
          {"channels", a.channels},
          {"iters", a.iters},
          {"depth", a.depth},
+         {"blocks", a.blocks},
          {"duration_s", a.duration_s},
          {"channel", ChannelInfoJson(r.channel)}};
   if (Sized(a.test)) {

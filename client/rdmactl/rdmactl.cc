@@ -34,9 +34,9 @@ constexpr Command kCommands[] = {
      "echo service",
      CmdPing},
     {"bench",
-     "PEER [--test lat|bw|write|read|idle|connect] [--size N | --sizes LIST] "
-     "[--iters N | --duration S] [--channels N] [--tcp] perftest-style benchmarks against "
-     "PEER's echo service",
+     "PEER [--test lat|bw|write|read|kv|idle|connect] [--size N | --sizes LIST] "
+     "[--iters N | --duration S] [--channels N] [--depth N] [--blocks N] [--tcp] "
+     "perftest-style benchmarks against PEER's echo service",
      CmdBench},
     {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
     {"version", "print rdmactl's version", CmdVersion},

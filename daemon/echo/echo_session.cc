@@ -2,6 +2,7 @@
 
 #include "daemon/echo/echo_session.h"
 
+#include <poll.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -79,6 +80,47 @@ Status ServeSink(Channel& channel, uint64_t every, EchoSessionResult* result) {
   }
 }
 
+// REGION's traffic after the ack: messages are counted and dropped, and
+// each notification (of a Submit) goes back as a message, so the client
+// can time a batch to its notification. One thread serves both on the
+// channel's completion fd; a transport without one only counts messages.
+Status ServeRegionTraffic(Channel& channel, EchoSessionResult* result) {
+  constexpr std::chrono::milliseconds kNow{0};
+  auto fd = channel.CompletionFd();
+  if (!fd.ok()) {
+    for (;;) {
+      auto message = channel.Recv(kForever);
+      if (!message.ok()) return message.status();
+      ++result->messages;
+      result->bytes += message->size();
+    }
+  }
+  for (;;) {
+    bool idle = true;
+    auto message = channel.Recv(kNow);
+    if (message.ok()) {
+      ++result->messages;
+      result->bytes += message->size();
+      idle = false;
+    } else if (message.status().code() != StatusCode::kDeadlineExceeded) {
+      return message.status();
+    }
+    auto note = channel.RecvNotification(kNow);
+    if (note.ok()) {
+      ++result->notifications;
+      RDMAD_RETURN_IF_ERROR(channel.Send(note->data(), note->size()));
+      idle = false;
+    } else if (note.status().code() != StatusCode::kDeadlineExceeded) {
+      return note.status();
+    }
+    if (idle && channel.Arm()) {
+      // A second's cap: Close from another thread ends the wait for sure.
+      pollfd p{*fd, POLLIN, 0};
+      poll(&p, 1, 1000);
+    }
+  }
+}
+
 // Registers the region, sends its descriptor and keeps it until the
 // channel ends; the client's Writes and Reads need nothing from here.
 Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds linger,
@@ -98,12 +140,7 @@ Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds li
   spdlog::info("echo: channel {:#x}: REGION of {} bytes registered (rkey {:#x})", channel.info().id,
                size, region.value()->descriptor().rkey);
   RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), region.value()->descriptor().Serialize()}));
-  for (;;) {
-    auto message = channel.Recv(kForever);
-    if (!message.ok()) return message.status();
-    ++result->messages;
-    result->bytes += message->size();
-  }
+  return ServeRegionTraffic(channel, result);
 }
 
 Status Serve(Channel& channel, const EchoSessionOptions& options, EchoSessionResult* result) {

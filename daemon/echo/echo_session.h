@@ -33,6 +33,7 @@ struct EchoSessionResult {
   Status status;          // why it ended: the peer's close, an error ack, ...
   uint64_t messages = 0;  // received after the header
   uint64_t bytes = 0;
+  uint64_t notifications = 0;  // REGION: received (and echoed back)
 };
 
 // Serves channel until it ends; closes it before returning.

@@ -106,6 +106,48 @@ TEST_F(EchoSessionTest, RegionIsWrittenAndReadBack) {
   Finish();
 }
 
+TEST_F(EchoSessionTest, RegionSendsEachNotificationBackAfterItsBatch) {
+  Serve();
+  auto ack = echo::Handshake(*client_, {echo::kVersion, echo::Mode::kRegion, 8192}, seconds(5));
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  auto remote = RegionDescriptor::Parse(ack->data(), ack->size());
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  std::vector<uint8_t> local = echo::PatternPayload(5, 4096);
+  auto mine = client_->RegisterMemory(local.data(), local.size());
+  ASSERT_TRUE(mine.ok());
+  std::vector<TransferOp> ops{{TransferOp::Kind::kWrite, mine->get(), 0, *remote, 4096, 4096}};
+  for (std::string note : {"first", "second"}) {
+    auto transfer = client_->Submit(ops, note);
+    ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+    auto echoed = client_->Recv(seconds(5));
+    ASSERT_TRUE(echoed.ok()) << echoed.status().ToString();
+    EXPECT_EQ(std::string(echoed->begin(), echoed->end()), note);
+    EXPECT_TRUE((*transfer)->Wait(seconds(5)).ok());
+  }
+  // Messages are still taken (and counted), not echoed.
+  ASSERT_TRUE(client_->Send("abc", 3).ok());
+  EXPECT_EQ(client_->Recv(milliseconds(100)).status().code(), StatusCode::kDeadlineExceeded);
+  std::vector<uint8_t> back(4096);
+  auto into = client_->RegisterMemory(back.data(), back.size());
+  ASSERT_TRUE(into.ok());
+  ASSERT_TRUE(client_->Read(**into, 0, *remote, 4096, 4096).ok());
+  EXPECT_EQ(back, local);
+  EchoSessionResult r = Finish();
+  EXPECT_EQ(r.notifications, 2u);
+  EXPECT_EQ(r.messages, 1u);
+}
+
+TEST_F(EchoSessionTest, ClosingARegionChannelHereEndsItsSession) {
+  Serve();
+  auto ack = echo::Handshake(*client_, {echo::kVersion, echo::Mode::kRegion, 4096}, seconds(5));
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  auto start = std::chrono::steady_clock::now();
+  server_->Close();  // as the service does when it stops
+  server_thread_.join();
+  EXPECT_EQ(result_.status.code(), StatusCode::kCancelled) << result_.status.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2));
+}
+
 TEST_F(EchoSessionTest, MalformedHeaderGetsAnErrorAckAndTheChannelCloses) {
   Serve({.refuse_linger = milliseconds(200)});
   std::string junk = "hello, echo";

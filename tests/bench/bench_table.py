@@ -29,6 +29,7 @@ LAT_TARGET, BW_TARGET = 1.10, 0.90
 RATE_SIZE, RATE_TARGET = 8, 0.90  # message rate vs ib_send_bw -e -s 8
 DEPTH, DEPTH_TARGET = 128, 0.95  # Submit with perftest's tx depth vs ib_write_bw / ib_read_bw
 DEPTH_SIZES = [(4096, "4 KiB"), (65536, "64 KiB")]
+KV_SIZE, KV_TARGET = 16384, 0.90  # a batch of scattered blocks + notification vs ib_write_bw
 LLAMA_RPC_IDLE_PERCENT = 100.0  # llama.cpp's RPC transport spins a core
 WARM_TARGET = 1 / 20
 COLD_CONNECT_TARGET, CONNECT_RATE_TARGET = 2.0, 1.0  # vs rdma_cm (cmtime)
@@ -188,6 +189,29 @@ def depth_rows(d, n):
     return rows
 
 
+def kv_rows(d, n):
+    """The KV-cache pattern: batches of scattered KV_SIZE writes, each
+    timed to the peer's notification, against ib_write_bw moving the same
+    bytes (KV_SIZE messages, tx depth 128); absent in results from before
+    this row."""
+    rs = range(1, n + 1)
+    ours_files = [d / f"ours_kv_rdma_r{r}.json" for r in rs]
+    if not all(f.exists() for f in ours_files):
+        return []
+    anchors = [perftest_bw_average(d / f"pt_kv_{KV_SIZE}_r{r}.txt") for r in rs]
+    blocks = ours(ours_files[0])["blocks"]
+    results = [ours_result(f, KV_SIZE) for f in ours_files]
+    values = [x["bw_avg_mbps"] for x in results]
+    rows = [row(f"KV-cache pattern: {blocks} scattered {KV_SIZE // 1024} KiB writes + "
+                "notification per batch, RDMA (MB/s to the notification)",
+                f"ib_write_bw -s {KV_SIZE}, the same bytes", median(anchors), median(values),
+                KV_TARGET, "higher", spread(anchors, values))]
+    batch_ms = median([x["batch_us"]["typical"] / 1000 for x in results])
+    rows.append(row("KV-cache pattern: one batch to its notification, p50 (ms)", None, None,
+                    batch_ms))
+    return rows
+
+
 def cmtime_steps(path):
     """cmtime's (rdmacm-utils) table: step -> (total ms, max ms, min us, us/conn)."""
     steps = {}
@@ -262,6 +286,7 @@ def build_rows(d):
     rows = transfer_rows(d, n, "rdma", anchors)
     rows += rate_rows(d, n)
     rows += depth_rows(d, n)
+    rows += kv_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)
     rows.append(idle_row(d))

@@ -31,12 +31,13 @@ work=$(mktemp -d)
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
 if ((quick)); then
   rounds=${BENCH_ROUNDS:-1} lat_iters=200 rate_iters=2000 bw4k_iters=300 bw64k_iters=40
-  bw1m_iters=6 idle_s=2 connects=20
+  bw1m_iters=6 kv_batches=2 idle_s=2 connects=20
 else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
-  bw1m_iters=30 idle_s=5 connects=200
+  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200
 fi
 depth=128 # perftest's default tx depth
+kv_blocks=1024 kv_size=16384 # the KV-cache row: a batch of scattered blocks
 lat_sizes=(2 4096)
 bw_sizes=(65536 1048576)
 iters_for() { (($1 == 65536)) && echo "$bw64k_iters" || echo "$bw1m_iters"; }
@@ -113,7 +114,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
   echo "device=$LAB_DEV, active MTU $(ibv_devinfo -d "$LAB_DEV" | awk '/active_mtu/ {print $2; exit}')"
   echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
   echo "rdma_core=$(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null || echo unknown)"
-  for v in rounds quick lat_iters rate_iters bw4k_iters bw64k_iters bw1m_iters idle_s connects depth; do
+  for v in rounds quick lat_iters rate_iters bw4k_iters bw64k_iters bw1m_iters kv_batches kv_blocks kv_size idle_s connects depth; do
     echo "$v=${!v}"
   done
 } >"$out/meta_vm.txt"
@@ -143,6 +144,9 @@ for ((r = 1; r <= rounds; r++)); do
     bench "${op}_65536_d${depth}_rdma_r$r" --test "$op" --size 65536 --iters "$bw64k_iters" \
       --depth "$depth"
   done
+  # The KV-cache pattern, and perftest moving the same bytes in messages of a block.
+  perftest "kv_${kv_size}_r$r" ib_write_bw -s "$kv_size" -n "$((kv_blocks * kv_batches))"
+  bench "kv_rdma_r$r" --test kv --size "$kv_size" --blocks "$kv_blocks" --iters "$kv_batches"
   bench "lat_tcp_r$r" --test lat --sizes "2,4096" --iters "$lat_iters" --tcp
   for t in bw write read; do
     for s in "${bw_sizes[@]}"; do bench "${t}_${s}_tcp_r$r" --test "$t" --size "$s" --iters "$(iters_for "$s")" --tcp; done

@@ -113,6 +113,33 @@ TEST_F(EchoTest, PingCountsAndPercentiles) {
   EXPECT_EQ(json["channel"]["transport"], "TCP");
 }
 
+TEST_F(EchoTest, BenchKvTimesBatchesToTheirNotification) {
+  StartBoth();
+  std::string out;
+  ASSERT_EQ(Rdmactl({"--json", "bench", "B", "--test", "kv", "--blocks", "16", "--size", "4K",
+                     "--iters", "5"},
+                    &out),
+            0)
+      << out << Logs();
+  Json json = Json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json["test"], "kv");
+  EXPECT_EQ(json["blocks"], 16);
+  ASSERT_EQ(json["results"].size(), 1u) << out;
+  const Json& r = json["results"][0];
+  EXPECT_EQ(r["size"], 4096);
+  EXPECT_EQ(r["iters"], 5);
+  EXPECT_EQ(r["bytes"], 5 * 16 * 4096);
+  EXPECT_GT(r["bw_avg_mbps"].get<double>(), 0) << out;
+  EXPECT_GT(r["batch_us"]["min"].get<double>(), 0) << out;
+  EXPECT_LE(r["batch_us"]["min"].get<double>(), r["batch_us"]["max"].get<double>()) << out;
+
+  ASSERT_EQ(Rdmactl({"bench", "B", "--test", "kv", "--blocks", "4", "--iters", "2"}, &out), 0)
+      << out;
+  EXPECT_TRUE(Contains(out, "4 writes per batch")) << out;
+  EXPECT_TRUE(Contains(out, "#batches")) << out;
+}
+
 TEST_F(EchoTest, DisabledEchoIsNoSuchService) {
   StartBoth("[echo]\nenabled = false\n");
   EXPECT_TRUE(testing::DaemonPair::WaitForLog(b_, "echo service off: echo.enabled = false"));
