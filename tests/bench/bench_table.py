@@ -36,6 +36,7 @@ COLD_CONNECT_TARGET, CONNECT_RATE_TARGET = 2.0, 1.0  # vs rdma_cm (cmtime)
 CMTIME_CONNECT_STEPS = ["create id", "bind addr", "resolve addr", "resolve route", "create qp",
                         "connect"]
 IDLE_TARGET_PERCENT = 1.0
+IDLE_CHANNEL_KIB = 256  # registered memory per idle channel
 
 
 class MissingResult(Exception):
@@ -229,13 +230,13 @@ def cmtime_steps(path):
     return steps
 
 
-def cmtime_anchors(d):
+def cmtime_anchors(d, name="pt_cmtime.txt"):
     """(one connection's time in ms, connections per second) of rdma_cm, or
     (None, None) for results without a cmtime run. One connection: the
     fastest connection's time in each connect step, summed (cmtime connects
     all at once, so a connection's own steps queue behind the others');
     the rate: connections over the steps' wall time."""
-    path = d / "pt_cmtime.txt"
+    path = d / name
     if not path.exists():
         return None, None
     steps = cmtime_steps(path)
@@ -270,6 +271,37 @@ def connect_rows(d):
     return rows
 
 
+def many_rows(d):
+    """N channels open at once (tests/bench/many_channels.cc) against cmtime
+    connecting as many; absent in results from before these rows."""
+    if not (d / "ours_many_connect.json").exists():
+        return []
+    c, a = ours(d / "ours_many_connect.json"), ours(d / "ours_many_accept.json")
+    rss = ours(d / "rss_many.json")
+    n = c["channels"]
+    _, cm_rate = cmtime_anchors(d, "pt_cmtime_many.txt")
+    rows = [row(f"{n} channels open at once: connect rate, {c['threads']} threads (channels/s)",
+                f"cmtime, {n} rdma_cm connections at once" if cm_rate else None, cm_rate,
+                c["per_second"], CONNECT_RATE_TARGET if cm_rate else None, "higher"),
+            row(f"{n} channels: a message each way on each (s)", None, None, c["exchange_s"])]
+    for who, r in (("initiator", c), ("acceptor", a)):
+        kib = r["pinned_per_channel_kib"]
+        m = row(f"{n} channels: registered memory per channel, {who} application (KiB)", None,
+                None, kib)
+        m["target"] = f"<= {IDLE_CHANNEL_KIB} KiB"
+        m["met"] = kib <= IDLE_CHANNEL_KIB
+        rows.append(m)
+        rows.append(row(f"{n} channels: {who} application RSS (MiB)", None, None,
+                        r["rss_kib"] / 1024))
+    for side, who in (("A", "initiator's"), ("B", "acceptor's")):
+        before, during = rss["before"][side] / 1024, rss["open"][side] / 1024
+        rows.append(row(f"daemon {side} ({who}) RSS with {n} channels open (MiB)",
+                        "its RSS before them", before, during))
+    transports = ", ".join(f"{k} {v}" for k, v in sorted(c["transports"].items()))
+    rows[0]["row"] += f" [{transports}]"
+    return rows
+
+
 def idle_row(d):
     idle = ours(d / "ours_idle.json")["idle"]
     r = row(f"idle connected channel, CPU over {idle['seconds']:.0f} s (% of a core)",
@@ -289,6 +321,7 @@ def build_rows(d):
     rows += kv_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)
+    rows += many_rows(d)
     rows.append(idle_row(d))
     return rows
 

@@ -15,7 +15,8 @@
 #
 # Numbers never fail this script: it fails only when a command fails.
 # --quick: one round, short runs (the ctest smoke test lab.bench.smoke).
-# BENCH_ROUNDS overrides the number of rounds (default 2, --quick 1).
+# BENCH_ROUNDS overrides the number of rounds (default 2, --quick 1);
+# BENCH_MANY the channels open at once (default 500, --quick 100).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lab/lib.sh
 source "$LAB_ROOT/tests/lab/lib.sh"
@@ -31,10 +32,10 @@ work=$(mktemp -d)
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
 if ((quick)); then
   rounds=${BENCH_ROUNDS:-1} lat_iters=200 rate_iters=2000 bw4k_iters=300 bw64k_iters=40
-  bw1m_iters=6 kv_batches=2 idle_s=2 connects=20
+  bw1m_iters=6 kv_batches=2 idle_s=2 connects=20 many=${BENCH_MANY:-100}
 else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
-  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200
+  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-500}
 fi
 depth=128 # perftest's default tx depth
 kv_blocks=1024 kv_size=16384 # the KV-cache row: a batch of scattered blocks
@@ -75,6 +76,9 @@ peer_address = "$LAB_IP"
 peer_port = $2
 peer_insecure = true
 
+[limits]
+max_channels_per_peer = 2048 # the many-channels row
+
 [[peers]]
 name = "$3"
 address = "$LAB_IP:$4"
@@ -114,7 +118,7 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
   echo "device=$LAB_DEV, active MTU $(ibv_devinfo -d "$LAB_DEV" | awk '/active_mtu/ {print $2; exit}')"
   echo "perftest=$(dpkg-query -W -f '${Version}' perftest 2>/dev/null || echo unknown)"
   echo "rdma_core=$(dpkg-query -W -f '${Version}' rdma-core 2>/dev/null || echo unknown)"
-  for v in rounds quick lat_iters rate_iters bw4k_iters bw64k_iters bw1m_iters kv_batches kv_blocks kv_size idle_s connects depth; do
+  for v in rounds quick lat_iters rate_iters bw4k_iters bw64k_iters bw1m_iters kv_batches kv_blocks kv_size idle_s connects many depth; do
     echo "$v=${!v}"
   done
 } >"$out/meta_vm.txt"
@@ -165,6 +169,31 @@ lab_log "cmtime: $connects rdma_cm connections (the connect rows' anchor)"
 lab_cmtime 18590 "$connects" "$out/pt_cmtime.txt" || fail "cmtime"
 sleep 1 # let the echo service's channels wind down
 echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $connects}" >>"$out/rss.json"
+
+lab_log "$many channels open at once, then cmtime with as many"
+many_bin=$build/tests/rdmad_many_channels
+"$many_bin" accept --socket "$work/B/rdmad.sock" --channels "$many" \
+  >"$out/ours_many_accept.json" 2>"$work/many_accept.err" &
+apid=$!
+for _ in $(seq 300); do
+  grep -q listening "$work/many_accept.err" && break
+  kill -0 "$apid" 2>/dev/null || break
+  sleep 0.1
+done
+grep -q listening "$work/many_accept.err" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
+echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"$out/rss_many.json"
+"$many_bin" connect B --socket "$work/A/rdmad.sock" --channels "$many" --threads 16 --hold-s 3 \
+  >"$out/ours_many_connect.json" 2>"$work/many_connect.err" &
+cpid=$!
+for _ in $(seq 6000); do
+  [[ -s $out/ours_many_connect.json ]] && break
+  kill -0 "$cpid" 2>/dev/null || break
+  sleep 0.1
+done
+echo " \"open\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $many}" >>"$out/rss_many.json"
+wait "$cpid" || fail "many-channels initiator: $(cat "$work/many_connect.err")"
+wait "$apid" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
+lab_cmtime 18591 "$many" "$out/pt_cmtime_many.txt" || fail "cmtime -c $many"
 
 python3 "$here/bench_table.py" "$out" || fail "bench_table.py could not read the results in $out"
 lab_log "OK: benchmarks done (results in $out)"
