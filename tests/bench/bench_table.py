@@ -293,12 +293,12 @@ def many_rows(d):
         rows.append(m)
         rows.append(row(f"{n} channels: {who} application RSS (MiB)", None, None,
                         r["rss_kib"] / 1024))
-    for side, who in (("A", "initiator's"), ("B", "acceptor's")):
+    for side, who in (("C", "initiator's"), ("D", "acceptor's")):
         before, during = rss["before"][side] / 1024, rss["open"][side] / 1024
         rows.append(row(f"daemon {side} ({who}) RSS with {n} channels open (MiB)",
                         "its RSS before them", before, during))
     transports = ", ".join(f"{k} {v}" for k, v in sorted(c["transports"].items()))
-    rows[0]["row"] += f" [{transports}]"
+    rows[0]["row"] += f" [{transports}; send depth {rss.get('send_depth', '-')}]"
     return rows
 
 

@@ -16,7 +16,7 @@
 # Numbers never fail this script: it fails only when a command fails.
 # --quick: one round, short runs (the ctest smoke test lab.bench.smoke).
 # BENCH_ROUNDS overrides the number of rounds (default 2, --quick 1);
-# BENCH_MANY the channels open at once (default 500, --quick 100).
+# BENCH_MANY the channels open at once (default 1000, --quick 100).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lab/lib.sh
 source "$LAB_ROOT/tests/lab/lib.sh"
@@ -35,7 +35,7 @@ if ((quick)); then
   bw1m_iters=6 kv_batches=2 idle_s=2 connects=20 many=${BENCH_MANY:-100}
 else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
-  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-500}
+  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-1000}
 fi
 depth=128 # perftest's default tx depth
 kv_blocks=1024 kv_size=16384 # the KV-cache row: a batch of scattered blocks
@@ -66,7 +66,7 @@ perftest() {
 }
 
 # --- rdmad: two daemons on rxe0, B serves the echo service ---------------------
-start_daemon() { # NAME PORT PEER PEER_PORT
+start_daemon() { # NAME PORT PEER PEER_PORT [EXTRA_TOML]
   cat >"$work/$1.toml" <<EOF
 [daemon]
 socket = "$work/$1/rdmad.sock"
@@ -76,8 +76,7 @@ peer_address = "$LAB_IP"
 peer_port = $2
 peer_insecure = true
 
-[limits]
-max_channels_per_peer = 2048 # the many-channels row
+${5:-}
 
 [[peers]]
 name = "$3"
@@ -92,7 +91,7 @@ cleanup() {
   lab_kill_bg
   wait 2>/dev/null
   ((rc == 0)) && return
-  for n in A B; do [[ -s $work/$n.log ]] && tail -50 "$work/$n.log" | sed "s/^/rdmad $n: /" >&2; done
+  for n in A B C D; do [[ -s $work/$n.log ]] && tail -50 "$work/$n.log" | sed "s/^/rdmad $n: /" >&2; done
 }
 trap cleanup EXIT
 start_daemon B 7612 A 7611
@@ -170,9 +169,22 @@ lab_cmtime 18590 "$connects" "$out/pt_cmtime.txt" || fail "cmtime"
 sleep 1 # let the echo service's channels wind down
 echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $connects}" >>"$out/rss.json"
 
-lab_log "$many channels open at once, then cmtime with as many"
+# Many channels at once, between two more daemons (C initiates, D accepts)
+# whose queue pairs are 32 send entries deep: Soft-RoCE maps about 512
+# bytes per send-queue entry into the application (a NIC: 64), so at the
+# default 128 a channel's queues cost ~176 KiB of the VM's 1 GiB, and 1,000
+# channels on both ends do not fit. Connect rate and registered memory do
+# not depend on the depth.
+lab_log "$many channels open at once (C to D), then cmtime with as many"
+many_toml=$'[qp]\nsend_depth = 32\n\n[limits]\nmax_channels_per_peer = 2048'
+start_daemon D 7614 C 7613 "$many_toml"
+start_daemon C 7613 D 7614 "$many_toml"
+for _ in $(seq 150); do
+  [[ -S $work/C/rdmad.sock && -S $work/D/rdmad.sock ]] && break
+  sleep 0.1
+done
 many_bin=$build/tests/rdmad_many_channels
-"$many_bin" accept --socket "$work/B/rdmad.sock" --channels "$many" \
+"$many_bin" accept --socket "$work/D/rdmad.sock" --channels "$many" \
   >"$out/ours_many_accept.json" 2>"$work/many_accept.err" &
 apid=$!
 for _ in $(seq 300); do
@@ -181,8 +193,9 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 grep -q listening "$work/many_accept.err" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
-echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"$out/rss_many.json"
-"$many_bin" connect B --socket "$work/A/rdmad.sock" --channels "$many" --threads 16 --hold-s 3 \
+# shellcheck disable=SC2154 # pid_C, pid_D: set by start_daemon
+echo "{\"before\": {\"C\": $(rss_kib "$pid_C"), \"D\": $(rss_kib "$pid_D")}," >"$out/rss_many.json"
+"$many_bin" connect D --socket "$work/C/rdmad.sock" --channels "$many" --threads 16 --hold-s 3 \
   >"$out/ours_many_connect.json" 2>"$work/many_connect.err" &
 cpid=$!
 for _ in $(seq 6000); do
@@ -190,7 +203,8 @@ for _ in $(seq 6000); do
   kill -0 "$cpid" 2>/dev/null || break
   sleep 0.1
 done
-echo " \"open\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"channels\": $many}" >>"$out/rss_many.json"
+echo " \"open\": {\"C\": $(rss_kib "$pid_C"), \"D\": $(rss_kib "$pid_D")}, \"channels\": $many," \
+  "\"send_depth\": 32}" >>"$out/rss_many.json"
 wait "$cpid" || fail "many-channels initiator: $(cat "$work/many_connect.err")"
 wait "$apid" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
 lab_cmtime 18591 "$many" "$out/pt_cmtime_many.txt" || fail "cmtime -c $many"
