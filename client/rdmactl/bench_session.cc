@@ -52,15 +52,28 @@ StatusOr<SizeResult> Combine(uint64_t size, const std::vector<StatusOr<ChannelRe
 
 BenchLimit LimitOf(const BenchArgs& a) { return {a.iters, a.duration_s}; }
 
-StatusOr<SizeResult> LatencyAt(std::vector<BenchChannel>& channels, uint64_t size,
-                               const BenchLimit& limit) {
+// Warms every channel up (untimed, in turn), then runs them all at once
+// and sums what they measured.
+StatusOr<SizeResult> WarmThenRun(
+    std::vector<BenchChannel>& channels, uint64_t size,
+    const std::function<Status(BenchChannel&)>& warm,
+    const std::function<StatusOr<ChannelResult>(BenchChannel&, BenchClock::time_point)>& run) {
   for (size_t i = 0; i < channels.size(); ++i) {
-    Status s = WarmUpLatency(*channels[i].channel, size);
+    Status s = warm(channels[i]);
     if (!s.ok()) return InRun(size, i, channels.size(), s);
   }
   return Combine(size, RunParallel(channels.size(), [&](size_t i, BenchClock::time_point start) {
-                   return RunLatency(*channels[i].channel, size, limit, start);
+                   return run(channels[i], start);
                  }));
+}
+
+StatusOr<SizeResult> LatencyAt(std::vector<BenchChannel>& channels, uint64_t size,
+                               const BenchLimit& limit) {
+  return WarmThenRun(
+      channels, size, [&](BenchChannel& c) { return WarmUpLatency(*c.channel, size); },
+      [&](BenchChannel& c, BenchClock::time_point start) {
+        return RunLatency(*c.channel, size, limit, start);
+      });
 }
 
 StatusOr<SizeResult> SinkAt(rdmad::Client& client, uint64_t size, BenchReport* report) {
@@ -78,16 +91,12 @@ StatusOr<SizeResult> SinkAt(rdmad::Client& client, uint64_t size, BenchReport* r
 
 StatusOr<SizeResult> OneSidedAt(std::vector<BenchChannel>& channels, bool write, uint64_t size,
                                 const BenchLimit& limit, uint32_t depth) {
-  for (size_t i = 0; i < channels.size(); ++i) {
-    BenchChannel& c = channels[i];
-    Status s = WarmUpOneSided(*c.channel, write, *c.region, c.remote, size);
-    if (!s.ok()) return InRun(size, i, channels.size(), s);
-  }
-  return Combine(size, RunParallel(channels.size(), [&](size_t i, BenchClock::time_point start) {
-                   BenchChannel& c = channels[i];
-                   return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start,
-                                      depth);
-                 }));
+  return WarmThenRun(
+      channels, size,
+      [&](BenchChannel& c) { return WarmUpOneSided(*c.channel, write, *c.region, c.remote, size); },
+      [&](BenchChannel& c, BenchClock::time_point start) {
+        return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start, depth);
+      });
 }
 
 // lat, write and read: the same channels for every size.
@@ -118,14 +127,12 @@ Status RunKvSizes(rdmad::Client& client, BenchReport* report) {
   std::vector<BenchChannel>& c = *channels;
   report->channel = c.front().channel->info();
   for (uint64_t size : a.sizes) {
-    for (size_t i = 0; i < c.size(); ++i) {
-      Status s = WarmUpKv(*c[i].channel, *c[i].region, c[i].remote, size, a.blocks);
-      if (!s.ok()) return InRun(size, i, c.size(), s);
-    }
-    auto r = Combine(size, RunParallel(c.size(), [&](size_t i, BenchClock::time_point start) {
-                       return RunKv(*c[i].channel, *c[i].region, c[i].remote, size, a.blocks,
-                                    LimitOf(a), start);
-                     }));
+    auto r = WarmThenRun(
+        c, size,
+        [&](BenchChannel& b) { return WarmUpKv(*b.channel, *b.region, b.remote, size, a.blocks); },
+        [&](BenchChannel& b, BenchClock::time_point start) {
+          return RunKv(*b.channel, *b.region, b.remote, size, a.blocks, LimitOf(a), start);
+        });
     if (!r.ok()) return r.status();
     report->sizes.push_back(*r);
   }

@@ -87,17 +87,9 @@ Status ServeSink(Channel& channel, uint64_t every, EchoSessionResult* result) {
 Status ServeRegionTraffic(Channel& channel, EchoSessionResult* result) {
   constexpr std::chrono::milliseconds kNow{0};
   auto fd = channel.CompletionFd();
-  if (!fd.ok()) {
-    for (;;) {
-      auto message = channel.Recv(kForever);
-      if (!message.ok()) return message.status();
-      ++result->messages;
-      result->bytes += message->size();
-    }
-  }
   for (;;) {
     bool idle = true;
-    auto message = channel.Recv(kNow);
+    auto message = channel.Recv(fd.ok() ? kNow : kForever);
     if (message.ok()) {
       ++result->messages;
       result->bytes += message->size();
@@ -105,6 +97,7 @@ Status ServeRegionTraffic(Channel& channel, EchoSessionResult* result) {
     } else if (message.status().code() != StatusCode::kDeadlineExceeded) {
       return message.status();
     }
+    if (!fd.ok()) continue;  // messages only
     auto note = channel.RecvNotification(kNow);
     if (note.ok()) {
       ++result->notifications;
