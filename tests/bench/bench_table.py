@@ -30,6 +30,7 @@ RATE_SIZE, RATE_TARGET = 8, 0.90  # message rate vs ib_send_bw -e -s 8
 DEPTH, DEPTH_TARGET = 128, 0.95  # Submit with perftest's tx depth vs ib_write_bw / ib_read_bw
 DEPTH_SIZES = [(4096, "4 KiB"), (65536, "64 KiB")]
 KV_SIZE, KV_TARGET = 16384, 0.90  # a batch of scattered blocks + notification vs ib_write_bw
+UCX_LAT_SIZE, UCX_BW_SIZE, UCX_TARGET = 8, 65536, 1.0  # vs ucx_perftest (UCT rc_verbs)
 LLAMA_RPC_IDLE_PERCENT = 100.0  # llama.cpp's RPC transport spins a core
 WARM_TARGET = 1 / 20
 COLD_CONNECT_TARGET, CONNECT_RATE_TARGET = 2.0, 1.0  # vs rdma_cm (cmtime)
@@ -302,6 +303,50 @@ def many_rows(d):
     return rows
 
 
+def ucx_final(path):
+    """The numbers of ucx_perftest's 'Final:' line: iterations, overhead
+    (us) p50, average, overall, bandwidth (MB/s, 2^20) average, overall,
+    message rate average, overall."""
+    if not path.exists():
+        raise MissingResult(f"{path.name} is missing")
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith("Final:"):
+            try:
+                return [float(f) for f in line.split()[1:]]
+            except ValueError:
+                break
+    raise MissingResult(f"{path.name}: no 'Final:' line")
+
+
+def ucx_rows(d, n):
+    """The peer anchor: UCX's ucx_perftest at its transport layer on the
+    same device. Latency: its put_lat (one-way, p50) against our message
+    latency at the same size; bandwidth: its zero-copy put_bw against our
+    one-sided Write with DEPTH in flight. Absent in results from before
+    these rows."""
+    rs = range(1, n + 1)
+    rows = []
+    lat_files = [d / f"ucx_put_lat_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
+    if all(f.exists() for f in lat_files):
+        anchors = [ucx_final(f)[1] for f in lat_files]
+        values = [ours_result(d / f"ours_lat_rdma_r{r}.json", UCX_LAT_SIZE)["latency_us"]["typical"]
+                  for r in rs]
+        rows.append(row(f"peer anchor UCX: message latency {UCX_LAT_SIZE} B, RDMA (us, half round trip, typical)",
+                        f"ucx_perftest -t put_lat -s {UCX_LAT_SIZE} (UCT rc_verbs)",
+                        median(anchors), median(values), UCX_TARGET, "lower",
+                        spread(anchors, values)))
+    bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]
+    ours_files = [d / f"ours_write_{UCX_BW_SIZE}_d{DEPTH}_rdma_r{r}.json" for r in rs]
+    if all(f.exists() for f in bw_files + ours_files):
+        anchors = [ucx_final(f)[4] for f in bw_files]
+        values = [ours_result(f, UCX_BW_SIZE)["bw_avg_mbps"] for f in ours_files]
+        rows.append(row(f"peer anchor UCX: one-sided Write 64 KiB, RDMA, {DEPTH} in flight "
+                        "(MB/s, average)", f"ucx_perftest -t put_bw -D zcopy -s {UCX_BW_SIZE} (UCT rc_verbs)",
+                        median(anchors), median(values), UCX_TARGET, "higher",
+                        spread(anchors, values)))
+    return rows
+
+
 def idle_row(d):
     idle = ours(d / "ours_idle.json")["idle"]
     r = row(f"idle connected channel, CPU over {idle['seconds']:.0f} s (% of a core)",
@@ -319,6 +364,7 @@ def build_rows(d):
     rows += rate_rows(d, n)
     rows += depth_rows(d, n)
     rows += kv_rows(d, n)
+    rows += ucx_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)
     rows += many_rows(d)

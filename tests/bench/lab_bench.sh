@@ -6,7 +6,8 @@
 #   tests/lab/run --vms 1 --share BUILD --env RDMAD_BUILD_DIR=BUILD \
 #       [--share OUT --env BENCH_OUT=OUT] -- tests/bench/lab_bench.sh [--quick]
 #
-# Every round runs, per row: perftest (server and client on rxe0), then
+# Every round runs, per row: perftest (server and client on rxe0; for the
+# put latency and bandwidth rows also UCX's ucx_perftest), then
 # `rdmactl bench` against a second daemon's echo service on the same rxe0
 # (two daemons as in tests/lab/echo/echo.sh), then the TCP fallback. Then,
 # once: an idle channel's CPU, N Connect+Close cycles and the daemons' RSS,
@@ -63,6 +64,27 @@ perftest() {
   "${cmd[@]}" "$LAB_IP" >"$out/pt_$name.txt" 2>&1 || crc=$?
   wait "$spid" || src=$?
   ((crc == 0 && src == 0)) || fail "$tool ${*}: client exit $crc, server exit $src: $(tail -5 "$out/pt_$name.txt")"
+}
+
+# --- UCX (ucx-utils): the transport layer NIXL's UCX backend drives ----------------
+# ucx_perftest NAME ARGS...: UCX's perftest at its transport layer (UCT,
+# rc_verbs on LAB_DEV), server and client, the client's output in
+# $out/ucx_NAME.txt. The transport layer because UCX 1.13's protocol layer
+# (UCP) finds no wire-up transport on Soft-RoCE alone ("Destination is
+# unreachable"; ud_verbs aborts on rxe).
+ucx_port=18700
+ucx_perftest() {
+  local name=$1 spid crc=0 src=0
+  shift
+  ucx_port=$((ucx_port + 1))
+  local -a cmd=(env UCX_NET_DEVICES="$LAB_DEV:1" UCX_IB_GID_INDEX="$LAB_GID_INDEX"
+    ucx_perftest -d "$LAB_DEV:1" -x rc_verbs -p "$ucx_port" "$@")
+  "${cmd[@]}" >"$work/ucx_server.txt" 2>&1 &
+  spid=$!
+  lab_wait_listen "$ucx_port" 60 "$spid" || fail "ucx_perftest server did not start: $(cat "$work/ucx_server.txt")"
+  "${cmd[@]}" "$LAB_IP" >"$out/ucx_$name.txt" 2>&1 || crc=$?
+  wait "$spid" || src=$?
+  ((crc == 0 && src == 0)) || fail "ucx_perftest ${*}: client exit $crc, server exit $src: $(tail -5 "$out/ucx_$name.txt")"
 }
 
 # --- rdmad: two daemons on rxe0, B serves the echo service ---------------------
@@ -131,7 +153,8 @@ grep -q "echo service: listening" "$work/B.log" || fail "B's echo service did no
 for ((r = 1; r <= rounds; r++)); do
   lab_log "round $r of $rounds"
   for s in "${lat_sizes[@]}"; do perftest "lat_${s}_r$r" ib_send_lat -e -s "$s" -n "$lat_iters"; done
-  bench "lat_rdma_r$r" --test lat --sizes "2,4096" --iters "$lat_iters"
+  ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters"
+  bench "lat_rdma_r$r" --test lat --sizes "2,8,4096" --iters "$lat_iters"
   for s in "${bw_sizes[@]}"; do perftest "bw_${s}_r$r" ib_send_bw -e -s "$s" -n "$(iters_for "$s")"; done
   for s in "${bw_sizes[@]}"; do bench "bw_${s}_rdma_r$r" --test bw --size "$s" --iters "$(iters_for "$s")"; done
   perftest "bw_8_r$r" ib_send_bw -e -s 8 -n "$rate_iters"
@@ -147,6 +170,7 @@ for ((r = 1; r <= rounds; r++)); do
     bench "${op}_65536_d${depth}_rdma_r$r" --test "$op" --size 65536 --iters "$bw64k_iters" \
       --depth "$depth"
   done
+  ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$bw64k_iters"
   # The KV-cache pattern, and perftest moving the same bytes in messages of a block.
   perftest "kv_${kv_size}_r$r" ib_write_bw -s "$kv_size" -n "$((kv_blocks * kv_batches))"
   bench "kv_rdma_r$r" --test kv --size "$kv_size" --blocks "$kv_blocks" --iters "$kv_batches"

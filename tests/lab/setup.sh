@@ -5,8 +5,9 @@
 #   tests/lab/setup.sh --check    only report; exit 0 if complete, 77 if not
 #
 # The lab VM chroots into the host's own root filesystem, so the RDMA
-# userspace (rdma-core, ibverbs-utils, perftest, rdmacm-utils, iproute2) must be installed
-# on the host even though the host kernel has no RDMA support.
+# userspace (rdma-core, ibverbs-utils, perftest, rdmacm-utils, ucx-utils,
+# iproute2) must be installed on the host even though the host kernel has
+# no RDMA support.
 set -euo pipefail
 
 LAB_PACKAGES=(
@@ -19,6 +20,7 @@ LAB_PACKAGES=(
   ibverbs-utils    # ibv_devinfo, ibv_rc_pingpong
   perftest         # ib_send_lat, ib_write_bw
   rdmacm-utils     # cmtime, rping: rdma_cm's own tools (a connection-rate anchor)
+  ucx-utils        # ucx_perftest: UCX's put latency and bandwidth (the peer anchor)
   iproute2         # ip, rdma, ss
   python3          # lab scripts compare JSON outputs
 )
