@@ -35,8 +35,8 @@ class ChannelBrokerTest : public ::testing::Test {
       n->socket = dir_.File(n->name + "/rdmad.sock");
       n->port = testing::FreeLoopbackPort();
     }
-    Start(&a_, b_);
-    Start(&b_, a_);
+    ASSERT_NO_FATAL_FAILURE(Start(&a_, b_));
+    ASSERT_NO_FATAL_FAILURE(Start(&b_, a_));
   }
 
   void Start(Node* n, const Node& peer) {

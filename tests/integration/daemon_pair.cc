@@ -28,12 +28,22 @@ std::string DaemonPair::DaemonBinary() {
 }
 
 Status DaemonPair::Start(const std::string& a_extra, const std::string& b_extra) {
-  for (DaemonNode* n : {&a_, &b_}) {
-    n->socket = dir_.File(n->name + "/rdmad.sock");
-    n->port = FreeLoopbackPort();
+  Status started;
+  // A free port can be taken by a test running alongside before the
+  // daemon binds it: then both start again on new ports.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    for (DaemonNode* n : {&a_, &b_}) {
+      n->client.reset();
+      n->process.reset();  // stops a daemon of the attempt before
+      n->socket = dir_.File(n->name + "/rdmad.sock");
+      unlink(n->socket.c_str());
+      n->port = FreeLoopbackPort();
+    }
+    started = StartNode(&b_, a_, b_extra);
+    if (started.ok()) started = StartNode(&a_, b_, a_extra);
+    if (started.message().find("Address already in use") == std::string::npos) return started;
   }
-  RDMAD_RETURN_IF_ERROR(StartNode(&b_, a_, b_extra));
-  return StartNode(&a_, b_, a_extra);
+  return started;
 }
 
 Status DaemonPair::Restart(DaemonNode* n) {

@@ -151,8 +151,8 @@ TEST_F(PeerTest, TwoDaemonsSeeEachOtherUp) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b});
   WriteConfig(&b, {&a});
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   Json last;
   Json ab = WaitForState(a, "b", "up", seconds(15), &last);
   ASSERT_FALSE(ab.is_null()) << last.dump() << Logs(a, b);
@@ -188,8 +188,8 @@ TEST_F(PeerTest, AFrozenPeerIsDownAndComesBack) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b});
   WriteConfig(&b, {&a});
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   ASSERT_FALSE(WaitForState(a, "b", "up", seconds(15)).is_null()) << Logs(a, b);
 
   b.process->Signal(SIGSTOP);
@@ -213,8 +213,8 @@ TEST_F(PeerTest, AnotherMajorVersionIsAMismatch) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b});
   WriteConfig(&b, {&a});
-  Start(&a);
-  Start(&b, {{"RDMAD_TEST_PROTOCOL_MAJOR", "2"}});
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b, {{"RDMAD_TEST_PROTOCOL_MAJOR", "2"}}));
   Json last;
   Json ab = WaitForState(a, "b", "version-mismatch", seconds(15), &last);
   ASSERT_FALSE(ab.is_null()) << last.dump() << Logs(a, b);
@@ -229,8 +229,8 @@ TEST_F(PeerTest, ReloadFollowsThePeerList) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {});
   WriteConfig(&b, {});
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   EXPECT_TRUE(Peers(a).empty());
   WriteConfig(&a, {&b});
   a.process->Signal(SIGHUP);
@@ -270,8 +270,8 @@ TEST_F(PeerTest, MutualTlsBringsPeersUp) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b}, TlsKeys("a", "ca"));
   WriteConfig(&b, {&a}, TlsKeys("b", "ca"));
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   Json last;
   ASSERT_FALSE(WaitForState(a, "b", "up", seconds(15), &last).is_null())
       << last.dump() << Logs(a, b);
@@ -287,8 +287,8 @@ TEST_F(PeerTest, ACertificateFromAnotherCaIsRefused) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b}, TlsKeys("a", "ca"));
   WriteConfig(&b, {&a}, TlsKeys("b", "other-ca"));
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   // Down at first because b is not listening yet, then because of TLS.
   auto is_tls = [](const std::string& e) {
     return e.find("SSL") != std::string::npos || e.find("ssl") != std::string::npos ||
@@ -318,8 +318,8 @@ TEST_F(PeerTest, ACertificateCannotSpeakForAnotherNode) {
   Node a = MakeNode("a"), b = MakeNode("b");
   WriteConfig(&a, {&b}, TlsKeys("a", "ca"));
   WriteConfig(&b, {&a}, TlsKeys("b", "ca", /*cert=*/"a"));
-  Start(&a);
-  Start(&b);
+  ASSERT_NO_FATAL_FAILURE(Start(&a));
+  ASSERT_NO_FATAL_FAILURE(Start(&b));
   const std::string why = "the peer's certificate is for a, 127.0.0.1, not b";
   auto down_with = [&](const Node& n, const std::string& peer) {
     auto deadline = Clock::now() + seconds(15);

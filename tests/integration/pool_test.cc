@@ -66,7 +66,7 @@ class PoolTest : public ::testing::Test {
 };
 
 TEST_F(PoolTest, ConnectHandsOutAWarmChannelAndThePoolRefills) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_TRUE(app_->Prewarm("B", "svc", 2).ok());
   ASSERT_TRUE(Eventually([&] { return Row().warm == 2; })) << pair_.Logs();
   std::vector<uint64_t> before = Established();
@@ -104,7 +104,7 @@ TEST_F(PoolTest, ConnectHandsOutAWarmChannelAndThePoolRefills) {
 }
 
 TEST_F(PoolTest, AWarmChannelThePeerClosesIsReplaced) {
-  Start();
+  ASSERT_NO_FATAL_FAILURE(Start());
   ASSERT_TRUE(app_->Prewarm("B", "svc", 1).ok());
   ASSERT_TRUE(Eventually([&] { return Established().size() == 1 && Row().warm == 1; }));
   uint64_t first = Established()[0];
@@ -122,7 +122,7 @@ TEST_F(PoolTest, AWarmChannelThePeerClosesIsReplaced) {
 }
 
 TEST_F(PoolTest, ConfigPoolsAreFollowedAndListed) {
-  Start("[[pool]]\npeer = \"B\"\nservice = \"svc\"\nchannels = 2\n");
+  ASSERT_NO_FATAL_FAILURE(Start("[[pool]]\npeer = \"B\"\nservice = \"svc\"\nchannels = 2\n"));
   ASSERT_TRUE(Eventually([&] { return Row().warm == 2; })) << pair_.Logs();
   PoolSummary row = Row();
   EXPECT_EQ(row.source, "config");
@@ -138,7 +138,7 @@ TEST_F(PoolTest, ConfigPoolsAreFollowedAndListed) {
 }
 
 TEST_F(PoolTest, ChannelLimitsRefuseWithTheReason) {
-  Start("[limits]\nmax_channels_per_peer = 2\n");
+  ASSERT_NO_FATAL_FAILURE(Start("[limits]\nmax_channels_per_peer = 2\n"));
   // ConnectAB retries while A's session to B comes up (UNAVAILABLE) only.
   auto one = pair_.ConnectAB("svc");
   auto two = pair_.ConnectAB("svc");
