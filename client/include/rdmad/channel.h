@@ -148,9 +148,12 @@ class RDMAD_EXPORT Channel {
   // larger than what the channel buffers (2 MiB on RDMA) returns only as the
   // peer's Recv takes it.
   virtual Status Send(const void* buf, size_t len) = 0;
-  // The same from registered memory: no copy on the RDMA path. A large
-  // message is read by the peer straight from the region, so this returns
-  // once the peer's Recv has read it.
+  // The same from registered memory. On the RDMA path a large message
+  // (more than two of the channel's slots) is read by the peer straight
+  // from the region, with no copy, so this returns once the peer's Recv has
+  // read it; a small one from host memory is copied as above and this
+  // returns at once (a dmabuf's is sent from the region, and this returns
+  // when it has gone).
   virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
 
   // Receives the next whole message. DEADLINE_EXCEEDED after timeout.

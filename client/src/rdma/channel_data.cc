@@ -5,10 +5,13 @@
 // one is cut into fragments of min(local, peer) slot size; each fragment is
 // one SEND_WITH_IMM, posted only while the sender holds a data credit:
 //   * <= max_inline bytes: inline (the HCA copies at post time);
-//   * from a registered MemoryRegion: the SGE points into the region (no
-//     copy); Send returns when those SENDs have completed;
 //   * otherwise: copied into a free chunk of the registered staging area;
-//     Send returns once the last fragment is posted (buf is reusable).
+//     Send returns once the last fragment is posted (buf is reusable);
+//   * from a registered dmabuf: the SGE points into the region (no copy);
+//     Send returns when those SENDs have completed.
+// A small message from a registered host region is copied like one from
+// any buffer: waiting for its SENDs to complete (the peer's ACK) would cost
+// a round trip per message, and copying a few KiB costs far less.
 
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
@@ -48,7 +51,8 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
   uint64_t read_by_peer = 0;  // descriptors of region the peer must have read
   if (len <= rndv_threshold_) {
-    RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, 0, len, region));
+    RDMAD_RETURN_IF_ERROR(
+        SendEager(lock, data, len, 0, len, region != nullptr && region->host() ? nullptr : region));
   } else {
     for (size_t offset = 0; offset < len;) {
       auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));

@@ -38,9 +38,7 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last) {
-  // Host memory (its iova is its address) can be copied; a dmabuf cannot.
-  bool copyable =
-      region == nullptr || reinterpret_cast<uintptr_t>(region->data()) == region->iova();
+  bool copyable = region == nullptr || region->host();  // a dmabuf cannot be copied
   std::optional<uint32_t> chunk;
   for (;;) {
     if (copyable && send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();

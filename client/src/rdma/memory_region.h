@@ -63,6 +63,9 @@ class RdmaMemoryRegion final : public MemoryRegion {
 
   uint32_t lkey() const;
   uint64_t iova() const { return iova_; }  // the address the QP uses for byte 0
+  // Host memory the CPU can copy from, addressed by the QP at its own
+  // address (false for a dmabuf).
+  bool host() const { return data_ != nullptr && reinterpret_cast<uintptr_t>(data_) == iova_; }
   const RdmaDevice* device() const { return device_.get(); }
 
  private:
