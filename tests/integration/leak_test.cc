@@ -5,7 +5,9 @@
 // holds both ends), sends a message each way and closes it, many times.
 // Afterwards every process is back to its baseline: the same open fds and
 // RDMA objects (QPs, CQs, MRs, PDs from `rdma resource show`, in the lab),
-// threads within 4 (pools that grow on demand), RSS within 5 %.
+// threads within 4 (pools that grow on demand), RSS within 5 % (a process
+// whose RSS alone is above gets the same cycles again and must hold it
+// there: a leak grows with them, a one-time step does not).
 //   - cold cycles: a new channel each time (RDMAD_LEAK_CYCLES; 500 in the
 //     lab over RDMA, 10,000 on the host over TCP);
 //   - warm cycles: a channel from the application's pool each time, given
@@ -17,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <string>
 #include <thread>
@@ -76,15 +79,39 @@ class LeakTest : public ::testing::Test {
             Usage::Of(pair_.b().process->pid(), InLab()), Usage::Of(getpid(), InLab())};
   }
 
+  static bool Back(const Snapshot& base, const Snapshot& now) {
+    return base.a.Same(now.a, kRssSlack) && base.b.Same(now.b, kRssSlack) &&
+           base.app.Same(now.app, kRssSlack);
+  }
+
+  // base with the RSS of other.
+  static Snapshot WithRssOf(Snapshot base, const Snapshot& other) {
+    base.a.rss_mib = other.a.rss_mib;
+    base.b.rss_mib = other.b.rss_mib;
+    base.app.rss_mib = other.app.rss_mib;
+    return base;
+  }
+
   // Every process is back to base (waiting up to 10 s for closes to land).
+  // When only RSS is above, run() goes again: a leak grows again, while a
+  // one-time step after the baseline (a worker pool's new thread and its
+  // malloc arena: ~2 MiB, seen in the lab) does not. Then everything but
+  // RSS is still held to base, and RSS to where the first run left it.
+  void ExpectBack(const Snapshot& base, const std::function<void()>& run) {
+    if (Eventually([&] { return Back(base, Take()); }, 10s)) return;
+    Snapshot stepped = Take();
+    if (Back(WithRssOf(base, stepped), stepped)) {
+      std::printf("LEAK RSS above the baseline after the cycles: running them again\n");
+      run();
+      if (::testing::Test::HasFatalFailure()) return;
+      ExpectBack(WithRssOf(base, stepped));
+      return;
+    }
+    ExpectBack(base);
+  }
+
   void ExpectBack(const Snapshot& base) {
-    bool back = Eventually(
-        [&] {
-          Snapshot now = Take();
-          return base.a.Same(now.a, kRssSlack) && base.b.Same(now.b, kRssSlack) &&
-                 base.app.Same(now.app, kRssSlack);
-        },
-        10s);
+    bool back = Eventually([&] { return Back(base, Take()); }, 10s);
     Snapshot now = Take();
     EXPECT_TRUE(back) << "expected every process back to its baseline (RSS within 5 %)\n"
                       << "rdmad A: " << base.a.Describe() << " -> " << now.a.Describe() << "\n"
@@ -133,11 +160,15 @@ TEST_F(LeakTest, ColdCyclesGiveEverythingBack) {
   for (int i = 0; i < warm_up; ++i) ASSERT_TRUE(cycle()) << "warm-up cycle " << i;
   ASSERT_TRUE(Eventually([&] { return LiveOnA() == 0; })) << pair_.Logs();
   Snapshot base = Baseline();
+  auto run = [&] {
+    for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
+    ASSERT_TRUE(Eventually([&] { return LiveOnA() == 0; })) << pair_.Logs();
+  };
   auto t0 = Clock::now();
-  for (int i = 0; i < cycles; ++i) ASSERT_TRUE(cycle()) << "cycle " << i;
+  run();
+  if (HasFatalFailure()) return;
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  ASSERT_TRUE(Eventually([&] { return LiveOnA() == 0; })) << pair_.Logs();
-  ExpectBack(base);
+  ExpectBack(base, run);
   Print(InLab() ? "cold RDMA" : "cold TCP", cycles, seconds, base);
 }
 
