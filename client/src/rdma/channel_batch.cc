@@ -120,8 +120,9 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
       batch_flushing_ = true;
       return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
     }
-    segments_.push_back({id, uint32_t(posted), uint32_t(n), posted + n == wrs.size()});
+    segments_.push_back({id, uint32_t(posted), uint32_t(n), posted + n == wrs.size(), uncovered_});
     sq_outstanding_ += uint32_t(n);
+    uncovered_ = 0;
     posted += n;
   }
   if (!notification.empty()) {
@@ -178,7 +179,9 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
   if (wc.status == IBV_WC_SUCCESS && !batch_flushing_ && !segments_.empty()) {
     Segment segment = segments_.front();  // RC: in order
     segments_.pop_front();
-    sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs);
+    uint32_t covered = std::min(segment.covered, silent_);
+    silent_ -= covered;
+    sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs + covered);
     if (segment.last && batch != nullptr) {
       batch->done = true;
       batches_.erase(id);

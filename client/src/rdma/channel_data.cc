@@ -103,7 +103,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
   sge.length = len;
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.send_flags = IBV_SEND_SIGNALED | (fence ? IBV_SEND_FENCE : 0);
+  wr.send_flags = fence ? IBV_SEND_FENCE : 0;
   wr.sg_list = len > 0 ? &sge : nullptr;
   wr.num_sge = len > 0 ? 1 : 0;
   if (region != nullptr && len > 0) {
@@ -111,13 +111,21 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     wr.wr_id = MakeWrId(WrKind::kZeroCopy, 0);
   } else if (len <= res_->max_inline) {
     if (len > 0) wr.send_flags |= IBV_SEND_INLINE;
-    wr.wr_id = MakeWrId(WrKind::kSend, 0);
+    // Nothing to give back when it completes: only every signal_every_-th
+    // is signaled (it completes the ones before it).
+    bool unsignaled = !fence && uncovered_ + 1 < signal_every_;
+    wr.wr_id = MakeWrId(WrKind::kSend, unsignaled ? kUnsignaledIndex : 0);
   } else {
     uint32_t chunk = free_chunks_.back();
     std::memcpy(res_->chunk(chunk), data, len);
     sge.addr = reinterpret_cast<uintptr_t>(res_->chunk(chunk));
     sge.lkey = res_->staging->lkey();
     wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
+  }
+  bool signaled = wr.wr_id != MakeWrId(WrKind::kSend, kUnsignaledIndex);
+  if (signaled) {
+    wr.send_flags |= IBV_SEND_SIGNALED;
+    wr.wr_id = WithCovered(wr.wr_id, uncovered_);
   }
   imm.credits = credits_.OnSend();
   imm.done = TakeDone();
@@ -130,6 +138,12 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     return s;
   }
   ++sq_outstanding_;
+  if (signaled) {
+    uncovered_ = 0;
+  } else {
+    ++uncovered_;
+    ++silent_;
+  }
   if (WrIdKind(wr.wr_id) == WrKind::kStaged) free_chunks_.pop_back();
   if (WrIdKind(wr.wr_id) == WrKind::kZeroCopy) ++zero_copy_outstanding_;
   return Status::Ok();

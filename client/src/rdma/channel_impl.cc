@@ -52,6 +52,7 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       fragment_size_(std::min(res_->slot_size, remote.slot_size)),
       credits_(remote.credits, res_->recv_depth),
       recv_posted_(res_->recv_depth),
+      signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 16)),
       pool_(&device_->rndv_pool()),
       rndv_threshold_(2 * fragment_size_) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -170,6 +171,7 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
     --recv_posted_;
   } else {
     --sq_outstanding_;
+    OnSendCovered(wc);
     if (kind == WrKind::kStaged) free_chunks_.push_back(WrIdIndex(wc.wr_id));
     if (kind == WrKind::kZeroCopy) --zero_copy_outstanding_;
     if (kind == WrKind::kOneSided) --one_sided_outstanding_;
@@ -184,6 +186,26 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
     ++done_owed_;
     --rndv_unread_;
   }
+}
+
+// The unsignaled inline SENDs a send completion accounts for: on success a
+// signaled SEND's covered ones (done before it); in error each flushes on
+// its own. A failed signaled SEND's covered ones either completed silently
+// or flush on their own; neither holds a buffer, so they are let go.
+void RdmaChannel::OnSendCovered(const ibv_wc& wc) {
+  WrKind kind = WrIdKind(wc.wr_id);
+  if (kind != WrKind::kSend && kind != WrKind::kStaged && kind != WrKind::kZeroCopy &&
+      kind != WrKind::kControl && kind != WrKind::kOneSided) {
+    return;  // Submit's segments account for theirs (OnBatchCompletion)
+  }
+  if (kind == WrKind::kSend && WrIdIndex(wc.wr_id) == kUnsignaledIndex) {
+    silent_ -= std::min(silent_, 1u);  // flushed (success is never reported)
+    return;
+  }
+  if (wc.status != IBV_WC_SUCCESS) return;
+  uint32_t covered = std::min(WrIdCovered(wc.wr_id), silent_);
+  sq_outstanding_ -= std::min(sq_outstanding_, covered);
+  silent_ -= covered;
 }
 
 void RdmaChannel::OnReceive(const ibv_wc& wc) {
@@ -254,7 +276,7 @@ Status RdmaChannel::PostControl(MessageType type) {
   imm.credits = credits_.OnSend();
   imm.done = TakeDone();
   ibv_send_wr wr{};
-  wr.wr_id = MakeWrId(WrKind::kControl, 0);
+  wr.wr_id = WithCovered(MakeWrId(WrKind::kControl, 0), uncovered_);
   wr.opcode = IBV_WR_SEND_WITH_IMM;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.imm_data = htonl(EncodeImm(imm));
@@ -263,6 +285,7 @@ Status RdmaChannel::PostControl(MessageType type) {
     return Status::Unavailable(std::string("ibv_post_send (control): ") + std::strerror(rc));
   }
   ++sq_outstanding_;
+  uncovered_ = 0;
   return Status::Ok();
 }
 
@@ -371,7 +394,9 @@ void RdmaChannel::DrainAfterError() {
   attr.qp_state = IBV_QPS_ERR;
   ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE);
   auto deadline = Clock::now() + kDrainGrace;
-  while (Drain(), (recv_posted_ > 0 || sq_outstanding_ > 0) && Clock::now() < deadline) {
+  // Unsignaled inline SENDs hold no buffer: what is left of them may go
+  // with the QP.
+  while (Drain(), (recv_posted_ > 0 || sq_outstanding_ > silent_) && Clock::now() < deadline) {
     lock.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     lock.lock();

@@ -114,6 +114,7 @@ class RdmaChannel final : public AbortableChannel {
   int Drain();
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(const ibv_wc& wc);
+  void OnSendCovered(const ibv_wc& wc);
   void Repost(uint32_t slot);
   void MaybeSendCredits();
   Status PostControl(MessageType type);
@@ -189,6 +190,7 @@ class RdmaChannel final : public AbortableChannel {
     uint32_t batch = 0;
     uint32_t first_wr = 0, wrs = 0;  // within the batch
     bool last = false;               // the batch's last segment
+    uint32_t covered = 0;            // unsignaled inline SENDs posted just before it
   };
   friend class RdmaTransfer;
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
@@ -215,6 +217,13 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t recv_posted_ = 0;     // receive WRs posted, not completed
   uint32_t zero_copy_outstanding_ = 0;
   uint32_t one_sided_outstanding_ = 0;
+  // Inline SENDs go unsignaled but every signal_every_-th: a signaled SEND
+  // completing completes the unsignaled ones before it. uncovered_: those
+  // posted since the last signaled SEND; silent_: those not yet known to be
+  // done (they hold no buffer, so teardown need not wait for them).
+  const uint32_t signal_every_;
+  uint32_t uncovered_ = 0;
+  uint32_t silent_ = 0;
   uint32_t next_batch_ = 1;
   std::map<uint32_t, std::shared_ptr<Batch>> batches_;  // in flight, by id
   std::deque<Segment> segments_;                        // posted, not completed

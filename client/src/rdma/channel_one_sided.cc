@@ -95,7 +95,7 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     sge.length = n;
     sge.lkey = own.value()->lkey();
     ibv_send_wr wr{};
-    wr.wr_id = MakeWrId(WrKind::kOneSided, 0);
+    wr.wr_id = WithCovered(MakeWrId(WrKind::kOneSided, 0), uncovered_);
     wr.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.sg_list = &sge;
@@ -111,6 +111,7 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     }
     ++sq_outstanding_;
     ++one_sided_outstanding_;
+    uncovered_ = 0;
     done += n;
   }
   if (one_sided_outstanding_ == 0) return Status::Ok();

@@ -62,6 +62,14 @@ inline uint64_t MakeBatchWrId(uint32_t batch, uint32_t index) {
   return MakeWrId(WrKind::kBatch, index) | (uint64_t(batch & 0xffffff) << 32);
 }
 inline uint32_t WrIdBatch(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffffff; }
+// A signaled SEND (kSend, kStaged, kZeroCopy, kControl) also stands for the
+// unsignaled inline SENDs posted just before it (RC completes in order):
+// how many, in bits 32..47.
+inline uint64_t WithCovered(uint64_t wr_id, uint32_t covered) {
+  return wr_id | (uint64_t(covered & 0xffff) << 32);
+}
+inline uint32_t WrIdCovered(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffff; }
+inline constexpr uint32_t kUnsignaledIndex = 1;  // kSend's index when posted unsignaled
 
 struct ChannelResources {
   // Opens plan.device (through the cache), creates everything, moves the QP

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "client/src/rdma/resources.h"
 #include "gtest/gtest.h"
 
 namespace rdmad::internal {
@@ -69,6 +70,20 @@ TEST(ImmTest, RejectsMalformed) {
   EXPECT_FALSE(DecodeImm(0x04000000u));
   EXPECT_FALSE(DecodeImm(0x11000000u));  // FIRST on a CREDIT message
   EXPECT_FALSE(DecodeImm(0x22000000u));  // LAST on CLOSE
+}
+
+TEST(WrIdTest, ASignaledSendCarriesHowManyUnsignaledOnesItCoversBesideItsIndex) {
+  for (WrKind kind : {WrKind::kSend, WrKind::kStaged, WrKind::kControl, WrKind::kOneSided}) {
+    for (uint32_t index : {0u, 1u, 4095u, 0xFFFFFFFFu}) {
+      for (uint32_t covered : {0u, 1u, 15u, 0xFFFFu}) {
+        uint64_t id = WithCovered(MakeWrId(kind, index), covered);
+        EXPECT_EQ(WrIdKind(id), kind);
+        EXPECT_EQ(WrIdIndex(id), index);
+        EXPECT_EQ(WrIdCovered(id), covered);
+      }
+    }
+  }
+  EXPECT_EQ(WrIdCovered(MakeWrId(WrKind::kSend, kUnsignaledIndex)), 0u);
 }
 
 TEST(CreditStateTest, KeepsAReserveForControlMessages) {
