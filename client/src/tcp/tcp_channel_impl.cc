@@ -298,9 +298,12 @@ void TcpChannel::CloseOnce() {
   if (reader_.joinable()) reader_.join();
 }
 
-// Best effort: skipped when a send holds the socket for too long, and never
-// blocks on a full socket buffer.
+// Best effort: skipped when a send holds the socket for too long, and waits
+// at most kCloseSendWait for room in the socket buffer (a CLOSE dropped on
+// EAGAIN, a full buffer or a kernel short of socket memory on a loaded
+// host, leaves the peer seeing the connection end "without CLOSE").
 void TcpChannel::SendClose(const std::string& reason) {
+  auto deadline = Clock::now() + kCloseSendWait;
   std::unique_lock lock(send_mu_, std::defer_lock);
   if (!lock.try_lock_for(kCloseSendWait)) return;
   std::string text = reason.substr(0, kMaxReasonBytes);
@@ -310,7 +313,7 @@ void TcpChannel::SendClose(const std::string& reason) {
   RawFrameHeader raw = EncodeFrameHeader(header);
   iovec iov[2] = {{raw.data(), raw.size()}, {text.data(), text.size()}};
   // The peer that cannot be told learns of the close from the connection.
-  SendAll(fd_.get(), iov, text.empty() ? 1 : 2, MSG_DONTWAIT).IgnoreError();
+  SendAllBefore(fd_.get(), iov, text.empty() ? 1 : 2, deadline).IgnoreError();
 }
 
 }  // namespace rdmad::internal

@@ -175,6 +175,32 @@ Status SendAll(int fd, iovec* iov, int count, int flags) {
   return Status::Ok();
 }
 
+Status SendAllBefore(int fd, iovec* iov, int count, Clock::time_point deadline) {
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return Lost(errno, "send");
+      RDMAD_RETURN_IF_ERROR(PollBefore(fd, POLLOUT, deadline, "send"));
+      continue;
+    }
+    size_t sent = static_cast<size_t>(n);
+    while (count > 0 && sent >= iov->iov_len) {
+      sent -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + sent;
+      iov->iov_len -= sent;
+    }
+  }
+  return Status::Ok();
+}
+
 Status SendAll(int fd, const void* buf, size_t len) {
   iovec iov{const_cast<void*>(buf), len};
   return SendAll(fd, &iov, 1);

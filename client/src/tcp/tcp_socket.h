@@ -71,6 +71,10 @@ StatusOr<UniqueFd> ConnectBefore(const SocketAddress& addr, Clock::time_point de
 // flags may add MSG_DONTWAIT.
 Status SendAll(int fd, iovec* iov, int count, int flags = 0);
 Status SendAll(int fd, const void* buf, size_t len);
+// The same without blocking past deadline: a send the socket cannot take at
+// once (EAGAIN: its buffer full, or the kernel short of socket memory)
+// waits for POLLOUT until then, else DEADLINE_EXCEEDED.
+Status SendAllBefore(int fd, iovec* iov, int count, Clock::time_point deadline);
 
 // Receives exactly len bytes. UNAVAILABLE on EOF ("EOF after N of M bytes")
 // or on an error; *received (if given) says how many bytes did arrive.
