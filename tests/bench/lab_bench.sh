@@ -49,42 +49,44 @@ fail() {
   exit 1
 }
 
-# --- perftest ------------------------------------------------------------------
-pt_port=18600
-# perftest NAME TOOL ARGS...: server and client on LAB_DEV, the client's
-# output in $out/pt_NAME.txt.
-perftest() {
-  local name=$1 tool=$2 spid crc=0 src=0
+# --- anchors: perftest, and UCX (ucx-utils) -------------------------------------
+# pair OUT PORT CMD...: a benchmark tool's server (CMD) and client (CMD
+# LAB_IP) on this node; the client's output in OUT; fails the run unless
+# both exit 0. CMD makes its server listen on TCP port PORT.
+pair() {
+  local result=$1 port=$2 spid crc=0 src=0
   shift 2
-  pt_port=$((pt_port + 1))
-  local -a cmd=("$tool" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$pt_port" -F "$@")
-  "${cmd[@]}" >"$work/pt_server.txt" 2>&1 &
+  "$@" >"$work/server.txt" 2>&1 &
   spid=$!
-  lab_wait_listen "$pt_port" 60 "$spid" || fail "$tool server did not start: $(cat "$work/pt_server.txt")"
-  "${cmd[@]}" "$LAB_IP" >"$out/pt_$name.txt" 2>&1 || crc=$?
+  lab_wait_listen "$port" 60 "$spid" || fail "$* (server) did not start: $(cat "$work/server.txt")"
+  "$@" "$LAB_IP" >"$result" 2>&1 || crc=$?
   wait "$spid" || src=$?
-  ((crc == 0 && src == 0)) || fail "$tool ${*}: client exit $crc, server exit $src: $(tail -5 "$out/pt_$name.txt")"
+  ((crc == 0 && src == 0)) || fail "$*: client exit $crc, server exit $src: $(tail -5 "$result")"
 }
 
-# --- UCX (ucx-utils): the transport layer NIXL's UCX backend drives ----------------
+anchor_port=18600
+# perftest NAME TOOL ARGS...: perftest on LAB_DEV; the client's output in
+# $out/pt_NAME.txt.
+perftest() {
+  local name=$1 tool=$2
+  shift 2
+  anchor_port=$((anchor_port + 1))
+  pair "$out/pt_$name.txt" "$anchor_port" \
+    "$tool" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$anchor_port" -F "$@"
+}
+
 # ucx_perftest NAME ARGS...: UCX's perftest at its transport layer (UCT,
-# rc_verbs on LAB_DEV), server and client, the client's output in
-# $out/ucx_NAME.txt. The transport layer because UCX 1.13's protocol layer
-# (UCP) finds no wire-up transport on Soft-RoCE alone ("Destination is
-# unreachable"; ud_verbs aborts on rxe).
-ucx_port=18700
+# rc_verbs on LAB_DEV: the transport NIXL's UCX backend drives); the
+# client's output in $out/ucx_NAME.txt. The transport layer because UCX
+# 1.13's protocol layer (UCP) finds no wire-up transport on Soft-RoCE alone
+# ("Destination is unreachable"; ud_verbs aborts on rxe).
 ucx_perftest() {
-  local name=$1 spid crc=0 src=0
+  local name=$1
   shift
-  ucx_port=$((ucx_port + 1))
-  local -a cmd=(env UCX_NET_DEVICES="$LAB_DEV:1" UCX_IB_GID_INDEX="$LAB_GID_INDEX"
-    ucx_perftest -d "$LAB_DEV:1" -x rc_verbs -p "$ucx_port" "$@")
-  "${cmd[@]}" >"$work/ucx_server.txt" 2>&1 &
-  spid=$!
-  lab_wait_listen "$ucx_port" 60 "$spid" || fail "ucx_perftest server did not start: $(cat "$work/ucx_server.txt")"
-  "${cmd[@]}" "$LAB_IP" >"$out/ucx_$name.txt" 2>&1 || crc=$?
-  wait "$spid" || src=$?
-  ((crc == 0 && src == 0)) || fail "ucx_perftest ${*}: client exit $crc, server exit $src: $(tail -5 "$out/ucx_$name.txt")"
+  anchor_port=$((anchor_port + 1))
+  pair "$out/ucx_$name.txt" "$anchor_port" env UCX_NET_DEVICES="$LAB_DEV:1" \
+    UCX_IB_GID_INDEX="$LAB_GID_INDEX" ucx_perftest -d "$LAB_DEV:1" -x rc_verbs \
+    -p "$anchor_port" "$@"
 }
 
 # --- rdmad: two daemons on rxe0, B serves the echo service ---------------------
