@@ -151,6 +151,23 @@ StatusOr<UniqueFd> ConnectBefore(const SocketAddress& addr, Clock::time_point de
   return fd;
 }
 
+namespace {
+
+// Moves past sent bytes of iov[0..count).
+void Advance(iovec** iov, int* count, size_t sent) {
+  while (*count > 0 && sent >= (*iov)->iov_len) {
+    sent -= (*iov)->iov_len;
+    ++*iov;
+    --*count;
+  }
+  if (*count > 0) {
+    (*iov)->iov_base = static_cast<uint8_t*>((*iov)->iov_base) + sent;
+    (*iov)->iov_len -= sent;
+  }
+}
+
+}  // namespace
+
 Status SendAll(int fd, iovec* iov, int count, int flags) {
   while (count > 0) {
     msghdr msg{};
@@ -161,16 +178,7 @@ Status SendAll(int fd, iovec* iov, int count, int flags) {
       if (errno == EINTR) continue;
       return Lost(errno, "send");
     }
-    size_t sent = static_cast<size_t>(n);
-    while (count > 0 && sent >= iov->iov_len) {
-      sent -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + sent;
-      iov->iov_len -= sent;
-    }
+    Advance(&iov, &count, static_cast<size_t>(n));
   }
   return Status::Ok();
 }
@@ -187,16 +195,7 @@ Status SendAllBefore(int fd, iovec* iov, int count, Clock::time_point deadline) 
       RDMAD_RETURN_IF_ERROR(PollBefore(fd, POLLOUT, deadline, "send"));
       continue;
     }
-    size_t sent = static_cast<size_t>(n);
-    while (count > 0 && sent >= iov->iov_len) {
-      sent -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + sent;
-      iov->iov_len -= sent;
-    }
+    Advance(&iov, &count, static_cast<size_t>(n));
   }
   return Status::Ok();
 }
