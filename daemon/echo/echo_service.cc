@@ -2,8 +2,6 @@
 
 #include "daemon/echo/echo_service.h"
 
-#include <chrono>
-
 #include "common/echo_protocol.h"
 #include "spdlog/spdlog.h"
 
@@ -138,9 +136,6 @@ void EchoService::Reap() {
 StatusOr<std::unique_ptr<BuiltinService>> MakeEchoService(const std::string& socket_path) {
   ClientOptions options;
   options.socket_path = socket_path;
-  // The daemon answers on its own socket as soon as its gRPC threads run;
-  // on a loaded host that has taken more than the library's default 2 s.
-  options.connect_timeout = std::chrono::seconds(15);
   // The client library in the daemon's own process logs into the daemon's
   // log, at the daemon's level.
   auto daemon_level = spdlog::level::to_string_view(spdlog::get_level());
