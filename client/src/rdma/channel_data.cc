@@ -106,6 +106,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
   wr.send_flags = fence ? IBV_SEND_FENCE : 0;
   wr.sg_list = len > 0 ? &sge : nullptr;
   wr.num_sge = len > 0 ? 1 : 0;
+  bool signaled = true;
   if (region != nullptr && len > 0) {
     sge.lkey = region->lkey();
     wr.wr_id = MakeWrId(WrKind::kZeroCopy, 0);
@@ -113,8 +114,8 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     if (len > 0) wr.send_flags |= IBV_SEND_INLINE;
     // Nothing to give back when it completes: only every signal_every_-th
     // is signaled (it completes the ones before it).
-    bool unsignaled = !fence && uncovered_ + 1 < signal_every_;
-    wr.wr_id = MakeWrId(WrKind::kSend, unsignaled ? kUnsignaledIndex : 0);
+    signaled = fence || uncovered_ + 1 >= signal_every_;
+    wr.wr_id = MakeWrId(WrKind::kSend, signaled ? 0 : kUnsignaledIndex);
   } else {
     uint32_t chunk = free_chunks_.back();
     std::memcpy(res_->chunk(chunk), data, len);
@@ -122,7 +123,6 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     sge.lkey = res_->staging->lkey();
     wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
   }
-  bool signaled = wr.wr_id != MakeWrId(WrKind::kSend, kUnsignaledIndex);
   if (signaled) {
     wr.send_flags |= IBV_SEND_SIGNALED;
     wr.wr_id = WithCovered(wr.wr_id, uncovered_);

@@ -62,7 +62,8 @@ inline uint64_t MakeBatchWrId(uint32_t batch, uint32_t index) {
   return MakeWrId(WrKind::kBatch, index) | (uint64_t(batch & 0xffffff) << 32);
 }
 inline uint32_t WrIdBatch(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffffff; }
-// A signaled SEND (kSend, kStaged, kZeroCopy, kControl) also stands for the
+// A signaled SEND (kSend, kStaged, kZeroCopy, kControl) or one-sided op
+// (kOneSided) also stands for the
 // unsignaled inline SENDs posted just before it (RC completes in order):
 // how many, in bits 32..47.
 inline uint64_t WithCovered(uint64_t wr_id, uint32_t covered) {

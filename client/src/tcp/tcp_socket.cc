@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace rdmad::internal {
 namespace {
@@ -153,51 +154,40 @@ StatusOr<UniqueFd> ConnectBefore(const SocketAddress& addr, Clock::time_point de
 
 namespace {
 
-// Moves past sent bytes of iov[0..count).
-void Advance(iovec** iov, int* count, size_t sent) {
-  while (*count > 0 && sent >= (*iov)->iov_len) {
-    sent -= (*iov)->iov_len;
-    ++*iov;
-    --*count;
+// Sends every byte; with a deadline, without blocking past it (EAGAIN
+// waits for POLLOUT until then).
+Status Send(int fd, iovec* iov, int count, std::optional<Clock::time_point> deadline) {
+  while (count > 0) {
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | (deadline ? MSG_DONTWAIT : 0));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (!deadline || (errno != EAGAIN && errno != EWOULDBLOCK)) return Lost(errno, "send");
+      RDMAD_RETURN_IF_ERROR(PollBefore(fd, POLLOUT, *deadline, "send"));
+      continue;
+    }
+    size_t sent = static_cast<size_t>(n);
+    while (count > 0 && sent >= iov->iov_len) {
+      sent -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<uint8_t*>(iov->iov_base) + sent;
+      iov->iov_len -= sent;
+    }
   }
-  if (*count > 0) {
-    (*iov)->iov_base = static_cast<uint8_t*>((*iov)->iov_base) + sent;
-    (*iov)->iov_len -= sent;
-  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-Status SendAll(int fd, iovec* iov, int count, int flags) {
-  while (count > 0) {
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(count);
-    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | flags);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Lost(errno, "send");
-    }
-    Advance(&iov, &count, static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
+Status SendAll(int fd, iovec* iov, int count) { return Send(fd, iov, count, std::nullopt); }
 
 Status SendAllBefore(int fd, iovec* iov, int count, Clock::time_point deadline) {
-  while (count > 0) {
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(count);
-    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) return Lost(errno, "send");
-      RDMAD_RETURN_IF_ERROR(PollBefore(fd, POLLOUT, deadline, "send"));
-      continue;
-    }
-    Advance(&iov, &count, static_cast<size_t>(n));
-  }
-  return Status::Ok();
+  return Send(fd, iov, count, deadline);
 }
 
 Status SendAll(int fd, const void* buf, size_t len) {

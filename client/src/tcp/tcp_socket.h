@@ -68,8 +68,7 @@ Status ConfigureStreamSocket(int fd);
 StatusOr<UniqueFd> ConnectBefore(const SocketAddress& addr, Clock::time_point deadline);
 
 // Sends every byte of iov[0..count) (modified as it goes); MSG_NOSIGNAL.
-// flags may add MSG_DONTWAIT.
-Status SendAll(int fd, iovec* iov, int count, int flags = 0);
+Status SendAll(int fd, iovec* iov, int count);
 Status SendAll(int fd, const void* buf, size_t len);
 // The same without blocking past deadline: a send the socket cannot take at
 // once (EAGAIN: its buffer full, or the kernel short of socket memory)
