@@ -10,6 +10,7 @@
 #define RDMAD_COMMON_ENDPOINT_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@
 #include "rdmad/status.h"
 
 namespace rdmad::internal {
+
+// Channels set up as one batch at most (Client::ConnectMany): one plan, one
+// request to the peer daemon, one answer from its listener.
+inline constexpr size_t kMaxChannelBatch = 64;
 
 // One side of an RDMA channel, as the other side needs it.
 struct RdmaEndpoint {

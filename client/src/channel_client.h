@@ -1,10 +1,11 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // The client library's channel setup over the local API: the initiator's
-// PlanChannel + Connect, and a Listener over the Listen stream (a reader
+// PlanChannel + Connect (channel_client.cc), one channel or a batch of
+// them, and a Listener over the Listen stream (listener.cc: a reader
 // thread queues IncomingChannel events for Accept/Reject). Both roles open
-// the channel's HoldChannel lifeline as soon as the daemons have exchanged
-// the endpoints, and release it if the data path then fails.
+// each channel's HoldChannel lifeline as soon as the daemons have
+// exchanged the endpoints, and release it if the data path then fails.
 //
 // Thread safety: see rdmad/client.h (Listener).
 
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rdmad/client.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
@@ -35,6 +37,13 @@ StatusOr<std::unique_ptr<Listener>> ListenOn(DaemonRpc rpc, const std::string& s
 StatusOr<std::unique_ptr<Channel>> ConnectTo(const DaemonRpc& rpc, const std::string& peer,
                                              const std::string& service,
                                              const ConnectOptions& options);
+// count (1..kMaxChannelBatch) channels with one PlanChannel and one
+// Connect, all or nothing: when one cannot finish, the others are closed.
+StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rpc,
+                                                             const std::string& peer,
+                                                             const std::string& service,
+                                                             size_t count,
+                                                             const ConnectOptions& options);
 
 }  // namespace rdmad::internal
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "client/src/channel_client.h"
 #include "client/src/convert.h"
 #include "client/src/pool_follower.h"
+#include "common/endpoint.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace rdmad {
@@ -147,6 +149,20 @@ class GrpcClient final : public Client {
       if (warm) return warm;
     }
     return internal::ConnectTo(Rpc(), peer, service, options);
+  }
+
+  StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(
+      const std::string& peer, const std::string& service, size_t count,
+      const ConnectOptions& options) override {
+    if (count == 0) return Status::InvalidArgument("ConnectMany: count must be at least 1");
+    std::vector<std::unique_ptr<Channel>> channels;
+    while (channels.size() < count) {
+      size_t n = std::min(count - channels.size(), internal::kMaxChannelBatch);
+      auto batch = internal::ConnectBatch(Rpc(), peer, service, n, options);
+      if (!batch.ok()) return batch.status();  // the channels made so far close
+      for (auto& channel : batch.value()) channels.push_back(std::move(channel));
+    }
+    return channels;
   }
 
   Status Prewarm(const std::string& peer, const std::string& service, int channels) override {

@@ -36,22 +36,15 @@ BrokerOptions WithDefaults(BrokerOptions o) {
   return o;
 }
 
-// A peer's reply failure after which the peer may still hold the channel
-// (it accepted, or may accept late): the peer is told that it is closed.
-bool PeerMayHoldIt(StatusCode code) {
-  return code != StatusCode::kNotFound && code != StatusCode::kPermissionDenied &&
-         code != StatusCode::kAborted && code != StatusCode::kFailedPrecondition;
-}
+}  // namespace
 
 // The local RDMA path of plan, if it is one, into record.
-void SetPath(const ChannelPlan& plan, ChannelRecord* record) {
+void Broker::SetPath(const ChannelPlan& plan, ChannelRecord* record) {
   if (!plan.path) return;
   record->device = plan.path->device;
   record->port = plan.path->port;
   record->gid = plan.path->gid;
 }
-
-}  // namespace
 
 std::string_view ChannelStateName(ChannelState state) {
   switch (state) {
@@ -74,14 +67,14 @@ std::string HostOfAddress(const std::string& address) {
   return address.substr(0, colon);
 }
 
-void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoint> result) {
+void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoints> result) {
   std::lock_guard lock(mu);
   if (answer) return;
   answer = std::move(result);
   cv.notify_all();
 }
 
-StatusOr<ChannelEndpoint> Broker::PendingOpen::Wait() {
+StatusOr<ChannelEndpoints> Broker::PendingOpen::Wait() {
   std::unique_lock lock(mu);
   cv.wait(lock, [this] { return answer.has_value(); });
   return *answer;
@@ -104,17 +97,18 @@ void Broker::SetOwnerLimits(const OwnerLimits& limits) {
   owner_limits_ = limits;
 }
 
-Status Broker::AdmitChannel(const Caller& caller, uint64_t channel_id) const {
+Status Broker::AdmitChannels(const Caller& caller, const std::vector<uint64_t>& channel_ids) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CheckOwnerLocked(caller, /*planning=*/false, channel_id);
+  return CheckOwnerLocked(caller, /*planning=*/false, channel_ids.size(), channel_ids);
 }
 
-Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, uint64_t except) const {
+Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, size_t adding,
+                                const std::vector<uint64_t>& except) const {
   if (caller.self) return Status::Ok();
   size_t client = 0, uid = 0;
   for (const auto& [id, entry] : channels_) {
     const ChannelRecord& r = entry.record;
-    if (id == except) continue;
+    if (std::find(except.begin(), except.end(), id) != except.end()) continue;
     if (ChannelEnded(r.state) || (planning && r.state != ChannelState::kPlanned)) continue;
     if (caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid)) {
       ++uid;
@@ -125,12 +119,12 @@ Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, uint64_t ex
   const char* what = planning ? "channels planned and not connected" : "channels open";
   size_t per_client = planning ? l.plans_per_client : l.channels_per_client;
   size_t per_uid = planning ? l.plans_per_uid : l.channels_per_uid;
-  if (per_client > 0 && client >= per_client) {
+  if (per_client > 0 && client + adding > per_client) {
     return Status::ResourceExhausted(
         fmt::format("client {} has {} {}, its limit (limits.max_{}_per_client = {})", caller.name,
                     client, what, planning ? "plans" : "channels", per_client));
   }
-  if (per_uid > 0 && uid >= per_uid) {
+  if (per_uid > 0 && uid + adding > per_uid) {
     return Status::ResourceExhausted(
         fmt::format("uid {} has {} {}, its limit (limits.max_{}_per_uid = {})", caller.uid, uid,
                     what, planning ? "plans" : "channels", per_uid));
@@ -138,19 +132,19 @@ Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, uint64_t ex
   return Status::Ok();
 }
 
-Status Broker::CheckLimitsLocked(const std::string& peer) const {
+Status Broker::CheckLimitsLocked(const std::string& peer, size_t adding) const {
   size_t live = 0, with_peer = 0;
   for (const auto& [id, entry] : channels_) {
     if (ChannelEnded(entry.record.state)) continue;
     ++live;
     if (entry.record.peer == peer) ++with_peer;
   }
-  if (max_channels_ > 0 && live >= max_channels_) {
+  if (max_channels_ > 0 && live + adding > max_channels_) {
     return Status::ResourceExhausted(
         fmt::format("rdmad on {} has {} channels open, its limit (limits.max_channels)",
                     options_.host_name, live));
   }
-  if (max_channels_per_peer_ > 0 && with_peer >= max_channels_per_peer_) {
+  if (max_channels_per_peer_ > 0 && with_peer + adding > max_channels_per_peer_) {
     return Status::ResourceExhausted(
         fmt::format("rdmad on {} has {} channels open with {}, its limit "
                     "(limits.max_channels_per_peer)",
@@ -192,220 +186,56 @@ ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reas
 }
 
 StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::string& peer,
-                                             const std::string& service, bool force_tcp) {
+                                             const std::string& service, bool force_tcp,
+                                             size_t count) {
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(service));
+  if (count < 1 || count > kMaxChannelBatch) {
+    return Status::InvalidArgument(
+        fmt::format("count: 1..{} channels per batch, not {}", kMaxChannelBatch, count));
+  }
   StatusOr<BrokerPeer> found = options_.find_peer(peer);
   if (!found.ok()) return found.status();
   PlannedChannel planned;
   planned.channel_id = RandomChannelId();
   planned.peer_address = HostOfAddress(found.value().address);
   planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
+  std::string what = count == 1 ? fmt::format("channel {:#x}", planned.channel_id)
+                                : fmt::format("{} channels ({:#x} ...)", count, planned.channel_id);
   if (planned.plan.path) {
-    spdlog::info("channel {:#x} to {} service {}: RDMA planned on {} port {} GID index {}",
-                 planned.channel_id, peer, service, planned.plan.path->device,
-                 planned.plan.path->port, planned.plan.path->gid_index);
+    spdlog::info("{} to {} service {}: RDMA planned on {} port {} GID index {}", what, peer,
+                 service, planned.plan.path->device, planned.plan.path->port,
+                 planned.plan.path->gid_index);
   } else {
-    spdlog::info("channel {:#x} to {} service {}: TCP planned: {}", planned.channel_id, peer,
-                 service, planned.plan.tcp_reason);
+    spdlog::info("{} to {} service {}: TCP planned: {}", what, peer, service,
+                 planned.plan.tcp_reason);
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-  RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name));
-  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/true));
-  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false));
-  Entry& entry = channels_[planned.channel_id];
-  entry.peer_key = peer;
-  entry.since = Now();
-  entry.record = ChannelRecord{};
-  entry.record.channel_id = planned.channel_id;
-  entry.record.peer = found.value().name;
-  entry.record.service = service;
-  entry.record.initiator = true;
-  entry.record.state = ChannelState::kPlanned;
-  entry.record.created = std::chrono::system_clock::now();
-  entry.record.owner_uid = caller.uid;
-  entry.record.owner_pid = caller.pid;
-  SetPath(planned.plan, &entry.record);
+  RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name, count));
+  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/true, count));
+  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false, count));
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t id = planned.channel_id;
+    if (i > 0) {
+      do id = RandomChannelId();
+      while (channels_.count(id) != 0);
+      planned.more_ids.push_back(id);
+    }
+    Entry& entry = channels_[id];
+    entry.peer_key = peer;
+    entry.since = Now();
+    entry.record = ChannelRecord{};
+    entry.record.channel_id = id;
+    entry.record.peer = found.value().name;
+    entry.record.service = service;
+    entry.record.initiator = true;
+    entry.record.state = ChannelState::kPlanned;
+    entry.record.created = std::chrono::system_clock::now();
+    entry.record.owner_uid = caller.uid;
+    entry.record.owner_pid = caller.pid;
+    SetPath(planned.plan, &entry.record);
+  }
   return planned;
-}
-
-StatusOr<ChannelEndpoint> Broker::Connect(const Caller& caller, uint64_t channel_id,
-                                          const ChannelEndpoint& endpoint) {
-  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint, /*listening=*/false));
-  OpenChannelCall call;
-  std::string peer_key;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry* e = FindOwnedLocked(caller, channel_id, /*admin=*/false);
-    if (e == nullptr) return Status::NotFound("no planned channel " + std::to_string(channel_id));
-    auto it = channels_.find(channel_id);
-    if (it->second.record.state != ChannelState::kPlanned) {
-      const ChannelRecord& r = it->second.record;
-      return Status::FailedPrecondition("channel " + std::to_string(channel_id) + " is " +
-                                        std::string(ChannelStateName(r.state)) +
-                                        (r.reason.empty() ? "" : ": " + r.reason));
-    }
-    it->second.record.state = ChannelState::kOpening;
-    it->second.since = Now();
-    peer_key = it->second.peer_key;
-    call.service = it->second.record.service;
-  }
-  call.channel_id = channel_id;
-  call.initiator_host = options_.host_name;
-  call.initiator_instance = options_.instance_id;
-  call.initiator = endpoint;
-  StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
-  StatusOr<std::shared_ptr<PeerLink>> link =
-      peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
-  if (!link.ok()) {
-    Update(channel_id, ChannelState::kFailed, "", link.status().message());
-    return link.status();
-  }
-  auto open = std::make_shared<PendingOpen>();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(channel_id);
-    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
-      return Status::Unavailable(it == channels_.end() ? "the channel was dropped"
-                                                       : it->second.record.reason);
-    }
-    it->second.record.peer_instance = peer.value().instance_id;
-    it->second.open = open;
-  }
-  link.value()->OpenChannel(call, options_.open_timeout,
-                            [open](StatusOr<ChannelEndpoint> r) { open->Complete(std::move(r)); });
-  return Conclude(channel_id, peer_key, open->Wait());
-}
-
-StatusOr<ChannelEndpoint> Broker::Conclude(uint64_t channel_id, const std::string& peer_key,
-                                           StatusOr<ChannelEndpoint> reply) {
-  bool garbage = false;
-  if (reply.ok()) {
-    Status valid = ValidateChannelEndpoint(reply.value());
-    if (!valid.ok()) reply = Status::InvalidArgument("the peer's " + valid.message());
-    garbage = !valid.ok();
-  }
-  std::vector<Ending> endings;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(channel_id);
-    if (it == channels_.end()) return Status::Unavailable("the channel was dropped");
-    Entry& e = it->second;
-    e.open.reset();
-    if (ChannelEnded(e.record.state)) {  // the peer was lost, or the app let go
-      if (reply.ok() && !e.peer_told) {
-        e.peer_told = true;
-        endings.push_back(Ending{e.record,
-                                 e.peer_key,
-                                 {},
-                                 nullptr,
-                                 true,
-                                 "the initiator gave up: " + e.record.reason,
-                                 false,
-                                 true});
-      }
-      reply = Status::Unavailable(e.record.reason);
-    } else if (!reply.ok()) {
-      if (reply.status().code() == StatusCode::kUnavailable) {  // "Socket closed", ...
-        reply =
-            Status::Unavailable("peer daemon " + e.record.peer + ": " + reply.status().message());
-      }
-      bool tell = garbage || PeerMayHoldIt(reply.status().code());
-      auto ending = EndLocked(e, ChannelState::kFailed, reply.status().message(), tell,
-                              "the initiator gave up: " + reply.status().message());
-      if (ending) endings.push_back(std::move(*ending));
-    } else {
-      e.record.state = ChannelState::kEstablished;
-      e.record.transport = EndpointTransport(reply.value());
-      e.record.reason = reply.value().transport_reason;
-      e.since = Now();
-    }
-  }
-  if (!reply.ok())
-    spdlog::warn("channel {:#x} to {}: {}", channel_id, peer_key, reply.status().ToString());
-  Deliver(std::move(endings));
-  if (!reply.ok()) return reply.status();
-  spdlog::info("channel {:#x} to {} established over {}{}", channel_id, peer_key,
-               EndpointTransport(reply.value()),
-               reply.value().transport_reason.empty() ? "" : ": " + reply.value().transport_reason);
-  return reply;
-}
-
-StatusOr<ChannelEndpoint> Broker::OnOpenChannel(const OpenChannelCall& call,
-                                                const std::string& peer_ip) {
-  RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(call.service));
-  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(call.initiator, /*listening=*/false));
-  if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
-  IncomingChannelRequest request;
-  request.channel_id = call.channel_id;
-  request.peer = call.initiator_host;
-  request.service = call.service;
-  request.initiator = call.initiator;
-  request.plan = Plan(peer_ip, call.initiator.tcp ? "the initiator chose TCP" : "");
-  request.plan.tcp_bind_host = TcpBindHost(peer_ip);  // if the acceptor falls back to TCP
-  request.deadline = options_.accept_deadline;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-    auto it = channels_.find(call.channel_id);
-    // A channel to this daemon itself shares the initiator's entry.
-    bool self = it != channels_.end() && it->second.record.initiator &&
-                call.initiator_instance == options_.instance_id;
-    if (it != channels_.end() && !ChannelEnded(it->second.record.state) && !self) {
-      return Status::AlreadyExists(
-          fmt::format("channel {:#x} already exists on {}", call.channel_id, options_.host_name));
-    }
-    if (!self) {
-      RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(call.initiator_host));
-      Entry& entry = channels_[call.channel_id];
-      entry = Entry{};
-      entry.since = Now();
-      entry.record.channel_id = call.channel_id;
-      entry.record.peer = call.initiator_host;
-      entry.record.service = call.service;
-      entry.record.initiator = false;
-      entry.record.state = ChannelState::kOpening;
-      entry.record.created = std::chrono::system_clock::now();
-      entry.record.peer_instance = call.initiator_instance;
-      SetPath(request.plan, &entry.record);
-    }
-  }
-  // The channel is the listener's from the offer on: its application may
-  // hold it as soon as it has accepted.
-  auto owned_by = [this, id = call.channel_id](const Owner& listener) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(id);
-    if (it == channels_.end()) return;
-    ChannelRecord& r = it->second.record;
-    if (r.initiator) {  // a channel to this daemon itself
-      r.self_acceptor_uid = listener.uid;
-    } else {
-      r.owner_uid = listener.uid;
-      r.owner_pid = listener.pid;
-    }
-  };
-  StatusOr<ChannelEndpoint> answer = services_.Offer(std::move(request), owned_by);
-  std::vector<Ending> endings;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(call.channel_id);
-    if (it == channels_.end() || ChannelEnded(it->second.record.state)) {
-      // Closed by the initiator meanwhile: the acceptor's hold hears it.
-      return Status::Unavailable("the channel was closed during the handshake");
-    }
-    Entry& e = it->second;
-    if (!answer.ok()) {
-      auto ending = EndLocked(e, ChannelState::kFailed, answer.status().message(), false, "");
-      if (ending) endings.push_back(std::move(*ending));
-    } else {
-      e.record.state = ChannelState::kEstablished;
-      e.record.transport = EndpointTransport(answer.value());
-      e.record.reason = answer.value().transport_reason;
-      e.since = Now();
-    }
-  }
-  Deliver(std::move(endings));
-  return answer;
 }
 
 void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& transport,

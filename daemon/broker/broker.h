@@ -127,7 +127,8 @@ struct OwnerLimits {
 struct PlannedChannel {
   uint64_t channel_id = 0;
   ChannelPlan plan;
-  std::string peer_address;  // the peer's IP the plan was made for
+  std::string peer_address;        // the peer's IP the plan was made for
+  std::vector<uint64_t> more_ids;  // a batch: the other channels of the plan
 };
 
 enum class ChannelState { kPlanned, kOpening, kEstablished, kFailed, kClosed };
@@ -222,18 +223,30 @@ class Broker {
   // that uid or an admin may Release it and sees it in ChannelsFor. To
   // anyone else the channel is NOT_FOUND, as if it did not exist.
 
-  // The initiator's first call, by caller. NOT_FOUND unknown peer;
-  // INVALID_ARGUMENT for a malformed service name; RESOURCE_EXHAUSTED at a
-  // channel limit (OnOpenChannel too, for the peer's side).
+  // The initiator's first call, by caller: count channels (a batch: at
+  // most kMaxChannelBatch) with one plan. NOT_FOUND unknown peer;
+  // INVALID_ARGUMENT for a malformed service name or count;
+  // RESOURCE_EXHAUSTED when the channels would pass a limit (OnOpenChannel
+  // too, for the peer's side).
   StatusOr<PlannedChannel> PlanChannel(const Caller& caller, const std::string& peer,
-                                       const std::string& service, bool force_tcp);
-  // The initiator's second call: relays endpoint to the peer and returns
-  // the acceptor's. NOT_FOUND for an unknown channel id (or another uid's);
-  // UNAVAILABLE when the peer daemon is lost meanwhile.
+                                       const std::string& service, bool force_tcp,
+                                       size_t count = 1);
+  // The initiator's second call (broker_handshake.cc): relays the
+  // channels' endpoints to the peer in one OpenChannel and returns the
+  // acceptor's, in the same order. A batch is all or nothing: when one
+  // channel fails (or ended meanwhile), all end, and the peer is told.
+  // NOT_FOUND for an unknown channel id (or another uid's);
+  // FAILED_PRECONDITION for one not planned (any more); INVALID_ARGUMENT
+  // for a malformed endpoint, a repeated id, or channels planned for
+  // different peers or services; UNAVAILABLE when the peer daemon is lost
+  // meanwhile.
+  StatusOr<ChannelEndpoints> Connect(const Caller& caller,
+                                     const std::vector<ChannelOpening>& channels);
   StatusOr<ChannelEndpoint> Connect(const Caller& caller, uint64_t channel_id,
                                     const ChannelEndpoint& endpoint);
-  // A peer's OpenChannel; peer_ip is the address the call came from.
-  StatusOr<ChannelEndpoint> OnOpenChannel(const OpenChannelCall& call, const std::string& peer_ip);
+  // A peer's OpenChannel (a batch: one offer to the listener, all or
+  // nothing); peer_ip is the address the call came from.
+  StatusOr<ChannelEndpoints> OnOpenChannel(const OpenChannelCall& call, const std::string& peer_ip);
 
   // --- Lifecycle (broker_lifecycle.cc) ---
   struct HoldResult {
@@ -293,10 +306,10 @@ class Broker {
   // New limits (a config reload); channels already open stay.
   void SetLimits(size_t max_channels, size_t max_channels_per_peer);
   void SetOwnerLimits(const OwnerLimits& limits);
-  // Whether caller may have channel_id too (an acceptor's, before it
+  // Whether caller may have channel_ids too (an acceptor's, before it
   // accepts; already counted as offered to it): RESOURCE_EXHAUSTED naming
   // the limit otherwise.
-  Status AdmitChannel(const Caller& caller, uint64_t channel_id) const;
+  Status AdmitChannels(const Caller& caller, const std::vector<uint64_t>& channel_ids) const;
   // Expires plans and unheld channels, drops old ended entries.
   void Sweep();
   // Sweeps every period on a thread of its own until destruction.
@@ -312,9 +325,9 @@ class Broker {
   struct PendingOpen {
     std::mutex mu;
     std::condition_variable cv;
-    std::optional<StatusOr<ChannelEndpoint>> answer;  // guarded by mu
-    void Complete(StatusOr<ChannelEndpoint> result);  // the first one wins
-    StatusOr<ChannelEndpoint> Wait();
+    std::optional<StatusOr<ChannelEndpoints>> answer;  // guarded by mu
+    void Complete(StatusOr<ChannelEndpoints> result);  // the first one wins
+    StatusOr<ChannelEndpoints> Wait();
   };
   struct Entry {
     ChannelRecord record;
@@ -353,13 +366,23 @@ class Broker {
   // RDMA if a path resolves and no TCP reason is given (nor forced by the
   // config); TCP with the reason otherwise.
   ChannelPlan Plan(const std::string& peer_ip, const std::string& tcp_reason) const;
+  // The local RDMA path of plan, if it is one, into record.
+  static void SetPath(const ChannelPlan& plan, ChannelRecord* record);
   // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
   std::string TcpBindHost(const std::string& peer_ip) const;
   void Update(uint64_t channel_id, ChannelState state, const std::string& transport,
               const std::string& reason);
   // Connect's tail: the answer checked against what happened meanwhile.
-  StatusOr<ChannelEndpoint> Conclude(uint64_t channel_id, const std::string& peer_key,
-                                     StatusOr<ChannelEndpoint> reply);
+  StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids, const std::string& peer_key,
+                                      StatusOr<ChannelEndpoints> reply);
+  // mu_ held. Connect's first step: the channels, all the caller's and
+  // planned with one peer and service, move to opening; their call.
+  StatusOr<OpenChannelCall> OpenLocked(const Caller& caller,
+                                       const std::vector<ChannelOpening>& channels,
+                                       std::string* peer_key);
+  // mu_ held. OnOpenChannel's tail: the channels as the listener answered.
+  std::vector<Ending> AnsweredLocked(const std::vector<uint64_t>& ids,
+                                     StatusOr<ChannelEndpoints>* answer);
 
   // mu_ held. Ends entry (nothing when it already ended) and returns what
   // to tell; tell_peer: the peer gets peer_reason.
@@ -380,13 +403,14 @@ class Broker {
   // The entry channel_id if caller may act on it as its owner (admin:
   // also as an admin); null otherwise (unknown or another uid's).
   Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held
-  // RESOURCE_EXHAUSTED when one more channel with peer would pass a limit.
-  Status CheckLimitsLocked(const std::string& peer) const;  // mu_ held
-  // RESOURCE_EXHAUSTED when caller has as many channels (planning: plans)
-  // as its client's or its uid's limit allows. The daemon itself has none.
-  // Channel `except` is not counted.
-  Status CheckOwnerLocked(const Caller& caller, bool planning,
-                          uint64_t except = 0) const;  // mu_ held
+  // RESOURCE_EXHAUSTED when `adding` more channels with peer would pass a
+  // limit.
+  Status CheckLimitsLocked(const std::string& peer, size_t adding = 1) const;  // mu_ held
+  // RESOURCE_EXHAUSTED when `adding` more channels (planning: plans) would
+  // pass caller's client's or uid's limit. The daemon itself has none.
+  // The channels `except` are not counted.
+  Status CheckOwnerLocked(const Caller& caller, bool planning, size_t adding = 1,
+                          const std::vector<uint64_t>& except = {}) const;  // mu_ held
 
   const BrokerOptions options_;
   ServiceRegistry services_;

@@ -90,12 +90,12 @@ TEST(BrokerOwnershipTest, AnAcceptedChannelBelongsToTheListener) {
   std::optional<StatusOr<Broker::HoldResult>> held_at_once;
   sink->answer = [&](const IncomingChannelRequest& r) {
     ServiceRegistry& services = f.broker.services();
-    EXPECT_EQ(services.ChannelOf(kOther, r.request_id).status().code(), StatusCode::kNotFound);
-    EXPECT_EQ(services.Accept(kOther, r.request_id, TcpEnd(6000)).code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.ChannelsOf(kOther, r.request_id).status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.Accept(kOther, r.request_id, {TcpEnd(6000)}).code(), StatusCode::kNotFound);
     EXPECT_EQ(services.Reject(kOther, r.request_id, "mine now").code(), StatusCode::kNotFound);
-    EXPECT_EQ(services.Accept(kAdmin, r.request_id, TcpEnd(6000)).code(), StatusCode::kNotFound);
-    EXPECT_EQ(services.ChannelOf(kApp, r.request_id).value(), r.channel_id);
-    EXPECT_TRUE(services.Accept(kApp, r.request_id, TcpEnd(6000)).ok());
+    EXPECT_EQ(services.Accept(kAdmin, r.request_id, {TcpEnd(6000)}).code(), StatusCode::kNotFound);
+    EXPECT_EQ(services.ChannelsOf(kApp, r.request_id).value(), std::vector<uint64_t>{r.channel_id});
+    EXPECT_TRUE(services.Accept(kApp, r.request_id, {TcpEnd(6000)}).ok());
     // The listener's application holds the channel as soon as it accepted,
     // before the offer returns.
     held_at_once = f.broker.Hold(kApp, r.channel_id, std::make_shared<FakeHolder>());
@@ -161,12 +161,12 @@ TEST(BrokerOwnershipTest, PlansAndChannelsAreLimitedPerClientAndPerUid) {
   auto uid = f.broker.PlanChannel(sibling, "B", "svc", true);
   EXPECT_EQ(uid.status().message(),
             "uid 1000 has 4 channels open, its limit (limits.max_channels_per_uid = 4)");
-  EXPECT_EQ(f.broker.AdmitChannel(sibling, 0x77).code(), StatusCode::kResourceExhausted)
+  EXPECT_EQ(f.broker.AdmitChannels(sibling, {0x77}).code(), StatusCode::kResourceExhausted)
       << "nor may it accept one";
-  EXPECT_TRUE(f.broker.AdmitChannel(Caller::Daemon(), 0x77).ok()) << "the daemon has no limit";
+  EXPECT_TRUE(f.broker.AdmitChannels(Caller::Daemon(), {0x77}).ok()) << "the daemon has no limit";
   // The channel being accepted is not counted against its acceptor.
   uint64_t last = f.broker.ChannelsFor(sibling).back().channel_id;
-  EXPECT_TRUE(f.broker.AdmitChannel(sibling, last).ok());
+  EXPECT_TRUE(f.broker.AdmitChannels(sibling, {last}).ok());
 }
 
 TEST(BrokerOwnershipTest, ListenersAreLimitedPerClientAndPerUid) {

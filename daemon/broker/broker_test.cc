@@ -84,7 +84,9 @@ class AcceptingSink : public ServiceSink {
   std::vector<std::string> closed;
   void OnIncoming(const IncomingChannelRequest& r) override {
     seen = r;
-    EXPECT_TRUE(registry->Accept(kApp, r.request_id, TcpEnd(6000)).ok());
+    EXPECT_TRUE(
+        registry->Accept(kApp, r.request_id, ChannelEndpoints(1 + r.more.size(), TcpEnd(6000)))
+            .ok());
   }
   void OnChannelClosed(uint64_t, const std::string& reason) override { closed.push_back(reason); }
 };
@@ -99,7 +101,8 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   ASSERT_TRUE(reg.ok());
   auto answer = f.broker.OnOpenChannel(call, "127.0.0.1");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
-  EXPECT_EQ(answer.value().tcp->port, 6000);
+  ASSERT_EQ(answer.value().size(), 1u);
+  EXPECT_EQ(answer.value()[0].tcp->port, 6000);
   EXPECT_EQ(sink->seen.plan.tcp_reason, "the initiator chose TCP");
   EXPECT_EQ(sink->seen.plan.tcp_bind_host, "127.0.0.1");
   EXPECT_EQ(sink->seen.channel_id, 77u);
@@ -216,7 +219,7 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   EXPECT_TRUE(f.link->Closes().empty());
   // The late answer changes nothing.
   std::lock_guard lock(f.link->mu);
-  f.link->waiting_open(TcpEnd(5000));
+  f.link->waiting_open(ChannelEndpoints{TcpEnd(5000)});
   EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kFailed);
 }
 

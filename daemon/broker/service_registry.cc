@@ -73,8 +73,8 @@ void ServiceRegistry::Unregister(const std::string& service, uint64_t token) {
   spdlog::info("service {}: listener gone; registration removed", service);
 }
 
-StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request,
-                                                 const std::function<void(const Owner&)>& offered) {
+StatusOr<ChannelEndpoints> ServiceRegistry::Offer(
+    IncomingChannelRequest request, const std::function<void(const Owner&)>& offered) {
   std::shared_ptr<ServiceSink> sink;
   Owner owner;
   {
@@ -86,20 +86,28 @@ StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request,
     sink = it->second.sink;
     owner = it->second.owner;
     request.request_id = next_request_++;
+    std::vector<uint64_t> ids{request.channel_id};
+    for (const ChannelOpening& more : request.more) ids.push_back(more.channel_id);
     pending_[request.request_id] =
-        Pending{request.service, request.channel_id, it->second.owner, std::nullopt};
+        Pending{request.service, std::move(ids), it->second.owner, std::nullopt};
   }
-  spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
-               request.channel_id, request.peer, request.request_id);
+  if (request.more.empty()) {
+    spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
+                 request.channel_id, request.peer, request.request_id);
+  } else {
+    spdlog::info("service {}: {} channels from {} ({:#x} ...) offered as request {}",
+                 request.service, request.more.size() + 1, request.peer, request.channel_id,
+                 request.request_id);
+  }
   if (offered) offered(owner);
   sink->OnIncoming(request);
   std::unique_lock<std::mutex> lock(mu_);
   auto until = std::chrono::steady_clock::now() + request.deadline;
   Pending& pending = pending_[request.request_id];
   answered_.wait_until(lock, until, [&] { return pending.answer.has_value(); });
-  StatusOr<ChannelEndpoint> answer =
+  StatusOr<ChannelEndpoints> answer =
       pending.answer ? std::move(*pending.answer)
-                     : StatusOr<ChannelEndpoint>(Status::DeadlineExceeded(
+                     : StatusOr<ChannelEndpoints>(Status::DeadlineExceeded(
                            "the listener of service " + request.service + " did not answer in " +
                            std::to_string(request.deadline.count()) + " ms"));
   pending_.erase(request.request_id);
@@ -107,11 +115,18 @@ StatusOr<ChannelEndpoint> ServiceRegistry::Offer(IncomingChannelRequest request,
 }
 
 Status ServiceRegistry::Answer(const Caller& caller, uint64_t request_id,
-                               StatusOr<ChannelEndpoint> answer) {
+                               StatusOr<ChannelEndpoints> answer) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(request_id);
   if (it == pending_.end() || it->second.answer || !caller.Is(it->second.owner.uid)) {
     return Status::NotFound("no pending channel request " + std::to_string(request_id));
+  }
+  size_t expected = it->second.channel_ids.size();
+  if (answer.ok() && answer.value().size() != expected) {
+    return Status::InvalidArgument(
+        fmt::format("endpoints: request {} is for {} channel{}, the answer has {} endpoint{}",
+                    request_id, expected, expected == 1 ? "" : "s", answer.value().size(),
+                    answer.value().size() == 1 ? "" : "s"));
   }
   it->second.answer = std::move(answer);
   answered_.notify_all();
@@ -119,9 +134,16 @@ Status ServiceRegistry::Answer(const Caller& caller, uint64_t request_id,
 }
 
 Status ServiceRegistry::Accept(const Caller& caller, uint64_t request_id,
-                               ChannelEndpoint endpoint) {
-  RDMAD_RETURN_IF_ERROR(ValidateChannelEndpoint(endpoint));
-  return Answer(caller, request_id, std::move(endpoint));
+                               ChannelEndpoints endpoints) {
+  for (size_t i = 0; i < endpoints.size(); ++i) {
+    Status valid = ValidateChannelEndpoint(endpoints[i]);
+    if (!valid.ok() && i == 0) return valid;
+    if (!valid.ok()) {
+      return Status::InvalidArgument("more_endpoints[" + std::to_string(i - 1) +
+                                     "]: " + valid.message());
+    }
+  }
+  return Answer(caller, request_id, std::move(endpoints));
 }
 
 Status ServiceRegistry::Reject(const Caller& caller, uint64_t request_id,
@@ -150,12 +172,13 @@ size_t ServiceRegistry::service_count() const {
   return services_.size();
 }
 
-StatusOr<uint64_t> ServiceRegistry::ChannelOf(const Caller& caller, uint64_t request_id) const {
+StatusOr<std::vector<uint64_t>> ServiceRegistry::ChannelsOf(const Caller& caller,
+                                                            uint64_t request_id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pending_.find(request_id);
   if (it == pending_.end() || !caller.Is(it->second.owner.uid))
     return Status::NotFound("no channel request " + std::to_string(request_id));
-  return it->second.channel_id;
+  return it->second.channel_ids;
 }
 
 void ServiceRegistry::Shutdown(const std::string& why) {

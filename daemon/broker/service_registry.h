@@ -8,9 +8,11 @@
 //
 // Offer() queues a request to the service's listener (through its sink,
 // with a fresh request id) and blocks until the listener answers with
-// Answer() (Accept: its endpoint, validated; Reject: PERMISSION_DENIED
+// Answer() (Accept: its endpoints, validated; Reject: PERMISSION_DENIED
 // "rejected: REASON") or the deadline passes (DEADLINE_EXCEEDED). A name
-// nobody listens on is NOT_FOUND "no service S on HOST".
+// nobody listens on is NOT_FOUND "no service S on HOST". A request may be
+// a batch of channels (IncomingChannelRequest.more): one offer, one answer
+// with an endpoint for each.
 //
 // A registration and its requests belong to the listener's uid (Owner):
 // Accept, Reject and ChannelOf from another uid are NOT_FOUND, as for a
@@ -32,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/clients/caller.h"
 #include "daemon/peers/channel_endpoint.h"
@@ -48,6 +51,7 @@ struct IncomingChannelRequest {
   ChannelEndpoint initiator;
   ChannelPlan plan;  // this side's plan
   std::chrono::milliseconds deadline{0};
+  std::vector<ChannelOpening> more;  // a batch: the channels after channel_id
 };
 
 // Where a listener's events go (a gRPC server stream in the daemon).
@@ -92,21 +96,24 @@ class ServiceRegistry {
   void SetLimits(size_t per_client, size_t per_uid);
 
   // Hands request (request_id is filled in) to the listener and waits for
-  // its answer up to request.deadline. offered (if given) learns the
-  // listener's owner first, before the listener can answer.
-  StatusOr<ChannelEndpoint> Offer(IncomingChannelRequest request,
-                                  const std::function<void(const Owner&)>& offered = nullptr);
+  // its answer up to request.deadline: one endpoint per channel, first
+  // first. offered (if given) learns the listener's owner first, before
+  // the listener can answer.
+  StatusOr<ChannelEndpoints> Offer(IncomingChannelRequest request,
+                                   const std::function<void(const Owner&)>& offered = nullptr);
 
-  // The listener's answer: an endpoint (Accept) or a reason (Reject).
-  // NOT_FOUND for an unknown or expired request id, or another uid's;
-  // INVALID_ARGUMENT for a malformed endpoint (the request stays open for
-  // a corrected answer).
-  Status Accept(const Caller& caller, uint64_t request_id, ChannelEndpoint endpoint);
+  // The listener's answer: the endpoints, one per channel of the request
+  // (Accept), or a reason (Reject). NOT_FOUND for an unknown or expired
+  // request id, or another uid's; INVALID_ARGUMENT for a malformed
+  // endpoint or the wrong number of them (the request stays open for a
+  // corrected answer).
+  Status Accept(const Caller& caller, uint64_t request_id, ChannelEndpoints endpoints);
   Status Reject(const Caller& caller, uint64_t request_id, const std::string& reason);
   // The daemon answers for the listener with why (a limit of its own).
   Status Fail(const Caller& caller, uint64_t request_id, const Status& why);
-  // The channel a pending request is for; NOT_FOUND as for Accept.
-  StatusOr<uint64_t> ChannelOf(const Caller& caller, uint64_t request_id) const;
+  // The channels a pending request is for, first first; NOT_FOUND as for
+  // Accept.
+  StatusOr<std::vector<uint64_t>> ChannelsOf(const Caller& caller, uint64_t request_id) const;
 
   // Tells the listener of service that a channel was closed.
   void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
@@ -123,9 +130,9 @@ class ServiceRegistry {
   friend class ServiceRegistration;
   struct Pending {
     std::string service;
-    uint64_t channel_id = 0;
+    std::vector<uint64_t> channel_ids;
     Owner owner;  // the listener's
-    std::optional<StatusOr<ChannelEndpoint>> answer;
+    std::optional<StatusOr<ChannelEndpoints>> answer;
   };
   struct Entry {
     uint64_t token = 0;
@@ -133,7 +140,7 @@ class ServiceRegistry {
     Owner owner;
   };
   void Unregister(const std::string& service, uint64_t token);
-  Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoint> answer);
+  Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoints> answer);
 
   const std::string host_name_;
   mutable std::mutex mu_;

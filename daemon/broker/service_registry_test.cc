@@ -86,9 +86,9 @@ TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
     threads.emplace_back([&registry, id = r.request_id] {
       ChannelEndpoint bad = TcpEnd();
       bad.tcp->port = 0;
-      EXPECT_EQ(registry.Accept(kApp, id, bad).code(), StatusCode::kInvalidArgument);
-      EXPECT_TRUE(registry.Accept(kApp, id, TcpEnd()).ok());
-      EXPECT_EQ(registry.Accept(kApp, id, TcpEnd()).code(), StatusCode::kNotFound);
+      EXPECT_EQ(registry.Accept(kApp, id, {bad}).code(), StatusCode::kInvalidArgument);
+      EXPECT_TRUE(registry.Accept(kApp, id, {TcpEnd()}).ok());
+      EXPECT_EQ(registry.Accept(kApp, id, {TcpEnd()}).code(), StatusCode::kNotFound);
     });
   };
   auto reg = registry.Register("svc", sink, kApp);
@@ -96,7 +96,8 @@ TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
   auto answer = registry.Offer(Request());
   for (auto& t : threads) t.join();
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
-  EXPECT_EQ(answer.value().tcp->port, 40000);
+  ASSERT_EQ(answer.value().size(), 1u);
+  EXPECT_EQ(answer.value()[0].tcp->port, 40000);
 }
 
 TEST(ServiceRegistryTest, RejectIsPermissionDeniedWithTheReason) {

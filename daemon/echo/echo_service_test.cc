@@ -101,6 +101,11 @@ class FakeClient final : public Client {
                                              const ConnectOptions&) override {
     return Status::Unimplemented("");
   }
+  StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(const std::string&,
+                                                              const std::string&, size_t,
+                                                              const ConnectOptions&) override {
+    return Status::Unimplemented("");
+  }
   Status Prewarm(const std::string&, const std::string&, int) override {
     return Status::Unimplemented("");
   }

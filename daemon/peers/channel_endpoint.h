@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/endpoint.h"
 #include "daemon/policy/path_policy.h"
@@ -23,12 +24,22 @@ namespace rdmad {
 
 // One side of a channel: exactly one of rdma and tcp is set.
 using ChannelEndpoint = internal::WireEndpoint;
+// The endpoints of a batch's channels, in the batch's order.
+using ChannelEndpoints = std::vector<ChannelEndpoint>;
 
 // This side's plan: an RDMA path, or TCP and why.
 struct ChannelPlan {
   std::optional<PathDecision> path;  // set: RDMA
   std::string tcp_reason;            // set when path is not
   std::string tcp_bind_host;         // TCP acceptor: the address to listen on
+};
+
+using internal::kMaxChannelBatch;
+
+// One more channel of a batch: its id and the opening side's endpoint.
+struct ChannelOpening {
+  uint64_t channel_id = 0;
+  ChannelEndpoint endpoint;
 };
 
 // OpenChannel, daemon to daemon (peer.proto OpenChannelRequest).
@@ -38,6 +49,9 @@ struct OpenChannelCall {
   std::string initiator_host;
   std::string initiator_instance;
   ChannelEndpoint initiator;
+  // A batch: the channels after channel_id (at most kMaxChannelBatch - 1),
+  // all or nothing. Answered with one endpoint per channel, first first.
+  std::vector<ChannelOpening> more;
 };
 
 struct CloseChannelCall {

@@ -6,7 +6,9 @@
 //   FakePeerLink       records every call; answers a Hello at once with
 //                      hello_answer, or keeps it for Answer(); a Session
 //                      stream beats at once when beat_on_open; OpenChannel
-//                      is answered by open_answer or kept waiting;
+//                      is answered by open_batch_answer, else by
+//                      open_answer (once per channel of a batch), else
+//                      kept waiting;
 //                      CloseChannel calls are recorded and answered by
 //                      close_answer (OK without one).
 //   FakePeerConnector  makes FakePeerLinks (each set up by configure), or
@@ -65,8 +67,10 @@ class FakePeerLink : public PeerLink {
   std::function<StatusOr<PeerHello>()> hello_answer;  // none: Answer() by hand
   bool beat_on_open = false;
   std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall&)> open_answer;  // none: wait
-  std::function<Status(const CloseChannelCall&)> close_answer;                   // none: OK
-  std::function<Status(const ReclaimChannelCall&)> reclaim_answer;               // none: OK
+  // The whole call at once (a batch in one answer); before open_answer.
+  std::function<StatusOr<ChannelEndpoints>(const OpenChannelCall&)> open_batch_answer;
+  std::function<Status(const CloseChannelCall&)> close_answer;      // none: OK
+  std::function<Status(const ReclaimChannelCall&)> reclaim_answer;  // none: OK
 
   const std::string& target() const override { return target_; }
 
@@ -91,7 +95,8 @@ class FakePeerLink : public PeerLink {
   }
 
   void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds, OpenDone done) override {
-    if (open_answer) return done(open_answer(call));
+    if (open_batch_answer) return done(open_batch_answer(call));
+    if (open_answer) return done(AnswerEach(call));
     std::lock_guard lock(mu);
     waiting_open = std::move(done);
   }
@@ -110,6 +115,23 @@ class FakePeerLink : public PeerLink {
       reclaims.push_back(call);
     }
     done(reclaim_answer ? reclaim_answer(call) : Status::Ok());
+  }
+
+  // open_answer for each channel of call (a batch's as calls of their own).
+  StatusOr<ChannelEndpoints> AnswerEach(const OpenChannelCall& call) {
+    ChannelEndpoints answers;
+    OpenChannelCall one = call;
+    one.more.clear();
+    for (size_t i = 0; i <= call.more.size(); ++i) {
+      if (i > 0) {
+        one.channel_id = call.more[i - 1].channel_id;
+        one.initiator = call.more[i - 1].endpoint;
+      }
+      StatusOr<ChannelEndpoint> answer = open_answer(one);
+      if (!answer.ok()) return answer.status();
+      answers.push_back(std::move(answer).value());
+    }
+    return answers;
   }
 
   // Answers the oldest pending Hello.

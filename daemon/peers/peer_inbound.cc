@@ -250,9 +250,9 @@ void PeerInbound::SetChannelHandler(ChannelHandler handler) {
   channel_handler_ = std::move(handler);
 }
 
-StatusOr<ChannelEndpoint> PeerInbound::OpenChannel(const OpenChannelCall& call,
-                                                   const std::string& from,
-                                                   const PeerIdentity& identity) {
+StatusOr<ChannelEndpoints> PeerInbound::OpenChannel(const OpenChannelCall& call,
+                                                    const std::string& from,
+                                                    const PeerIdentity& identity) {
   Status covered = identity.Covers(call.initiator_host);
   if (!covered.ok()) return Refused("OpenChannel", from, covered);
   ChannelHandler handler;

@@ -111,13 +111,13 @@ class PeerInbound {
 
   // The broker's side of a peer's OpenChannel (set once at start, before
   // serving): the call and the caller's IP. Without a handler, UNAVAILABLE.
-  using ChannelHandler = std::function<StatusOr<ChannelEndpoint>(const OpenChannelCall& call,
-                                                                 const std::string& peer_ip)>;
+  using ChannelHandler = std::function<StatusOr<ChannelEndpoints>(const OpenChannelCall& call,
+                                                                  const std::string& peer_ip)>;
   void SetChannelHandler(ChannelHandler handler);
   // A peer's OpenChannel; from is the transport's peer ("ipv4:1.2.3.4:5").
   // Blocks until the listener answers.
-  StatusOr<ChannelEndpoint> OpenChannel(const OpenChannelCall& call, const std::string& from,
-                                        const PeerIdentity& identity = {});
+  StatusOr<ChannelEndpoints> OpenChannel(const OpenChannelCall& call, const std::string& from,
+                                         const PeerIdentity& identity = {});
 
   // The broker's side of a peer's CloseChannel (set once at start, like
   // the channel handler); without one, UNAVAILABLE. Must not block.

@@ -180,7 +180,7 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   inbound_.SetCloseHandler([&](const CloseChannelCall&) { return ++closes, Status::Ok(); });
   inbound_.SetReclaimHandler([&](const ReclaimChannelCall&) { return ++reclaims, Status::Ok(); });
   inbound_.SetChannelHandler(
-      [&](const OpenChannelCall&, const std::string&) -> StatusOr<ChannelEndpoint> {
+      [&](const OpenChannelCall&, const std::string&) -> StatusOr<ChannelEndpoints> {
         ++opens;
         return Status::NotFound("no service");
       });

@@ -63,10 +63,11 @@ class PeerLink {
                                                   EndCallback on_end) = 0;
 
   // The channel broker's calls, async like Hello. OpenChannel's done gets
-  // the acceptor's endpoint (the broker validates it) or the peer's status
-  // (NOT_FOUND no such service, PERMISSION_DENIED rejected, ...). The
-  // defaults answer UNIMPLEMENTED (transports and fakes without a broker).
-  using OpenDone = std::function<void(StatusOr<ChannelEndpoint>)>;
+  // the acceptor's endpoints, one per channel of the call (the broker
+  // validates them), or the peer's status (NOT_FOUND no such service,
+  // PERMISSION_DENIED rejected, ...). The defaults answer UNIMPLEMENTED
+  // (transports and fakes without a broker).
+  using OpenDone = std::function<void(StatusOr<ChannelEndpoints>)>;
   using CloseDone = std::function<void(const Status&)>;
   virtual void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds timeout,
                            OpenDone done) {

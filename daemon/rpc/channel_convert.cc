@@ -18,6 +18,30 @@ void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out) {
   out->set_initiator_host(call.initiator_host);
   out->set_initiator_instance(call.initiator_instance);
   ToProto(call.initiator, out->mutable_initiator());
+  for (const ChannelOpening& more : call.more) ToProto(more, out->add_more());
+}
+
+void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {
+  out->set_channel_id(opening.channel_id);
+  ToProto(opening.endpoint, out->mutable_endpoint());
+}
+
+StatusOr<std::vector<ChannelOpening>> FromProto(
+    const google::protobuf::RepeatedPtrField<v1::ChannelOpening>& in) {
+  if (size_t(in.size()) >= kMaxChannelBatch) {
+    return Status::InvalidArgument("more: at most " + std::to_string(kMaxChannelBatch - 1) +
+                                   " more channels per batch");
+  }
+  std::vector<ChannelOpening> out;
+  for (int i = 0; i < in.size(); ++i) {
+    StatusOr<ChannelEndpoint> endpoint = FromProto(in[i].endpoint());
+    if (!endpoint.ok()) {
+      return Status::InvalidArgument("more[" + std::to_string(i) + "]." +
+                                     endpoint.status().message());
+    }
+    out.push_back(ChannelOpening{in[i].channel_id(), std::move(endpoint).value()});
+  }
+  return out;
 }
 
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
@@ -29,6 +53,9 @@ StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
   call.initiator_host = in.initiator_host();
   call.initiator_instance = in.initiator_instance();
   call.initiator = std::move(initiator).value();
+  StatusOr<std::vector<ChannelOpening>> more = FromProto(in.more());
+  if (!more.ok()) return more.status();
+  call.more = std::move(more).value();
   return call;
 }
 

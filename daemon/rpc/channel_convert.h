@@ -29,6 +29,13 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out);
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);
 
+// A batch's further channels (ConnectRequest.more, IncomingChannel.more,
+// OpenChannelRequest.more). INVALID_ARGUMENT naming the field for a
+// malformed endpoint or more than kMaxChannelBatch - 1 of them.
+void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out);
+StatusOr<std::vector<ChannelOpening>> FromProto(
+    const google::protobuf::RepeatedPtrField<v1::ChannelOpening>& in);
+
 // A channel's lease as the bytes the application keeps (a serialized
 // v1::ChannelLease), and back: INVALID_ARGUMENT for bytes that do not parse.
 std::string SerializeLease(const ChannelLease& lease);

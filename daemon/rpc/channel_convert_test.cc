@@ -23,6 +23,34 @@ TEST(ChannelConvertTest, OpenChannelRequestRoundTrips) {
   EXPECT_EQ(back.value().channel_id, call.channel_id);
   EXPECT_EQ(back.value().initiator.tcp->port, 4242);
   EXPECT_EQ(back.value().initiator.tcp->token[31], 3);
+  EXPECT_TRUE(back.value().more.empty());
+}
+
+TEST(ChannelConvertTest, ABatchRoundTripsAndIsBounded) {
+  OpenChannelCall call;
+  call.channel_id = 1;
+  call.service = "svc";
+  call.initiator.tcp = internal::TcpEndpoint{};
+  call.initiator.tcp->host = "127.0.0.1";
+  for (uint64_t id = 2; id <= 4; ++id) {
+    ChannelOpening more{id, call.initiator};
+    more.endpoint.tcp->port = uint16_t(id);
+    call.more.push_back(more);
+  }
+  v1::OpenChannelRequest wire;
+  ToProto(call, &wire);
+  auto back = FromProto(wire);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back.value().more.size(), 3u);
+  for (uint64_t id = 2; id <= 4; ++id) {
+    EXPECT_EQ(back.value().more[id - 2].channel_id, id);
+    EXPECT_EQ(back.value().more[id - 2].endpoint.tcp->port, id);
+  }
+  wire.mutable_more(1)->mutable_endpoint()->clear_transport();
+  EXPECT_EQ(FromProto(wire).status().message(), "more[1].endpoint: neither rdma nor tcp is set");
+  wire.clear_more();
+  for (size_t i = 0; i < kMaxChannelBatch; ++i) ToProto(call.more[0], wire.add_more());
+  EXPECT_EQ(FromProto(wire).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

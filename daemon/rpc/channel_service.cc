@@ -4,6 +4,7 @@
 // the handshake (Listen, Accept, Reject, PlanChannel, Connect), the
 // lifeline (HoldChannel, ReleaseChannel) and the table (ListChannels).
 
+#include <algorithm>
 #include <memory>
 
 #include "daemon/rpc/channel_convert.h"
@@ -36,24 +37,43 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
                                                v1::AcceptResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
-  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
-  if (!endpoint.ok()) return Reply(context, endpoint.status());
+  if (size_t(request->more_endpoints_size()) >= kMaxChannelBatch) {
+    return Reply(context, Status::InvalidArgument("more_endpoints: at most " +
+                                                  std::to_string(kMaxChannelBatch - 1)));
+  }
+  ChannelEndpoints endpoints;
+  for (int i = -1; i < request->more_endpoints_size(); ++i) {
+    StatusOr<ChannelEndpoint> endpoint =
+        FromProto(i < 0 ? request->endpoint() : request->more_endpoints(i));
+    if (!endpoint.ok() && i >= 0) {
+      return Reply(context, Status::InvalidArgument("more_endpoints[" + std::to_string(i) +
+                                                    "]: " + endpoint.status().message()));
+    }
+    if (!endpoint.ok()) return Reply(context, endpoint.status());
+    endpoints.push_back(std::move(endpoint).value());
+  }
   Caller caller = CallerOf(context);
-  StatusOr<uint64_t> channel_id = broker->services().ChannelOf(caller, request->request_id());
-  if (channel_id.ok()) {  // the listener's own request: one more channel for it?
-    Status admitted = broker->AdmitChannel(caller, channel_id.value());
+  StatusOr<std::vector<uint64_t>> channel_ids =
+      broker->services().ChannelsOf(caller, request->request_id());
+  if (channel_ids.ok()) {  // the listener's own request: more channels for it?
+    Status admitted = broker->AdmitChannels(caller, channel_ids.value());
     if (!admitted.ok()) {  // the initiator hears it at once
       Status failed = broker->services().Fail(caller, request->request_id(), admitted);
       if (!failed.ok()) spdlog::debug("request {}: {}", request->request_id(), failed.message());
       return Reply(context, admitted);
     }
   }
-  std::string transport = EndpointTransport(endpoint.value());
-  Status accepted =
-      broker->services().Accept(caller, request->request_id(), std::move(endpoint).value());
-  if (accepted.ok() && channel_id.ok()) {
-    StatusOr<ChannelLease> lease = broker->LeaseOf(channel_id.value(), transport);
-    if (lease.ok()) response->set_lease(SerializeLease(lease.value()));
+  std::vector<std::string> transports;
+  for (const ChannelEndpoint& e : endpoints) transports.push_back(EndpointTransport(e));
+  Status accepted = broker->services().Accept(caller, request->request_id(), std::move(endpoints));
+  for (size_t i = 0; accepted.ok() && channel_ids.ok() && i < channel_ids.value().size(); ++i) {
+    StatusOr<ChannelLease> lease = broker->LeaseOf(channel_ids.value()[i], transports[i]);
+    std::string bytes = lease.ok() ? SerializeLease(lease.value()) : std::string();
+    if (i == 0) {
+      response->set_lease(std::move(bytes));
+    } else {
+      response->add_more_leases(std::move(bytes));
+    }
   }
   return Reply(context, accepted);
 }
@@ -76,9 +96,10 @@ grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext*
   Status checked = CheckName("peer", request->peer(), kMaxPeerName);
   if (!checked.ok()) return Reply(context, checked);
   auto planned = broker->PlanChannel(CallerOf(context), request->peer(), request->service(),
-                                     request->force_tcp());
+                                     request->force_tcp(), std::max(1u, request->count()));
   if (planned.ok()) {
     response->set_channel_id(planned.value().channel_id);
+    for (uint64_t id : planned.value().more_ids) response->add_more_channel_ids(id);
     ToProto(planned.value().plan, response->mutable_plan());
     response->set_peer_address(planned.value().peer_address);
   }
@@ -92,6 +113,10 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   if (broker == nullptr) return Reply(context, NoBroker());
   StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
   if (!endpoint.ok()) return Reply(context, endpoint.status());
+  StatusOr<std::vector<ChannelOpening>> more = FromProto(request->more());
+  if (!more.ok()) return Reply(context, more.status());
+  std::vector<ChannelOpening> channels{ChannelOpening{request->channel_id(), *endpoint}};
+  for (ChannelOpening& c : more.value()) channels.push_back(std::move(c));
   StatusOr<ClientLimiter::Lease> admitted = AdmitConnect(context);
   if (!admitted.ok()) return Reply(context, admitted.status());
   auto lease = std::make_shared<ClientLimiter::Lease>(std::move(admitted).value());
@@ -99,19 +124,27 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   Caller caller = CallerOf(context);
   // The server's Shutdown waits for this Finish, and the daemon stops the
   // broker first (pending opens fail at once), so the broker outlives it.
-  Status queued =
-      handshakes_.Submit([broker, context, reactor, response, lease, caller,
-                          id = request->channel_id(), endpoint = std::move(endpoint).value()] {
-        StatusOr<ChannelEndpoint> peer = broker->Connect(caller, id, endpoint);
-        if (peer.ok() && context->IsCancelled()) {  // nobody will hold it
-          Status released =
-              broker->Release(caller, id, "the application went away during the handshake");
-          if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
-        }
-        if (peer.ok()) {
-          ToProto(peer.value(), response->mutable_peer());
+  Status queued = handshakes_.Submit(
+      [broker, context, reactor, response, lease, caller, channels = std::move(channels)] {
+        StatusOr<ChannelEndpoints> peer = broker->Connect(caller, channels);
+        for (size_t i = 0; peer.ok() && i < channels.size(); ++i) {
+          uint64_t id = channels[i].channel_id;
+          if (context->IsCancelled()) {  // nobody will hold it
+            Status released =
+                broker->Release(caller, id, "the application went away during the handshake");
+            if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
+          }
           StatusOr<ChannelLease> channel_lease = broker->LeaseOf(id);
-          if (channel_lease.ok()) response->set_lease(SerializeLease(channel_lease.value()));
+          std::string bytes =
+              channel_lease.ok() ? SerializeLease(channel_lease.value()) : std::string();
+          if (i == 0) {
+            ToProto(peer.value()[0], response->mutable_peer());
+            response->set_lease(std::move(bytes));
+          } else {
+            v1::ConnectedChannel* c = response->add_more();
+            ToProto(peer.value()[i], c->mutable_peer());
+            c->set_lease(std::move(bytes));
+          }
         }
         lease->Reset();  // before the answer: the client may Connect again at once
         reactor->Finish(ToGrpcStatus(peer.status()));

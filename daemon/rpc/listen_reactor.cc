@@ -17,6 +17,7 @@ void ListenSink::OnIncoming(const IncomingChannelRequest& request) {
   ToProto(request.initiator, in->mutable_initiator());
   ToProto(request.plan, in->mutable_plan());
   in->set_deadline_ms(uint32_t(request.deadline.count()));
+  for (const ChannelOpening& more : request.more) ToProto(more, in->add_more());
   std::lock_guard lock(mu_);
   if (reactor_ != nullptr) reactor_->Enqueue(std::move(event));
 }

@@ -80,8 +80,11 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
   // The server's Shutdown waits for this Finish, so inbound_ outlives it.
   std::thread([this, reactor, response, from = context->peer(),
                identity = IdentityOf(context->auth_context()), call = std::move(call).value()] {
-    StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call, from, identity);
-    if (answer.ok()) ToProto(answer.value(), response->mutable_acceptor());
+    StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call, from, identity);
+    for (size_t i = 0; answer.ok() && i < answer.value().size(); ++i) {
+      ToProto(answer.value()[i],
+              i == 0 ? response->mutable_acceptor() : response->add_more_acceptors());
+    }
     reactor->Finish(ToGrpcStatus(answer.status()));
   }).detach();
   return reactor;

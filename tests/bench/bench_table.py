@@ -281,7 +281,10 @@ def many_rows(d):
     rss = ours(d / "rss_many.json")
     n = c["channels"]
     _, cm_rate = cmtime_anchors(d, "pt_cmtime_many.txt")
-    rows = [row(f"{n} channels open at once: connect rate, {c['threads']} threads (channels/s)",
+    batch = c.get("batch", 1)
+    how = f"ConnectMany, batches of {batch}" if batch > 1 else "Connect"
+    rows = [row(f"{n} channels open at once: connect rate, {c['threads']} threads, {how} "
+                "(channels/s)",
                 f"cmtime, {n} rdma_cm connections at once" if cm_rate else None, cm_rate,
                 c["per_second"], CONNECT_RATE_TARGET if cm_rate else None, "higher"),
             row(f"{n} channels: a message each way on each (s)", None, None, c["exchange_s"])]

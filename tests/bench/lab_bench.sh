@@ -200,7 +200,8 @@ echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"ch
 # bytes per send-queue entry into the application (a NIC: 64), so at the
 # default 128 a channel's queues cost ~176 KiB of the VM's 1 GiB, and 1,000
 # channels on both ends do not fit. Connect rate and registered memory do
-# not depend on the depth.
+# not depend on the depth. The initiator opens them as an application with
+# many channels to one peer should: Client::ConnectMany, batches of 64.
 lab_log "$many channels open at once (C to D), then cmtime with as many"
 many_toml=$'[qp]\nsend_depth = 32\n\n[limits]\nmax_channels_per_peer = 2048'
 start_daemon D 7614 C 7613 "$many_toml"
@@ -221,7 +222,8 @@ done
 grep -q listening "$work/many_accept.err" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
 # shellcheck disable=SC2154 # pid_C, pid_D: set by start_daemon
 echo "{\"before\": {\"C\": $(rss_kib "$pid_C"), \"D\": $(rss_kib "$pid_D")}," >"$out/rss_many.json"
-"$many_bin" connect D --socket "$work/C/rdmad.sock" --channels "$many" --threads 16 --hold-s 3 \
+"$many_bin" connect D --socket "$work/C/rdmad.sock" --channels "$many" --threads 4 --batch 64 \
+  --hold-s 3 \
   >"$out/ours_many_connect.json" 2>"$work/many_connect.err" &
 cpid=$!
 for _ in $(seq 6000); do

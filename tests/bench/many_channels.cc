@@ -5,13 +5,14 @@
 //
 //   rdmad_many_channels accept  --socket S [--service NAME] --channels N
 //   rdmad_many_channels connect PEER --socket S [--service NAME] --channels N
-//                               [--threads T] [--hold-s S]
+//                               [--threads T] [--batch B] [--hold-s S]
 //
 // accept listens on NAME through the daemon at S, accepts N channels,
 // answers one message on each (as received), then waits for the initiator
 // to close them. connect opens one channel (retried while the peer session
 // comes up; not timed), then the other N - 1 from T threads at once (timed:
-// the connect rate), keeps every one open, sends a message on each and
+// the connect rate), each thread B at a time (B > 1: Client::ConnectMany,
+// else Client::Connect), keeps every one open, sends a message on each and
 // receives every answer (timed: the exchange). Both print one JSON line
 // when done: what they timed, their RSS and their pinned memory (VmPin:
 // what the process registered with the RDMA device), in KiB, and the
@@ -21,6 +22,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -43,7 +45,7 @@ constexpr milliseconds kPatience{120000};
 
 struct Options {
   std::string role, peer, socket, service = "bench.many";
-  size_t channels = 0, threads = 16;
+  size_t channels = 0, threads = 16, batch = 1;
   double hold_s = 0;
 };
 
@@ -148,14 +150,25 @@ int Connect(rdmad::Client& client, const Options& o) {
   auto t0 = Clock::now();
   for (size_t t = 0; t < o.threads; ++t) {
     threads.emplace_back([&, t] {
-      for (size_t i; (i = next.fetch_add(1)) < o.channels;) {
-        auto c = client.Connect(o.peer, o.service);
-        if (!c.ok()) {
-          failed[t] = rdmad::Status(
-              c.status().code(), "channel " + std::to_string(i + 1) + ": " + c.status().message());
+      for (size_t i; (i = next.fetch_add(o.batch)) < o.channels;) {
+        size_t n = std::min(o.batch, o.channels - i);
+        std::vector<std::unique_ptr<rdmad::Channel>> made;
+        rdmad::Status status;
+        if (o.batch == 1) {
+          auto c = client.Connect(o.peer, o.service);
+          if (c.ok()) made.push_back(std::move(c).value());
+          status = c.status();
+        } else {
+          auto cs = client.ConnectMany(o.peer, o.service, n);
+          if (cs.ok()) made = std::move(cs).value();
+          status = cs.status();
+        }
+        if (!status.ok()) {
+          failed[t] = rdmad::Status(status.code(),
+                                    "channel " + std::to_string(i + 1) + ": " + status.message());
           return;
         }
-        channels[i] = std::move(c).value();
+        for (size_t j = 0; j < n; ++j) channels[i + j] = std::move(made[j]);
       }
     });
   }
@@ -184,9 +197,9 @@ int Connect(rdmad::Client& client, const Options& o) {
   double exchange_s = Seconds(Clock::now() - t1);
   size_t timed = o.channels - 1;
   std::printf(
-      "{\"role\": \"connect\", \"threads\": %zu, \"connect_s\": %.3f, \"per_second\": %.2f, "
-      "\"exchange_s\": %.3f, ",
-      o.threads, connect_s, connect_s > 0 ? double(timed) / connect_s : 0.0, exchange_s);
+      "{\"role\": \"connect\", \"threads\": %zu, \"batch\": %zu, \"connect_s\": %.3f, "
+      "\"per_second\": %.2f, \"exchange_s\": %.3f, ",
+      o.threads, o.batch, connect_s, connect_s > 0 ? double(timed) / connect_s : 0.0, exchange_s);
   PrintMemory(channels.size(), Transports(channels));
   std::this_thread::sleep_for(std::chrono::duration<double>(o.hold_s));
   for (auto& c : channels) c->Close();
@@ -213,13 +226,16 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->channels = std::strtoul(value.c_str(), nullptr, 10);
     } else if (flag == "--threads") {
       o->threads = std::strtoul(value.c_str(), nullptr, 10);
+    } else if (flag == "--batch" && o->role == "connect") {
+      o->batch = std::strtoul(value.c_str(), nullptr, 10);
     } else if (flag == "--hold-s" && o->role == "connect") {
       o->hold_s = std::strtod(value.c_str(), nullptr);
     } else {
       return false;
     }
   }
-  return i == argc && o->channels >= 2 && o->threads >= 1 && o->hold_s >= 0 && o->hold_s < 3600;
+  return i == argc && o->channels >= 2 && o->threads >= 1 && o->batch >= 1 && o->hold_s >= 0 &&
+         o->hold_s < 3600;
 }
 
 }  // namespace
@@ -230,7 +246,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: rdmad_many_channels accept --socket S [--service NAME] --channels N\n"
                  "       rdmad_many_channels connect PEER --socket S [--service NAME] "
-                 "--channels N [--threads T] [--hold-s S]\n"
+                 "--channels N [--threads T] [--batch B] [--hold-s S]\n"
                  "(N >= 2)\n");
     return 64;
   }

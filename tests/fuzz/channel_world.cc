@@ -132,7 +132,7 @@ class ChannelWorld::Holder final : public ChannelHolder {
 // This daemon's link to itself: what the peer server would do, inline.
 std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
   auto link = std::make_shared<FakePeerLink>("127.0.0.1:7581");
-  link->open_answer = [inbound](const OpenChannelCall& call) -> StatusOr<ChannelEndpoint> {
+  link->open_batch_answer = [inbound](const OpenChannelCall& call) -> StatusOr<ChannelEndpoints> {
     v1::OpenChannelRequest wire;
     ToProto(call, &wire);
     StatusOr<OpenChannelCall> back = FromProto(wire);
@@ -303,7 +303,7 @@ void ChannelWorld::Answer(const IncomingChannelRequest& request) {
   } else if (!a.endpoint.ok()) {
     CheckStatus(a.endpoint.status());
   } else {
-    Status accepted = broker_->services().Accept(kApp, id, a.endpoint.value());
+    Status accepted = broker_->services().Accept(kApp, id, {a.endpoint.value()});
     CheckStatus(accepted);
     if (accepted.ok()) FUZZ_CHECK(ValidateChannelEndpoint(a.endpoint.value()).ok());
   }
@@ -441,7 +441,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
       CheckStatus(endpoint.status());
       if (!endpoint.ok()) return;
-      CheckStatus(broker_->services().Accept(kApp, req.request_id(), endpoint.value()));
+      CheckStatus(broker_->services().Accept(kApp, req.request_id(), {endpoint.value()}));
       break;
     }
     case ChannelOp::kReject: {
@@ -500,13 +500,17 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       static const char* kFrom[] = {"ipv4:192.0.2.7:40000", "ipv6:[2001:db8::7]:40000",
                                     "ipv6:%5B::1%5D:40000", "unix:/run/x", ""};
       const char* from = kFrom[req.channel_id() % 5];
-      StatusOr<ChannelEndpoint> answer = inbound_->OpenChannel(call.value(), from);
+      StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call.value(), from);
       CheckStatus(answer.status());
       Remember(call.value().channel_id);
       if (!answer.ok()) return;
-      FUZZ_CHECK(ValidateChannelEndpoint(answer.value()).ok());
+      FUZZ_CHECK(answer.value().size() == 1 + call.value().more.size());
       v1::OpenChannelResponse response;
-      ToProto(answer.value(), response.mutable_acceptor());
+      for (size_t i = 0; i < answer.value().size(); ++i) {
+        FUZZ_CHECK(ValidateChannelEndpoint(answer.value()[i]).ok());
+        ToProto(answer.value()[i],
+                i == 0 ? response.mutable_acceptor() : response.add_more_acceptors());
+      }
       break;
     }
     case ChannelOp::kCloseChannel: {

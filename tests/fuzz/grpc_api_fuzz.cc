@@ -36,7 +36,7 @@ namespace {
 // This daemon's link to itself, through the peer service's own handler.
 std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
   auto link = std::make_shared<FakePeerLink>("127.0.0.1:7581");
-  link->open_answer = [inbound](const OpenChannelCall& call) {
+  link->open_batch_answer = [inbound](const OpenChannelCall& call) {
     return inbound->OpenChannel(call, "ipv4:127.0.0.1:40000");
   };
   link->close_answer = [inbound](const CloseChannelCall& call) {

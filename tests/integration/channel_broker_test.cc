@@ -161,5 +161,80 @@ TEST_F(ChannelBrokerTest, NegativePathsAreClearStatuses) {
   EXPECT_TRUE(a_.stub->GetStatus(&ctx, v1::GetStatusRequest(), &st).ok());
 }
 
+// A batch by hand: a plan of 3, one Connect, one IncomingChannel with the
+// other two, one Accept for all (a wrong count first). Malformed batches
+// are INVALID_ARGUMENT and the daemons keep going.
+TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
+  grpc::ClientContext too_many;
+  v1::PlanChannelRequest big;
+  big.set_peer("B");
+  big.set_service("svc");
+  big.set_count(65);
+  v1::PlanChannelResponse plan;
+  EXPECT_EQ(a_.stub->PlanChannel(&too_many, big, &plan).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  grpc::ClientContext listen;
+  std::thread app_b([&] {
+    v1::ListenRequest req;
+    req.set_service("svc");
+    auto reader = b_.stub->Listen(&listen, req);
+    v1::ListenEvent event;
+    while (reader->Read(&event)) {
+      if (!event.has_incoming()) continue;
+      EXPECT_EQ(event.incoming().more_size(), 2);
+      v1::AcceptRequest a;
+      a.set_request_id(event.incoming().request_id());
+      *a.mutable_endpoint() = TcpEndpoint(3000);
+      *a.add_more_endpoints() = TcpEndpoint(3001);
+      v1::AcceptResponse r;
+      grpc::ClientContext short_ctx;
+      EXPECT_EQ(b_.stub->Accept(&short_ctx, a, &r).error_code(),
+                grpc::StatusCode::INVALID_ARGUMENT);
+      *a.add_more_endpoints() = TcpEndpoint(3002);
+      grpc::ClientContext actx;
+      EXPECT_TRUE(b_.stub->Accept(&actx, a, &r).ok());
+      EXPECT_EQ(r.more_leases_size(), 2);
+    }
+    reader->Finish();
+  });
+  std::this_thread::sleep_for(milliseconds(300));
+  grpc::Status status;
+  v1::ConnectResponse reply;
+  for (int i = 0; i < 50; ++i) {  // until A's session to B is up
+    grpc::ClientContext pctx;
+    v1::PlanChannelRequest req = big;
+    req.set_count(3);
+    ASSERT_TRUE(a_.stub->PlanChannel(&pctx, req, &plan).ok());
+    ASSERT_EQ(plan.more_channel_ids_size(), 2);
+    v1::ConnectRequest creq;
+    creq.set_channel_id(plan.channel_id());
+    *creq.mutable_endpoint() = TcpEndpoint(1111);
+    for (uint64_t id : plan.more_channel_ids()) {
+      v1::ChannelOpening* more = creq.add_more();
+      more->set_channel_id(id);
+      *more->mutable_endpoint() = TcpEndpoint(1111);
+    }
+    if (i == 0) {  // a stranger's id in the batch
+      v1::ConnectRequest bad = creq;
+      bad.mutable_more(1)->set_channel_id(12345);
+      grpc::ClientContext bctx;
+      EXPECT_EQ(a_.stub->Connect(&bctx, bad, &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+    }
+    grpc::ClientContext cctx;
+    status = a_.stub->Connect(&cctx, creq, &reply);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) break;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ASSERT_TRUE(status.ok()) << status.error_message() << "\n" << Logs();
+  EXPECT_EQ(reply.peer().tcp().port(), 3000u);
+  ASSERT_EQ(reply.more_size(), 2);
+  EXPECT_EQ(reply.more(0).peer().tcp().port(), 3001u);
+  EXPECT_EQ(reply.more(1).peer().tcp().port(), 3002u);
+  EXPECT_FALSE(reply.more(1).lease().empty());
+  listen.TryCancel();
+  app_b.join();
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -120,7 +120,9 @@ class RDMAD_EXPORT Listener {
   virtual StatusOr<std::unique_ptr<Channel>> Accept(
       std::chrono::milliseconds timeout = kForever) = 0;
   // Refuses the next channel request; the initiator gets PERMISSION_DENIED
-  // "rejected: REASON".
+  // "rejected: REASON". A batch (an initiator's ConnectMany) is accepted
+  // or refused as a whole: Accept sets up all its channels, returns the
+  // first and the next Accepts the others at once; Reject refuses all.
   virtual Status Reject(const std::string& reason,
                         std::chrono::milliseconds timeout = kForever) = 0;
 };
@@ -181,6 +183,16 @@ class RDMAD_EXPORT Client {
   virtual StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer,
                                                      const std::string& service,
                                                      const ConnectOptions& options = {}) = 0;
+  // count channels to service at peer at once, for an application that
+  // opens many (one per worker, a KV-cache transfer's fan-out): they are
+  // planned, relayed and accepted in batches of up to 64 (one call each
+  // to this daemon, the peer daemon and the listener per batch, instead of
+  // per channel). All or nothing: on an error, the channels already made are closed and the
+  // error returned. Errors as Connect; INVALID_ARGUMENT for count 0. The
+  // pool is not used. options.timeout bounds each batch.
+  virtual StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(
+      const std::string& peer, const std::string& service, size_t count,
+      const ConnectOptions& options = {}) = 0;
   // Keeps channels warm ahead of Connect (docs/channels.md, "Pooling"):
   // this client's own target for (peer, service), replacing a [[pool]]
   // entry's for it; 0 removes it. Starts following the pool.

@@ -1,0 +1,73 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "client/src/handshake.h"
+
+#include <random>
+#include <string>
+
+#include "client/src/client_log.h"
+
+namespace rdmad::internal {
+
+Status StatusFromGrpc(const grpc::Status& status) {
+  return Status(StatusCodeFromInt(status.error_code()), status.error_message());
+}
+
+double MsSince(HandshakeClock::time_point start) {
+  return std::chrono::duration<double, std::milli>(HandshakeClock::now() - start).count();
+}
+
+std::array<uint8_t, 32> RandomToken() {
+  std::random_device rd;
+  std::array<uint8_t, 32> token{};
+  for (auto& b : token) b = uint8_t(rd());
+  return token;
+}
+
+void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer) {
+  ClientLog().info(
+      "channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
+      "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
+      id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu, peer.device,
+      peer.gid_index, peer.qpn, peer.active_mtu,
+      NegotiatedMtu(0, local.active_mtu, peer.active_mtu));
+}
+
+StatusOr<std::unique_ptr<Channel>> Held(StatusOr<std::unique_ptr<Channel>> channel,
+                                        std::unique_ptr<HoldStream> hold, const char* role) {
+  if (channel.ok()) {
+    auto abortable = AsAbortable(std::move(channel).value());
+    if (abortable.ok()) {
+      return std::unique_ptr<Channel>(
+          new HeldChannel(std::move(abortable).value(), std::move(hold)));
+    }
+    channel = abortable.status();
+  }
+  hold->Release(std::string("the ") + role +
+                " could not finish the handshake: " + channel.status().message());
+  return channel.status();
+}
+
+StatusOr<std::vector<std::unique_ptr<Channel>>> HoldAndFinish(
+    const DaemonRpc& rpc, const std::vector<uint64_t>& ids, const std::vector<std::string>& leases,
+    const FinishOne& finish) {
+  std::vector<std::unique_ptr<HoldStream>> holds;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    holds.push_back(HoldStream::Open(rpc.channel, ids[i], i < leases.size() ? leases[i] : "",
+                                     rpc.reattach_timeout));
+  }
+  std::vector<std::unique_ptr<Channel>> channels;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    StatusOr<std::unique_ptr<Channel>> channel = finish(i, std::move(holds[i]));
+    if (!channel.ok()) {
+      for (size_t j = i + 1; j < ids.size(); ++j) {
+        holds[j]->Release("another channel of its batch failed: " + channel.status().message());
+      }
+      return channel.status();  // the channels made so far close
+    }
+    channels.push_back(std::move(channel).value());
+  }
+  return channels;
+}
+
+}  // namespace rdmad::internal
