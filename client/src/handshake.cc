@@ -52,9 +52,11 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> HoldAndFinish(
     const DaemonRpc& rpc, const std::vector<uint64_t>& ids, const std::vector<std::string>& leases,
     const FinishOne& finish) {
   std::vector<std::unique_ptr<HoldStream>> holds;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    holds.push_back(HoldStream::Open(rpc.channel, ids[i], i < leases.size() ? leases[i] : "",
+  if (ids.size() == 1) {
+    holds.push_back(HoldStream::Open(rpc.channel, ids[0], leases.empty() ? "" : leases[0],
                                      rpc.reattach_timeout));
+  } else {  // one lifeline stream for the batch
+    holds = HoldStream::OpenBatch(rpc.channel, ids, leases, rpc.reattach_timeout);
   }
   std::vector<std::unique_ptr<Channel>> channels;
   for (size_t i = 0; i < ids.size(); ++i) {

@@ -2,6 +2,9 @@
 
 #include "client/src/held_channel.h"
 
+#include <algorithm>
+#include <map>
+
 #include "client/src/client_log.h"
 
 namespace rdmad::internal {
@@ -18,7 +21,13 @@ bool DaemonWentAway(grpc::StatusCode code) {
          code == grpc::StatusCode::UNKNOWN || code == grpc::StatusCode::INTERNAL;
 }
 
-class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> {
+class HoldStream::Current {
+ public:
+  virtual ~Current() = default;
+  virtual void Cancel() = 0;
+};
+
+class HoldStream::Call final : public Current, public grpc::ClientReadReactor<v1::ChannelEvent> {
  public:
   Call(HoldStream* owner, bool reattach) : owner_(owner), reattach_(reattach) {}
 
@@ -30,7 +39,7 @@ class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> 
     StartRead(&event_);
     StartCall();
   }
-  void Cancel() { context_.TryCancel(); }
+  void Cancel() override { context_.TryCancel(); }
 
   // The daemon took the hold: it sends its initial metadata then, with
   // the channel's current lease.
@@ -56,6 +65,98 @@ class HoldStream::Call final : public grpc::ClientReadReactor<v1::ChannelEvent> 
   grpc::ClientContext context_;
   v1::HoldChannelRequest request_;
   v1::ChannelEvent event_;
+};
+
+// A batch's HoldChannel stream, shared by its channels' HoldStreams (the
+// members). Member callbacks are made under mu_, so that a member that
+// left (Leave) is never called again; members never call in while holding
+// their own lock. It lives until gRPC is done with it (self_).
+class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent> {
+ public:
+  explicit Batch(std::vector<HoldStream*> members) : members_(std::move(members)) {}
+
+  void Start(std::shared_ptr<Batch> self, const std::shared_ptr<grpc::Channel>& rpc,
+             const std::vector<uint64_t>& ids) {
+    self_ = std::move(self);
+    stub_ = v1::Rdmad::NewStub(rpc);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      index_[ids[i]] = i;
+      if (i == 0) {
+        request_.set_channel_id(ids[i]);
+      } else {
+        request_.add_more_channel_ids(ids[i]);
+      }
+    }
+    stub_->async()->HoldChannel(&context_, &request_, this);
+    StartRead(&event_);
+    StartCall();
+  }
+
+  // Member index let go: the call is over for it at once; the stream is
+  // cancelled when no member is left.
+  void Leave(size_t index) {
+    std::lock_guard lock(mu_);
+    HoldStream* member = std::exchange(members_[index], nullptr);
+    if (std::all_of(members_.begin(), members_.end(), [](HoldStream* m) { return !m; })) {
+      context_.TryCancel();
+    }
+    if (member != nullptr) {
+      member->OnCallDone(grpc::Status(grpc::StatusCode::CANCELLED, "released"), false);
+    }
+  }
+
+  // The daemon took the holds: one lease per channel, in order.
+  void OnReadInitialMetadataDone(bool ok) override {
+    if (!ok) return;
+    auto range = context_.GetServerInitialMetadata().equal_range("rdmad-lease-bin");
+    std::lock_guard lock(mu_);
+    size_t i = 0;
+    for (auto it = range.first; it != range.second && i < members_.size(); ++it, ++i) {
+      if (members_[i] != nullptr) {
+        members_[i]->OnHeld(std::string(it->second.data(), it->second.size()));
+      }
+    }
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;  // the stream ended; OnDone follows with the status
+    if (event_.closed()) {
+      std::lock_guard lock(mu_);
+      auto it = index_.find(event_.channel_id());
+      if (it != index_.end() && members_[it->second] != nullptr) {
+        members_[it->second]->OnClosedEvent(event_.reason().empty() ? "the channel was closed"
+                                                                    : event_.reason());
+      }
+    }
+    StartRead(&event_);
+  }
+  // Every member still here carries on alone (re-attaches, or ends).
+  void OnDone(const grpc::Status& status) override {
+    std::shared_ptr<Batch> keep = std::move(self_);  // this may go with it
+    std::lock_guard lock(mu_);
+    for (HoldStream*& member : members_) {
+      if (member != nullptr) std::exchange(member, nullptr)->OnCallDone(status, false);
+    }
+  }
+
+ private:
+  std::shared_ptr<Batch> self_;  // until OnDone
+  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  grpc::ClientContext context_;
+  v1::HoldChannelRequest request_;
+  v1::ChannelEvent event_;
+  std::map<uint64_t, size_t> index_;  // channel id -> member
+  std::mutex mu_;
+  std::vector<HoldStream*> members_;  // null once left or done; guarded by mu_
+};
+
+class HoldStream::Share final : public Current {
+ public:
+  Share(std::shared_ptr<Batch> batch, size_t index) : batch_(std::move(batch)), index_(index) {}
+  void Cancel() override { batch_->Leave(index_); }
+
+ private:
+  std::shared_ptr<Batch> batch_;
+  const size_t index_;
 };
 
 // Waits (wait_for_ready, up to the re-attach window) for an rdmad to answer
@@ -99,16 +200,38 @@ std::unique_ptr<HoldStream> HoldStream::Open(std::shared_ptr<grpc::Channel> rpc,
   return stream;
 }
 
+std::vector<std::unique_ptr<HoldStream>> HoldStream::OpenBatch(
+    std::shared_ptr<grpc::Channel> rpc, const std::vector<uint64_t>& ids,
+    const std::vector<std::string>& leases, std::chrono::milliseconds reattach_timeout) {
+  std::vector<std::unique_ptr<HoldStream>> streams;
+  std::vector<HoldStream*> members;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    streams.emplace_back(
+        new HoldStream(rpc, ids[i], i < leases.size() ? leases[i] : "", reattach_timeout));
+    members.push_back(streams.back().get());
+  }
+  auto batch = std::make_shared<Batch>(members);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::lock_guard lock(streams[i]->mu_);
+    streams[i]->calls_.push_back(std::make_unique<Share>(batch, i));
+    streams[i]->active_ = true;
+  }
+  batch->Start(batch, rpc, ids);
+  return streams;
+}
+
 HoldStream::~HoldStream() {
   Release();
   Wait();
 }
 
 HoldStream::Call* HoldStream::NewCallLocked(bool reattach) {
-  calls_.push_back(std::make_unique<Call>(this, reattach));
+  auto call = std::make_unique<Call>(this, reattach);
+  Call* raw = call.get();
+  calls_.push_back(std::move(call));
   probing_ = nullptr;
   active_ = true;
-  return calls_.back().get();
+  return raw;
 }
 
 HoldStream::Probe* HoldStream::NewProbeLocked() {
@@ -259,7 +382,7 @@ void HoldStream::Released(const grpc::Status& status) {
   if (!status.ok()) {
     ClientLog().debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
   }
-  Call* call = nullptr;
+  Current* call = nullptr;
   Probe* probe = nullptr;
   {
     std::lock_guard lock(mu_);

@@ -5,7 +5,10 @@
 //
 // HoldStream keeps the local API's HoldChannel stream open for one
 // channel, with gRPC's callback API (ClientReadReactors: no thread per
-// channel). It is opened as soon as the daemons have exchanged the
+// channel). The channels of a batch (OpenBatch) start on one stream
+// together; each is released on its own (the stream is cancelled once all
+// are), and when that stream breaks each re-attaches on a stream of its
+// own. It is opened as soon as the daemons have exchanged the
 // endpoints, before the data path is up; Attach() then names the channel
 // to fail. When the daemon says the channel is closed (the peer closed it,
 // the peer daemon was lost for good) the channel is aborted with
@@ -63,6 +66,11 @@ class HoldStream final {
   static std::unique_ptr<HoldStream> Open(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id,
                                           std::string lease,
                                           std::chrono::milliseconds reattach_timeout);
+  // The lifelines of a batch's channels (ids[i], leases[i]), on one
+  // stream.
+  static std::vector<std::unique_ptr<HoldStream>> OpenBatch(
+      std::shared_ptr<grpc::Channel> rpc, const std::vector<uint64_t>& ids,
+      const std::vector<std::string>& leases, std::chrono::milliseconds reattach_timeout);
   ~HoldStream();  // Release() and Wait()
 
   // The channel to abort from now on (it must outlive this stream's
@@ -75,8 +83,11 @@ class HoldStream final {
   void Wait();
 
  private:
-  class Call;   // one HoldChannel call
-  class Probe;  // waits for the next rdmad (GetStatus, wait_for_ready)
+  class Current;  // what the stream waits on: a call of its own, or its share of a batch's
+  class Call;     // one HoldChannel call
+  class Batch;    // one HoldChannel call for a batch's channels
+  class Share;    // a channel's share of a Batch
+  class Probe;    // waits for the next rdmad (GetStatus, wait_for_ready)
   HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
              std::chrono::milliseconds reattach_timeout);
   Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
@@ -103,8 +114,8 @@ class HoldStream final {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Call>> calls_;    // the last one is current; guarded by mu_
-  std::vector<std::unique_ptr<Probe>> probes_;  // guarded by mu_
+  std::vector<std::unique_ptr<Current>> calls_;  // the last one is current; guarded by mu_
+  std::vector<std::unique_ptr<Probe>> probes_;   // guarded by mu_
   Probe* probing_ = nullptr;             // the probe in flight instead of a call; guarded by mu_
   AbortableChannel* channel_ = nullptr;  // guarded by mu_
   std::optional<Status> ended_;          // why the channel is over; guarded by mu_

@@ -159,14 +159,32 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
   if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
-  Caller caller = CallerOf(context);
-  if (!request->lease().empty()) {  // re-attaching after a restart of rdmad
-    StatusOr<ChannelLease> channel = ParseLease(request->lease());
-    Status adopted = channel.ok() ? broker->Adopt(caller, request->channel_id(), channel.value())
-                                  : channel.status();
-    if (!adopted.ok()) return new FailedStream<v1::ChannelEvent>(adopted);
+  int more = request->more_channel_ids_size();
+  if (size_t(more) >= kMaxChannelBatch) {
+    return new FailedStream<v1::ChannelEvent>(Status::InvalidArgument(
+        "more_channel_ids: at most " + std::to_string(kMaxChannelBatch - 1)));
   }
-  return new HoldReactor(context, broker, caller, request->channel_id(), std::move(lease).value());
+  if (request->more_leases_size() != 0 && request->more_leases_size() != more) {
+    return new FailedStream<v1::ChannelEvent>(
+        Status::InvalidArgument("more_leases: none, or one per more_channel_ids"));
+  }
+  Caller caller = CallerOf(context);
+  std::vector<HoldReactor::Held> channels;
+  for (int i = -1; i < more; ++i) {
+    HoldReactor::Held held{i < 0 ? request->channel_id() : request->more_channel_ids(i), false, {}};
+    const std::string& bytes = i < 0                              ? request->lease()
+                               : request->more_leases_size() == 0 ? std::string()
+                                                                  : request->more_leases(i);
+    if (!bytes.empty()) {  // re-attaching after a restart of rdmad
+      held.reattach = true;
+      StatusOr<ChannelLease> channel = ParseLease(bytes);
+      held.adopted =
+          channel.ok() ? broker->Adopt(caller, held.channel_id, channel.value()) : channel.status();
+    }
+    if (!held.adopted.ok() && more == 0) return new FailedStream<v1::ChannelEvent>(held.adopted);
+    channels.push_back(std::move(held));
+  }
+  return new HoldReactor(context, broker, caller, channels, std::move(lease).value());
 }
 
 grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerContext* context,

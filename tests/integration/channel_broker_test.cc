@@ -232,6 +232,44 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
   EXPECT_EQ(reply.more(0).peer().tcp().port(), 3001u);
   EXPECT_EQ(reply.more(1).peer().tcp().port(), 3002u);
   EXPECT_FALSE(reply.more(1).lease().empty());
+
+  // One lifeline for the three: one released, its event alone; the stream
+  // cancelled, the other two closed.
+  grpc::ClientContext hold;
+  v1::HoldChannelRequest hreq;
+  hreq.set_channel_id(plan.channel_id());
+  for (uint64_t id : plan.more_channel_ids()) hreq.add_more_channel_ids(id);
+  auto reader = a_.stub->HoldChannel(&hold, hreq);
+  reader->WaitForInitialMetadata();
+  EXPECT_EQ(hold.GetServerInitialMetadata().count("rdmad-lease-bin"), 0u);  // Connect gave them
+  grpc::ClientContext rctx;
+  v1::ReleaseChannelRequest release;
+  release.set_channel_id(plan.more_channel_ids(0));
+  v1::ReleaseChannelResponse released;
+  ASSERT_TRUE(a_.stub->ReleaseChannel(&rctx, release, &released).ok());
+  v1::ChannelEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_TRUE(event.closed());
+  EXPECT_EQ(event.channel_id(), plan.more_channel_ids(0));
+  hold.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  reader->Finish();
+  auto state_of = [&](uint64_t id) {
+    grpc::ClientContext lctx;
+    v1::ListChannelsResponse table;
+    EXPECT_TRUE(a_.stub->ListChannels(&lctx, v1::ListChannelsRequest(), &table).ok());
+    for (const auto& c : table.channels()) {
+      if (c.channel_id() == id) return c.state() + ": " + c.reason();
+    }
+    return std::string("not listed");
+  };
+  for (int i = 0; i < 50 && state_of(plan.more_channel_ids(1)).rfind("closed", 0) != 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(state_of(plan.channel_id()), "closed: the application went away");
+  EXPECT_EQ(state_of(plan.more_channel_ids(1)), "closed: the application went away");
+  EXPECT_EQ(state_of(plan.more_channel_ids(0)), "closed: closed by the application");
   listen.TryCancel();
   app_b.join();
 }

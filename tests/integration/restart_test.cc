@@ -18,8 +18,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
@@ -244,6 +246,44 @@ TEST_F(RestartTest, AReattachedChannelOutlivesItsWindowAndTheNextRestart) {
     EXPECT_EQ(std::string(reply->begin(), reply->end()), text);
     EXPECT_EQ(RowOf(pair_.a(), id).state, "established");
   }
+}
+
+// A batch's channels share one lifeline stream: one of them closed leaves
+// the others held, and after a restart each re-attaches on its own.
+TEST_F(RestartTest, ABatchsChannelsAreHeldTogetherAndReattachEachAlone) {
+  auto channels = app_->ConnectMany("B", "svc", 3);
+  ASSERT_TRUE(channels.ok()) << channels.status().ToString() << pair_.Logs();
+  std::vector<uint64_t> ids;
+  for (auto& c : channels.value()) ids.push_back(c->info().id);
+  auto confirmed = [&](std::initializer_list<size_t> which) {
+    for (size_t i : which) {
+      if (!Confirmed(ids[i])) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually([&] { return confirmed({0, 1, 2}); }, 5s)) << pair_.Logs();
+  channels.value()[1]->Close();
+  EXPECT_TRUE(Eventually([&] { return RowOf(pair_.a(), ids[1]).state == "closed"; }, 5s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(confirmed({0, 2})) << "step: one channel of the batch closed; the others held";
+  Status restarted = pair_.Restart(&pair_.a());
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return confirmed({0, 2});
+      },
+      5s))
+      << "step: A restarted; expected both channels re-attached\n"
+      << pair_.Logs();
+  for (size_t i : {0, 2}) {
+    std::string text = "after restart, channel " + std::to_string(i);
+    ASSERT_TRUE(channels.value()[i]->Send(text.data(), text.size()).ok());
+    auto reply = channels.value()[i]->Recv(5s);
+    ASSERT_TRUE(reply.ok()) << i << ": " << reply.status().ToString();
+    EXPECT_EQ(std::string(reply->begin(), reply->end()), text);
+  }
+  channels.value().clear();
+  EXPECT_TRUE(Eventually([&] { return RowOf(pair_.b(), ids[2]).state == "closed"; }, 5s));
 }
 
 TEST_F(RestartTest, WithoutADaemonTheChannelFailsAfterTheReattachTimeout) {
