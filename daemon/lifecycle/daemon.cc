@@ -164,8 +164,8 @@ int Daemon::Run(const ApiServerFactory& make_server) {
     close(signal_fd);
     return 1;
   }
-  make_echo_ = make_server.echo;
-  UpdateEcho(*config(), /*at_start=*/true);
+  echo_ = std::make_unique<BuiltinStarter>("echo service", make_server.echo, socket_path_);
+  UpdateEcho(*config());
   notifier_.Ready();
   notifier_.Status("serving on " + socket_path_);
   MainLoop(signal_fd);
@@ -196,8 +196,14 @@ void Daemon::MainLoop(int signal_fd) {
       malloc_trim(0);
       next_trim = now + kTrimPeriod;
     }
+    echo_->Poll(now);
+    int wait_ms = timeout_ms;
+    if (auto retry = echo_->next_try()) {  // wake for the echo service's next try
+      auto until = std::chrono::duration_cast<std::chrono::milliseconds>(*retry - now).count();
+      wait_ms = int(std::clamp<int64_t>(until, 1, timeout_ms));
+    }
     pollfd pfd{signal_fd, POLLIN, 0};
-    int n = poll(&pfd, 1, timeout_ms);
+    int n = poll(&pfd, 1, wait_ms);
     if (n < 0 && errno != EINTR) {
       spdlog::error("main loop: poll: {}", std::strerror(errno));
     }
@@ -225,22 +231,10 @@ void Daemon::OnInventory(const Inventory& inventory, const std::vector<Inventory
 
 // Starts or stops the echo service to match echo.enabled. A service that
 // cannot start (say another application holds rdmad.echo) is logged; the
-// daemon serves on without it.
-void Daemon::UpdateEcho(const Config& config, bool at_start) {
-  if (!make_echo_) return;
-  if (!config.echo.enabled) {
-    if (echo_ || at_start) spdlog::info("echo service off: echo.enabled = false");
-    if (echo_) echo_->Stop();
-    echo_.reset();
-    return;
-  }
-  if (echo_) return;
-  auto echo = make_echo_(socket_path_);
-  if (!echo.ok()) {
-    spdlog::warn("echo service not started: {}", echo.status().message());
-    return;
-  }
-  echo_ = std::move(echo).value();
+// daemon serves on without it. One that found the daemon's own socket too
+// slow to answer (a loaded host) is tried again from the main loop.
+void Daemon::UpdateEcho(const Config& config) {
+  echo_->Update(config.echo.enabled, "echo.enabled = false", std::chrono::steady_clock::now());
 }
 
 StatusOr<std::map<std::string, uint64_t>> Daemon::PortCounters(const std::string& device,
@@ -295,7 +289,7 @@ void Daemon::Reload() {
   }
   peers_.Reload(*previous, *config());
   ApplyChannelSettings(*config());
-  UpdateEcho(*config(), /*at_start=*/false);
+  UpdateEcho(*config());
   spdlog::info("configuration reloaded (generation {})", generation);
   events_.Publish(EventKind::kConfigReloaded, "configuration reloaded from " +
                                                   options_.config_path + " (generation " +
@@ -312,7 +306,6 @@ void Daemon::Stop(int signo) {
                   std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
   events_.Close();
   if (echo_) echo_->Stop();  // first: it is a client of the server below
-  echo_.reset();
   listener_->Stop();
   if (broker_) broker_->Shutdown();  // holders and peers told while sessions are up
   peers_.Stop();

@@ -31,6 +31,7 @@
 #include "daemon/discovery/device_monitor.h"
 #include "daemon/discovery/inventory.h"
 #include "daemon/events/event_bus.h"
+#include "daemon/lifecycle/builtin_starter.h"
 #include "daemon/lifecycle/systemd_notify.h"
 #include "daemon/peers/peer_hub.h"
 #include "daemon/policy/path_policy.h"
@@ -127,7 +128,7 @@ class Daemon : public DaemonCore {
   void Stop(int signo);
   void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
   std::shared_ptr<const Config> config() const;
-  void UpdateEcho(const Config& config, bool at_start);
+  void UpdateEcho(const Config& config);
   void ApplyChannelSettings(const Config& config);  // limits and pool targets
   BrokerOptions MakeBrokerOptions();                // daemon_broker.cc
   void StartBroker();
@@ -151,9 +152,8 @@ class Daemon : public DaemonCore {
   // broker_ once it is made, for the device monitor's thread.
   std::atomic<Broker*> path_broker_{nullptr};
   PoolRegistry pool_;
-  std::atomic<int64_t> admin_gid_{-1};  // daemon.admin_group resolved; -1: none
-  BuiltinServiceFactory make_echo_;
-  std::unique_ptr<BuiltinService> echo_;  // main thread only
+  std::atomic<int64_t> admin_gid_{-1};    // daemon.admin_group resolved; -1: none
+  std::unique_ptr<BuiltinStarter> echo_;  // main thread only; made in Run
 };
 
 // Blocks the signals the daemon handles in the calling thread (and so in
