@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "daemon/broker/broker.h"
 
@@ -29,9 +30,11 @@ std::string FieldOf(size_t index) {
   return index == 0 ? "" : "more[" + std::to_string(index - 1) + "].";
 }
 
-// The ids of a batch, first first: INVALID_ARGUMENT for 0, a repeat, or
-// more than kMaxChannelBatch.
-StatusOr<std::vector<uint64_t>> BatchIds(uint64_t first, const std::vector<ChannelOpening>& more) {
+// The ids of a batch (first, then more), first first, once every id and
+// endpoint checked: INVALID_ARGUMENT naming the field for an id 0, a
+// repeat, more than kMaxChannelBatch or a malformed endpoint.
+StatusOr<std::vector<uint64_t>> CheckBatch(uint64_t first, const ChannelEndpoint& first_endpoint,
+                                           std::span<const ChannelOpening> more) {
   if (more.size() >= kMaxChannelBatch) {
     return Status::InvalidArgument(
         fmt::format("more: at most {} more channels per batch", kMaxChannelBatch - 1));
@@ -45,6 +48,11 @@ StatusOr<std::vector<uint64_t>> BatchIds(uint64_t first, const std::vector<Chann
       return Status::InvalidArgument(
           fmt::format("{}channel_id: {:#x} is in the batch twice", FieldOf(i), ids[i]));
     }
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {  // the ids first, then the endpoints
+    const ChannelEndpoint& endpoint = i == 0 ? first_endpoint : more[i - 1].endpoint;
+    Status valid = ValidateChannelEndpoint(endpoint, /*listening=*/false);
+    if (!valid.ok()) return i == 0 ? valid : Status::InvalidArgument(FieldOf(i) + valid.message());
   }
   return ids;
 }
@@ -103,13 +111,10 @@ StatusOr<OpenChannelCall> Broker::OpenLocked(const Caller& caller,
 StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
                                            const std::vector<ChannelOpening>& channels) {
   if (channels.empty()) return Status::InvalidArgument("a batch of no channels");
-  StatusOr<std::vector<uint64_t>> ids = BatchIds(
-      channels[0].channel_id, std::vector<ChannelOpening>(channels.begin() + 1, channels.end()));
+  StatusOr<std::vector<uint64_t>> ids =
+      CheckBatch(channels[0].channel_id, channels[0].endpoint,
+                 std::span<const ChannelOpening>(channels).subspan(1));
   if (!ids.ok()) return ids.status();
-  for (size_t i = 0; i < channels.size(); ++i) {
-    Status valid = ValidateChannelEndpoint(channels[i].endpoint, /*listening=*/false);
-    if (!valid.ok()) return i == 0 ? valid : Status::InvalidArgument(FieldOf(i) + valid.message());
-  }
   std::string peer_key;
   StatusOr<OpenChannelCall> call = Status::Internal("not opened");
   {
@@ -241,13 +246,8 @@ StatusOr<ChannelEndpoints> Broker::Conclude(const std::vector<uint64_t>& ids,
 StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
                                                  const std::string& peer_ip) {
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(call.service));
-  StatusOr<std::vector<uint64_t>> ids = BatchIds(call.channel_id, call.more);
+  StatusOr<std::vector<uint64_t>> ids = CheckBatch(call.channel_id, call.initiator, call.more);
   if (!ids.ok()) return ids.status();
-  for (size_t i = 0; i < ids.value().size(); ++i) {
-    const ChannelEndpoint& endpoint = i == 0 ? call.initiator : call.more[i - 1].endpoint;
-    Status valid = ValidateChannelEndpoint(endpoint, /*listening=*/false);
-    if (!valid.ok()) return i == 0 ? valid : Status::InvalidArgument(FieldOf(i) + valid.message());
-  }
   IncomingChannelRequest request;
   request.channel_id = call.channel_id;
   request.peer = call.initiator_host;
