@@ -44,6 +44,26 @@ StatusOr<std::vector<ChannelOpening>> FromProto(
   return out;
 }
 
+StatusOr<ChannelEndpoints> EndpointsFromProto(
+    const v1::Endpoint& first, const google::protobuf::RepeatedPtrField<v1::Endpoint>& more,
+    std::string_view more_field) {
+  if (size_t(more.size()) >= kMaxChannelBatch) {
+    return Status::InvalidArgument(std::string(more_field) + ": at most " +
+                                   std::to_string(kMaxChannelBatch - 1));
+  }
+  ChannelEndpoints out;
+  for (int i = -1; i < more.size(); ++i) {
+    StatusOr<ChannelEndpoint> one = FromProto(i < 0 ? first : more[i]);
+    if (!one.ok()) {
+      return i < 0 ? one.status()
+                   : Status::InvalidArgument(std::string(more_field) + "[" + std::to_string(i) +
+                                             "]: " + one.status().message());
+    }
+    out.push_back(std::move(one).value());
+  }
+  return out;
+}
+
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
   StatusOr<ChannelEndpoint> initiator = FromProto(in.initiator());
   if (!initiator.ok()) return initiator.status();

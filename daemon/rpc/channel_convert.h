@@ -12,6 +12,8 @@
 #ifndef RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
 #define RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
 
+#include <string_view>
+
 #include "common/endpoint_convert.h"
 #include "daemon/broker/broker.h"
 #include "daemon/peers/channel_endpoint.h"
@@ -35,6 +37,14 @@ StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out);
 StatusOr<std::vector<ChannelOpening>> FromProto(
     const google::protobuf::RepeatedPtrField<v1::ChannelOpening>& in);
+
+// A batch's endpoints, first then more (AcceptRequest.endpoint and
+// more_endpoints, OpenChannelResponse.acceptor and more_acceptors).
+// INVALID_ARGUMENT naming more_field[i] for a malformed one after the
+// first, or for more than kMaxChannelBatch - 1 of them.
+StatusOr<ChannelEndpoints> EndpointsFromProto(
+    const v1::Endpoint& first, const google::protobuf::RepeatedPtrField<v1::Endpoint>& more,
+    std::string_view more_field);
 
 // A channel's lease as the bytes the application keeps (a serialized
 // v1::ChannelLease), and back: INVALID_ARGUMENT for bytes that do not parse.

@@ -53,5 +53,35 @@ TEST(ChannelConvertTest, ABatchRoundTripsAndIsBounded) {
   EXPECT_EQ(FromProto(wire).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(ChannelConvertTest, ABatchsEndpointsComeFirstFirstAndNameTheBadOne) {
+  ChannelEndpoint endpoint;
+  endpoint.tcp = internal::TcpEndpoint{};
+  endpoint.tcp->host = "127.0.0.1";
+  v1::AcceptRequest wire;
+  for (uint16_t port = 1; port <= 3; ++port) {
+    endpoint.tcp->port = port;
+    ToProto(endpoint, port == 1 ? wire.mutable_endpoint() : wire.add_more_endpoints());
+  }
+  auto back = EndpointsFromProto(wire.endpoint(), wire.more_endpoints(), "more_endpoints");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back.value().size(), 3u);
+  for (uint16_t port = 1; port <= 3; ++port) EXPECT_EQ(back.value()[port - 1].tcp->port, port);
+
+  wire.mutable_more_endpoints(1)->clear_transport();
+  back = EndpointsFromProto(wire.endpoint(), wire.more_endpoints(), "more_endpoints");
+  EXPECT_EQ(back.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(back.status().message(), "more_endpoints[1]: endpoint: neither rdma nor tcp is set");
+  wire.clear_more_endpoints();
+  wire.mutable_endpoint()->clear_transport();  // the first keeps its own message
+  back = EndpointsFromProto(wire.endpoint(), wire.more_endpoints(), "more_endpoints");
+  EXPECT_EQ(back.status().message(), "endpoint: neither rdma nor tcp is set");
+
+  ToProto(endpoint, wire.mutable_endpoint());
+  for (size_t i = 0; i < kMaxChannelBatch; ++i) ToProto(endpoint, wire.add_more_endpoints());
+  back = EndpointsFromProto(wire.endpoint(), wire.more_endpoints(), "more_endpoints");
+  EXPECT_EQ(back.status().message(),
+            "more_endpoints: at most " + std::to_string(kMaxChannelBatch - 1));
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -37,21 +37,10 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
                                                v1::AcceptResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
-  if (size_t(request->more_endpoints_size()) >= kMaxChannelBatch) {
-    return Reply(context, Status::InvalidArgument("more_endpoints: at most " +
-                                                  std::to_string(kMaxChannelBatch - 1)));
-  }
-  ChannelEndpoints endpoints;
-  for (int i = -1; i < request->more_endpoints_size(); ++i) {
-    StatusOr<ChannelEndpoint> endpoint =
-        FromProto(i < 0 ? request->endpoint() : request->more_endpoints(i));
-    if (!endpoint.ok() && i >= 0) {
-      return Reply(context, Status::InvalidArgument("more_endpoints[" + std::to_string(i) +
-                                                    "]: " + endpoint.status().message()));
-    }
-    if (!endpoint.ok()) return Reply(context, endpoint.status());
-    endpoints.push_back(std::move(endpoint).value());
-  }
+  StatusOr<ChannelEndpoints> parsed =
+      EndpointsFromProto(request->endpoint(), request->more_endpoints(), "more_endpoints");
+  if (!parsed.ok()) return Reply(context, parsed.status());
+  ChannelEndpoints endpoints = std::move(parsed).value();
   Caller caller = CallerOf(context);
   StatusOr<std::vector<uint64_t>> channel_ids =
       broker->services().ChannelsOf(caller, request->request_id());

@@ -24,22 +24,6 @@ Status FromGrpc(const grpc::Status& status, std::string_view what) {
 
 // One Session stream. Owned by the session (as PeerStream); the destructor
 // cancels and waits for OnDone, after which gRPC no longer touches it.
-// The acceptor's endpoints of an OpenChannel's answer, first first.
-StatusOr<ChannelEndpoints> Answers(const v1::OpenChannelResponse& response) {
-  ChannelEndpoints answers;
-  for (int i = -1; i < response.more_acceptors_size(); ++i) {
-    StatusOr<ChannelEndpoint> one =
-        FromProto(i < 0 ? response.acceptor() : response.more_acceptors(i));
-    if (!one.ok()) {
-      return i < 0 ? one.status()
-                   : Status::InvalidArgument("more_acceptors[" + std::to_string(i) +
-                                             "]: " + one.status().message());
-    }
-    answers.push_back(std::move(one).value());
-  }
-  return answers;
-}
-
 class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, public PeerStream {
  public:
   SessionReader(std::shared_ptr<grpc::Channel> channel, v1::RdmadPeer::Stub* stub,
@@ -168,7 +152,8 @@ class GrpcPeerLink final : public PeerLink {
           } else if (!call->response.has_acceptor()) {
             done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
           } else {
-            done(Answers(call->response));
+            done(EndpointsFromProto(call->response.acceptor(), call->response.more_acceptors(),
+                                    "more_acceptors"));
           }
           std::lock_guard lock(mu_);
           calls_.erase(call);
