@@ -1,0 +1,33 @@
+# Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+"""rdmad for Python: channels over RDMA (or TCP) brokered by the local rdmad.
+
+    import rdmad
+    client = rdmad.Client.open()
+    with client.connect("nodeB", "kv") as channel:
+        channel.send(b"hello")
+        reply = channel.recv(timeout=5)
+
+Blocking calls release the GIL. Errors are :class:`rdmad.Error` subclasses,
+one per status code (``rdmad.Unavailable``, ``rdmad.DeadlineExceeded``, ...).
+See docs/python.md.
+"""
+
+from rdmad.errors import *  # noqa: F401,F403  (the exception classes)
+from rdmad.errors import Error, error_class  # noqa: F401
+from rdmad._rdmad import (  # noqa: F401
+    Channel,
+    Client,
+    Listener,
+    MemoryRegion,
+    RegionDescriptor,
+)
+
+__all__ = [
+    "Channel",
+    "Client",
+    "Error",
+    "Listener",
+    "MemoryRegion",
+    "RegionDescriptor",
+    "error_class",
+]

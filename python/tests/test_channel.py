@@ -1,0 +1,178 @@
+# Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+"""The Python package against two real daemons (TCP off the lab)."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import rdmad
+
+EXPECTED = "RDMA" if os.environ.get("LAB_IP") else "TCP"
+
+
+def test_status_and_peers(pair):
+    status = pair.client_a.status()
+    assert status["pid"] == pair.a.process.pid
+    assert status["version"]
+    peers = pair.client_a.peers()
+    assert [p["name"] for p in peers] == ["B"]
+
+
+def _transfer(sender, receiver, data):
+    """What receiver gets of sender.send(data), received on a thread of its
+    own: a message larger than the channel buffers (2 MiB on RDMA) is sent
+    only as the peer receives it."""
+    got = {}
+
+    def receive():
+        try:
+            got["data"] = receiver.recv(timeout=60)
+        except rdmad.Error as e:
+            got["error"] = e
+
+    thread = threading.Thread(target=receive)
+    thread.start()
+    sender.send(data)
+    thread.join()
+    if "error" in got:
+        raise got["error"]
+    return got["data"]
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 4096, 65536, 1 << 20, 8 << 20])
+def test_messages_of_every_size_both_ways(channels, size):
+    a, b = channels
+    assert a.transport == EXPECTED, a.info["transport_reason"]
+    data = os.urandom(size)
+    assert _transfer(a, b, data) == data
+    assert _transfer(b, a, memoryview(bytearray(data))) == data
+
+
+def test_send_takes_any_bytes_like_object(channels):
+    a, b = channels
+    array = np.arange(1000, dtype=np.float32)
+    a.send(array)
+    assert np.array_equal(np.frombuffer(b.recv(timeout=10), dtype=np.float32), array)
+    with pytest.raises(ValueError):
+        a.send(np.arange(100, dtype=np.int64)[::2])  # not contiguous
+    with pytest.raises(BufferError):
+        a.register(b"immutable bytes")  # registered memory must be writable
+    with pytest.raises(ValueError):
+        a.recv(timeout=-1)
+    with pytest.raises(rdmad.DeadlineExceeded):
+        b.recv(timeout=0)
+
+
+def test_write_and_read_through_a_numpy_region(channels):
+    a, b = channels
+    exposed = np.zeros(4096, dtype=np.uint8)
+    with b.register(exposed) as region:
+        b.send(region.descriptor.serialize())
+        descriptor = rdmad.RegionDescriptor.parse(a.recv(timeout=10))
+        assert descriptor.length == 4096
+        local = np.arange(4096, dtype=np.uint32).astype(np.uint8)
+        mine = a.register(local)
+        a.write(mine, 0, descriptor, 0, 4096)
+        assert np.array_equal(exposed, local)
+        exposed[:] = 7
+        back = np.zeros(4096, dtype=np.uint8)
+        theirs = a.register(back)
+        a.read(theirs, 0, descriptor, 100, 1000)
+        assert (back[:1000] == 7).all() and (back[1000:] == 0).all()
+        with pytest.raises(rdmad.OutOfRange):
+            a.write(mine, 0, descriptor, 4000, 200)
+
+
+def test_a_read_only_region_refuses_writes(channels):
+    a, b = channels
+    exposed = bytearray(b"x" * 1024)
+    region = b.register(exposed, read_only=True)
+    assert region.read_only
+    b.send(region.descriptor.serialize())
+    descriptor = rdmad.RegionDescriptor.parse(a.recv(timeout=10))
+    local = bytearray(1024)
+    mine = a.register(local)
+    a.read(mine, 0, descriptor, 0, 1024)
+    assert local == exposed
+    with pytest.raises(rdmad.Error):
+        a.write(mine, 0, descriptor, 0, 16)
+    assert exposed == bytearray(b"x" * 1024)
+
+
+def test_register_ptr_takes_an_address(channels):
+    a, b = channels
+    array = np.full(256, 3, dtype=np.uint8)
+    region = b.register_ptr(array.ctypes.data, array.nbytes)
+    b.send(region.descriptor.serialize())
+    descriptor = rdmad.RegionDescriptor.parse(a.recv(timeout=10))
+    back = bytearray(256)
+    a.read(a.register(back), 0, descriptor, 0, 256)
+    assert back == bytes(array)
+
+
+def test_errors_carry_their_code_and_message(pair, channels):
+    a, b = channels
+    with pytest.raises(rdmad.DeadlineExceeded) as timed_out:
+        a.recv(timeout=0.05)
+    assert timed_out.value.code == 4
+    assert timed_out.value.code_name == "DEADLINE_EXCEEDED"
+    assert isinstance(timed_out.value, rdmad.Error)
+    with pytest.raises(rdmad.NotFound):
+        pair.client_a.connect("nobody", "svc", timeout=5)
+    with pytest.raises(rdmad.InvalidArgument):
+        rdmad.RegionDescriptor.parse(b"short")
+    with pytest.raises(rdmad.Unavailable):
+        rdmad.Client.open(socket="/nonexistent/rdmad.sock", connect_timeout=0.2)
+    b.close()
+    with pytest.raises(rdmad.Unavailable):
+        a.recv(timeout=10)
+    with pytest.raises(rdmad.Cancelled):
+        b.recv(timeout=1)
+
+
+def test_a_rejected_connect_is_permission_denied(pair):
+    listener = pair.client_b.listen("py.rejecting")
+    thread = threading.Thread(target=lambda: listener.reject("not today", timeout=30))
+    thread.start()
+    with pytest.raises(rdmad.PermissionDenied) as denied:
+        pair.client_a.connect("B", "py.rejecting")
+    thread.join()
+    assert "not today" in denied.value.message
+
+
+def test_blocking_calls_release_the_gil(pair):
+    """Two threads blocked in recv on two channels: both get their message."""
+    (a1, b1), (a2, b2) = pair.channel_pair(), pair.channel_pair()
+    got = {}
+
+    def wait(name, channel):
+        got[name] = channel.recv(timeout=20)
+
+    threads = [threading.Thread(target=wait, args=(n, c)) for n, c in (("1", b1), ("2", b2))]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)  # both are blocked in recv now; the GIL is free
+    started = time.monotonic()
+    a2.send(b"two")
+    a1.send(b"one")
+    for t in threads:
+        t.join()
+    assert got == {"1": b"one", "2": b"two"}
+    assert time.monotonic() - started < 10
+    for c in (a1, b1, a2, b2):
+        c.close()
+
+
+def test_channels_close_as_context_managers(pair):
+    a, b = pair.channel_pair()
+    with a:
+        a.send(b"x")
+        assert b.recv(timeout=10) == b"x"
+    with pytest.raises(rdmad.Cancelled):
+        a.send(b"after")
+    with b:
+        with pytest.raises(rdmad.Unavailable):
+            b.recv(timeout=10)
