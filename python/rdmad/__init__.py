@@ -14,12 +14,15 @@ See docs/python.md.
 
 from rdmad.errors import *  # noqa: F401,F403  (the exception classes)
 from rdmad.errors import Error, error_class  # noqa: F401
+from rdmad import aio  # noqa: F401,E402  (asyncio: rdmad.aio.recv, ...)
 from rdmad._rdmad import (  # noqa: F401
     Channel,
     Client,
     Listener,
     MemoryRegion,
+    Op,
     RegionDescriptor,
+    Transfer,
 )
 
 __all__ = [
@@ -28,6 +31,9 @@ __all__ = [
     "Error",
     "Listener",
     "MemoryRegion",
+    "Op",
     "RegionDescriptor",
+    "Transfer",
+    "aio",
     "error_class",
 ]

@@ -109,9 +109,14 @@ class Pair:
                     raise
                 time.sleep(0.1)
         thread.join()
+        del listener  # the service is registered no longer
         return initiator, accepted["ch"]
 
     def stop(self):
+        import gc
+
+        self.client_a = self.client_b = None
+        gc.collect()  # what the tests left goes before its daemons
         self.a.stop()
         self.b.stop()
 

@@ -1,0 +1,78 @@
+# Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+"""asyncio for rdmad channels, without a thread per call.
+
+    message = await rdmad.aio.recv(channel)
+    note = await rdmad.aio.recv_notification(channel)
+    await rdmad.aio.wait(channel, transfer)      # a Channel.submit batch
+
+Each waits on the channel's completion fd with ``loop.add_reader``: it tries
+the non-blocking call, arms the channel when nothing is there, and sleeps
+until the fd says there may be news. Any number of coroutines may wait on
+the same channel (one receiving messages, one notifications, several
+transfers); each retries its own call when woken.
+"""
+
+import asyncio
+
+from rdmad.errors import DeadlineExceeded
+
+# (loop, fd) -> the futures waiting for that fd to become readable.
+_waiters = {}
+
+
+def _wake(loop, fd):
+    for future in _waiters.pop((loop, fd), []):
+        if not future.done():
+            future.set_result(None)
+    loop.remove_reader(fd)
+
+
+async def _news(channel):
+    """Returns once the channel may have news (or at once if it has some)."""
+    loop = asyncio.get_running_loop()
+    fd = channel.completion_fd()
+    if not channel.arm():
+        # Something waits already, maybe for another coroutine on this
+        # channel: let them all look again.
+        if (loop, fd) in _waiters:
+            _wake(loop, fd)
+        await asyncio.sleep(0)
+        return
+    future = loop.create_future()
+    waiting = _waiters.setdefault((loop, fd), [])
+    if not waiting:
+        loop.add_reader(fd, _wake, loop, fd)
+    waiting.append(future)
+    try:
+        await future
+    finally:
+        if (loop, fd) in _waiters and future in _waiters[(loop, fd)]:
+            _waiters[(loop, fd)].remove(future)
+            if not _waiters[(loop, fd)]:
+                _wake(loop, fd)
+
+
+async def recv(channel):
+    """The next whole message (bytes)."""
+    while True:
+        try:
+            return channel.recv(timeout=0)
+        except DeadlineExceeded:
+            pass
+        await _news(channel)
+
+
+async def recv_notification(channel):
+    """The peer's next notification (bytes)."""
+    while True:
+        try:
+            return channel.recv_notification(timeout=0)
+        except DeadlineExceeded:
+            pass
+        await _news(channel)
+
+
+async def wait(channel, transfer):
+    """Returns once transfer (from channel.submit) is done; raises its failure."""
+    while not transfer.poll():
+        await _news(channel)

@@ -1,0 +1,86 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// What the bindings of rdmad._rdmad share (python/src/*_bindings.cc): the
+// status-to-exception mapping, timeouts, buffer views, registered regions.
+//
+// Thread safety: called with the GIL held, except the function NoGil runs.
+
+#ifndef RDMAD_PYTHON_SRC_BINDINGS_H_
+#define RDMAD_PYTHON_SRC_BINDINGS_H_
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "rdmad/channel.h"
+#include "rdmad/status.h"
+
+namespace rdmad::python {
+
+namespace py = pybind11;
+
+// Raises the rdmad.Error subclass for status (rdmad/errors.py).
+[[noreturn]] void Raise(const Status& status);
+
+inline void Check(const Status& status) {
+  if (!status.ok()) Raise(status);
+}
+
+template <typename T>
+T Value(StatusOr<T> result) {
+  if (!result.ok()) Raise(result.status());
+  return std::move(result).value();
+}
+
+// Runs f without the GIL and returns its value (a Status or StatusOr).
+template <typename F>
+auto NoGil(F&& f) {
+  py::gil_scoped_release nogil;
+  return f();
+}
+
+// Seconds as Python gives them (None: wait for ever); ValueError if < 0.
+std::chrono::milliseconds Timeout(std::optional<double> seconds);
+
+// A C-contiguous view of a bytes-like object, held while the library uses
+// it; ValueError for a strided one.
+py::buffer_info View(const py::buffer& buffer, bool writable);
+inline size_t Bytes(const py::buffer_info& info) {
+  return size_t(info.size) * size_t(info.itemsize);
+}
+
+// A registered region and the Python object whose memory it is (none for
+// register_ptr: the caller keeps that memory alive).
+class Region {
+ public:
+  Region(std::unique_ptr<MemoryRegion> region, std::optional<py::buffer_info> view)
+      : region_(std::move(region)), view_(std::move(view)) {}
+  // ValueError once closed.
+  const MemoryRegion& get() const {
+    if (!region_) throw py::value_error("the region was closed");
+    return *region_;
+  }
+  void Close() {
+    region_.reset();
+    view_.reset();
+  }
+
+ private:
+  std::unique_ptr<MemoryRegion> region_;
+  std::optional<py::buffer_info> view_;
+};
+
+void BindDescriptor(py::module_& m);
+void BindChannel(py::module_& m);
+// Channel's batched transfers and notifications (transfer_bindings.cc).
+void BindTransfers(py::module_& m, py::class_<Channel>& channel);
+void BindClient(py::module_& m);
+
+}  // namespace rdmad::python
+
+#endif  // RDMAD_PYTHON_SRC_BINDINGS_H_

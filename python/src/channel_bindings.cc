@@ -1,0 +1,147 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmad.Channel: messages, registered memory, one-sided Write and Read,
+// close; the batched transfers are in transfer_bindings.cc.
+
+#include <string>
+#include <vector>
+
+#include "python/src/bindings.h"
+
+namespace rdmad::python {
+namespace {
+
+using std::chrono::milliseconds;
+
+MemoryAccess Access(bool read_only) {
+  return read_only ? MemoryAccess::kRemoteRead : MemoryAccess::kReadWrite;
+}
+
+py::dict InfoDict(const ChannelInfo& i) {
+  py::dict d;
+  d["id"] = i.id;
+  d["peer"] = i.peer;
+  d["service"] = i.service;
+  d["transport"] = ChannelTransportName(i.transport);
+  d["transport_reason"] = i.transport_reason;
+  d["local_device"] = i.local_device;
+  d["peer_device"] = i.peer_device;
+  d["gid_type"] = i.gid_type;
+  d["local_gid_index"] = i.local_gid_index;
+  d["mtu"] = i.mtu;
+  d["send_depth"] = i.send_depth;
+  d["recv_depth"] = i.recv_depth;
+  d["handshake_ms"] = i.handshake_ms;
+  d["tcp_local"] = i.tcp_local;
+  d["tcp_peer"] = i.tcp_peer;
+  return d;
+}
+
+}  // namespace
+
+void BindChannel(py::module_& m) {
+  py::class_<Channel> channel(
+      m, "Channel", "A reliable message channel to a peer's application, over RDMA or TCP.");
+  channel
+      .def_property_readonly(
+          "info", [](const Channel& c) { return InfoDict(c.info()); },
+          "How the channel was set up: transport and why, devices, GID, MTU, depths.")
+      .def_property_readonly(
+          "transport", [](const Channel& c) { return ChannelTransportName(c.info().transport); })
+      .def(
+          "send",
+          [](Channel& c, const py::buffer& data) {
+            py::buffer_info v = View(data, false);
+            Check(NoGil([&] { return c.Send(v.ptr, Bytes(v)); }));
+          },
+          py::arg("data"),
+          "Sends one message (any bytes-like object); returns when it may be reused.")
+      .def(
+          "recv",
+          [](Channel& c, std::optional<double> timeout) {
+            milliseconds t = Timeout(timeout);
+            std::vector<uint8_t> v = Value(NoGil([&] { return c.Recv(t); }));
+            return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
+          },
+          py::arg("timeout") = py::none(),
+          "The next whole message as bytes; DeadlineExceeded after timeout seconds.")
+      .def(
+          "register",
+          [](Channel& c, const py::buffer& memory, bool read_only) {
+            py::buffer_info v = View(memory, true);
+            auto region = Value(c.RegisterMemory(v.ptr, Bytes(v), Access(read_only)));
+            return Region(std::move(region), std::move(v));
+          },
+          py::arg("memory"), py::arg("read_only") = false, py::keep_alive<0, 1>(),
+          "Registers a writable bytes-like object (bytearray, memoryview, numpy array). "
+          "read_only: the peer may read it but not write it.")
+      .def(
+          "register_ptr",
+          [](Channel& c, uintptr_t address, size_t length, bool read_only) {
+            auto region = Value(
+                c.RegisterMemory(reinterpret_cast<void*>(address), length, Access(read_only)));
+            return Region(std::move(region), std::nullopt);
+          },
+          py::arg("address"), py::arg("length"), py::arg("read_only") = false,
+          py::keep_alive<0, 1>(),
+          "Registers memory by address (e.g. a tensor's data_ptr()); the caller keeps it alive.")
+      .def(
+          "write",
+          [](Channel& c, const Region& local, size_t local_offset, const RegionDescriptor& remote,
+             uint64_t remote_offset, size_t length) {
+            const MemoryRegion& region = local.get();
+            Check(NoGil(
+                [&] { return c.Write(region, local_offset, remote, remote_offset, length); }));
+          },
+          py::arg("local"), py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
+          py::arg("length"), "Copies length bytes from local into the peer's region.")
+      .def(
+          "read",
+          [](Channel& c, const Region& local, size_t local_offset, const RegionDescriptor& remote,
+             uint64_t remote_offset, size_t length) {
+            const MemoryRegion& region = local.get();
+            Check(
+                NoGil([&] { return c.Read(region, local_offset, remote, remote_offset, length); }));
+          },
+          py::arg("local"), py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
+          py::arg("length"), "Copies length bytes from the peer's region into local.")
+      .def(
+          "status", [](const Channel& c) { Check(c.status()); },
+          "Raises why the channel is no longer usable; returns None while it is.")
+      .def(
+          "close",
+          [](Channel& c) {
+            py::gil_scoped_release nogil;
+            c.Close();
+          },
+          "Closes both directions; blocked calls raise Cancelled.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__",
+           [](Channel& c, py::args) {
+             py::gil_scoped_release nogil;
+             c.Close();
+           })
+      .def(
+          "recv_into",
+          [](Channel& c, const Region& region, size_t offset, std::optional<size_t> max_len,
+             std::optional<double> timeout) {
+            const MemoryRegion& r = region.get();
+            size_t room = max_len ? *max_len : (offset <= r.size() ? r.size() - offset : 0);
+            milliseconds t = Timeout(timeout);
+            return Value(NoGil([&] { return c.RecvInto(r, offset, room, t); }));
+          },
+          py::arg("region"), py::arg("offset") = 0, py::arg("max_len") = py::none(),
+          py::arg("timeout") = py::none(),
+          "Receives the next message into a registered region (no copy on RDMA) and returns "
+          "its size; OutOfRange when it is longer than max_len (the rest is dropped).")
+      .def(
+          "completion_fd", [](Channel& c) { return Value(c.CompletionFd()); },
+          "A file descriptor that becomes readable when the channel may have news (a message, "
+          "a notification, a transfer done, its end), once arm() returned True.")
+      .def("arm", &Channel::Arm,
+           "True when nothing is waiting and the completion fd will become readable when "
+           "something happens; False when something already waits.");
+  BindTransfers(m, channel);
+}
+
+}  // namespace rdmad::python

@@ -1,0 +1,143 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmad.Client and rdmad.Listener: queries of the local rdmad as dicts,
+// listen, accept, reject and connect.
+
+#include <string>
+
+#include "python/src/bindings.h"
+#include "rdmad/client.h"
+#include "rdmad/daemon_status.h"
+#include "rdmad/peers.h"
+
+namespace rdmad::python {
+namespace {
+
+using std::chrono::milliseconds;
+
+py::dict PeerDict(const PeerInfo& p) {
+  py::dict d;
+  d["name"] = p.name;
+  d["address"] = p.address;
+  d["state"] = std::string(PeerStateName(p.state));
+  d["rtt_ms"] = p.rtt_ms;
+  d["last_error"] = p.last_error;
+  d["remote_host"] = p.remote_host;
+  d["remote_version"] = p.remote_version;
+  d["remote_transports"] = p.remote_transports;
+  d["configured"] = p.configured;
+  d["channels"] = p.channels;
+  return d;
+}
+
+py::dict ChannelDict(const ChannelSummary& c) {
+  py::dict d;
+  d["id"] = c.id;
+  d["peer"] = c.peer;
+  d["service"] = c.service;
+  d["role"] = c.role;
+  d["transport"] = c.transport;
+  d["state"] = c.state;
+  d["reason"] = c.reason;
+  d["age_seconds"] = c.age_seconds;
+  return d;
+}
+
+py::dict StatusDict(const DaemonStatus& s) {
+  py::dict d;
+  d["version"] = s.version;
+  d["pid"] = s.pid;
+  d["uptime_seconds"] = s.uptime_seconds;
+  d["config_file"] = s.config_file;
+  d["socket_path"] = s.socket_path;
+  d["device_count"] = s.device_count;
+  d["active_port_count"] = s.active_port_count;
+  d["peer_count"] = s.peer_count;
+  d["service_count"] = s.service_count;
+  d["channel_count"] = s.channel_count;
+  return d;
+}
+
+}  // namespace
+
+void BindClient(py::module_& m) {
+  py::class_<Listener>(m, "Listener", "A service this application listens on.")
+      .def_property_readonly("service", &Listener::service)
+      .def(
+          "accept",
+          [](Listener& l, std::optional<double> timeout) {
+            milliseconds t = Timeout(timeout);
+            return Value(NoGil([&] { return l.Accept(t); }));
+          },
+          py::arg("timeout") = py::none(),
+          "The next channel a peer opens to this service; DeadlineExceeded after timeout seconds.")
+      .def(
+          "reject",
+          [](Listener& l, const std::string& reason, std::optional<double> timeout) {
+            milliseconds t = Timeout(timeout);
+            Check(NoGil([&] { return l.Reject(reason, t); }));
+          },
+          py::arg("reason"), py::arg("timeout") = py::none(),
+          "Refuses the next channel request; the initiator gets PermissionDenied.");
+
+  py::class_<Client>(m, "Client", "A handle on the local rdmad.")
+      .def_static(
+          "open",
+          [](std::optional<std::string> socket, double connect_timeout, double call_timeout) {
+            ClientOptions options;
+            if (socket) options.socket_path = *socket;
+            options.connect_timeout = Timeout(connect_timeout);
+            options.call_timeout = Timeout(call_timeout);
+            return Value(NoGil([&] { return Client::Open(options); }));
+          },
+          py::arg("socket") = py::none(), py::arg("connect_timeout") = 2.0,
+          py::arg("call_timeout") = 5.0,
+          "Connects to rdmad's socket (default: the daemon's default socket).")
+      .def_static("default_socket", &Client::DefaultSocketPath)
+      .def(
+          "status",
+          [](Client& c) { return StatusDict(Value(NoGil([&] { return c.GetStatus(); }))); },
+          "The daemon's status: version, uptime, counts of devices, peers, channels.")
+      .def(
+          "peers",
+          [](Client& c) {
+            py::list out;
+            for (const PeerInfo& p : Value(NoGil([&] { return c.ListPeers(); }))) {
+              out.append(PeerDict(p));
+            }
+            return out;
+          },
+          "The peer daemons and their state.")
+      .def(
+          "channels",
+          [](Client& c) {
+            py::list out;
+            for (const ChannelSummary& s : Value(NoGil([&] { return c.ListChannels(); }))) {
+              out.append(ChannelDict(s));
+            }
+            return out;
+          },
+          "The daemon's channel table.")
+      .def(
+          "listen",
+          [](Client& c, const std::string& service) {
+            return Value(NoGil([&] { return c.Listen(service); }));
+          },
+          py::arg("service"), py::keep_alive<0, 1>(),
+          "Registers a service name; accept() its channels.")
+      .def(
+          "connect",
+          [](Client& c, const std::string& peer, const std::string& service, bool force_tcp,
+             double timeout) {
+            ConnectOptions options;
+            options.force_tcp = force_tcp;
+            options.timeout = Timeout(timeout);
+            return Value(NoGil([&] { return c.Connect(peer, service, options); }));
+          },
+          py::arg("peer"), py::arg("service"), py::arg("force_tcp") = false,
+          py::arg("timeout") = 15.0, py::keep_alive<0, 1>(),
+          "Opens a channel to service on peer (a peer daemon's name), over RDMA when "
+          "both sides have a path, else TCP.");
+}
+
+}  // namespace rdmad::python

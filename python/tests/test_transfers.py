@@ -1,0 +1,100 @@
+# Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+"""Batched transfers, notifications, recv_into and asyncio."""
+
+import asyncio
+import threading
+
+import numpy as np
+import pytest
+
+import rdmad
+
+
+def _exposed(a, b, size):
+    """b's numpy region of size bytes, and a's descriptor of it."""
+    memory = np.zeros(size, dtype=np.uint8)
+    region = b.register(memory)
+    b.send(region.descriptor.serialize())
+    return memory, region, rdmad.RegionDescriptor.parse(a.recv(timeout=10))
+
+
+def test_a_batch_of_scattered_writes_and_reads_with_a_notification(channels):
+    a, b = channels
+    remote_memory, _, remote = _exposed(a, b, 64 * 1024)
+    blocks = np.random.default_rng(5).integers(0, 256, 16 * 1024, dtype=np.uint8)
+    local = a.register(blocks)
+    # 16 blocks of 1 KiB, written in reverse order to scattered places.
+    ops = [rdmad.Op.write(local, i * 1024, remote, (15 - i) * 4096, 1024) for i in range(16)]
+    transfer = a.submit(ops, notification=b"kv ready")
+    transfer.wait(timeout=30)
+    assert transfer.poll() and transfer.failed_op == -1
+    assert b.recv_notification(timeout=10) == b"kv ready"
+    for i in range(16):
+        assert np.array_equal(remote_memory[(15 - i) * 4096:][:1024], blocks[i * 1024:][:1024])
+    back = np.zeros(2048, dtype=np.uint8)
+    mine = a.register(back)
+    a.submit([rdmad.Op.read(mine, 0, remote, 15 * 4096, 1024),
+              rdmad.Op.read(mine, 1024, remote, 0, 1024)]).wait(timeout=30)
+    assert np.array_equal(back[:1024], blocks[:1024])
+    assert np.array_equal(back[1024:], blocks[15 * 1024:])
+
+
+def test_a_bad_batch_is_refused_before_anything_starts(channels):
+    a, b = channels
+    remote_memory, _, remote = _exposed(a, b, 4096)
+    local = a.register(np.full(4096, 9, dtype=np.uint8))
+    with pytest.raises(rdmad.OutOfRange):
+        a.submit([rdmad.Op.write(local, 0, remote, 0, 1024),
+                  rdmad.Op.write(local, 0, remote, 4000, 1024)])
+    with pytest.raises(rdmad.InvalidArgument):
+        a.submit([rdmad.Op.write(local, 0, remote, 0, 8)], notification=b"x" * 257)
+    with pytest.raises(TypeError):
+        rdmad.Op.write(b"not a region", 0, remote, 0, 8)
+    assert not remote_memory.any()
+
+
+def test_recv_into_lands_a_message_in_a_region(channels):
+    a, b = channels
+    target = np.zeros(1 << 20, dtype=np.uint8)
+    region = b.register(target)
+    data = np.random.default_rng(7).integers(0, 256, 300_000, dtype=np.uint8)
+    thread = threading.Thread(target=a.send, args=(data,))
+    thread.start()
+    assert b.recv_into(region, offset=100, timeout=30) == data.size
+    thread.join()
+    assert np.array_equal(target[100:100 + data.size], data)
+    assert not target[:100].any() and not target[100 + data.size:].any()
+    a.send(b"0123456789")
+    with pytest.raises(rdmad.OutOfRange):
+        b.recv_into(region, 0, max_len=4, timeout=10)
+    assert bytes(target[:4]) == b"0123"
+
+
+def test_asyncio_waits_on_the_completion_fd_without_threads(pair):
+    (a1, b1), (a2, b2) = pair.channel_pair(), pair.channel_pair()
+    remote_memory, _, remote = _exposed(a2, b2, 4096)
+    local = a2.register(np.full(4096, 5, dtype=np.uint8))
+
+    async def main():
+        threads = threading.active_count()
+        receive = asyncio.ensure_future(rdmad.aio.recv(b1))
+        note = asyncio.ensure_future(rdmad.aio.recv_notification(b2))
+        await asyncio.sleep(0.2)
+        assert not receive.done() and not note.done()
+        assert threading.active_count() == threads  # no thread per call
+        a1.send(b"to b1")
+        transfer = a2.submit([rdmad.Op.write(local, 0, remote, 0, 4096)], notification=b"n")
+        await asyncio.wait_for(rdmad.aio.wait(a2, transfer), 30)
+        assert await asyncio.wait_for(receive, 30) == b"to b1"
+        assert await asyncio.wait_for(note, 30) == b"n"
+        assert (remote_memory == 5).all()
+        # Two coroutines on one channel: a message and a notification.
+        both = asyncio.gather(rdmad.aio.recv(b2), rdmad.aio.recv_notification(b2))
+        await asyncio.sleep(0.1)
+        a2.submit([rdmad.Op.write(local, 0, remote, 0, 8)], notification=b"second").wait(30)
+        a2.send(b"message")
+        assert await asyncio.wait_for(both, 30) == [b"message", b"second"]
+
+    asyncio.run(main())
+    for c in (a1, b1, a2, b2):
+        c.close()
