@@ -52,24 +52,24 @@ async def _news(channel):
                 _wake(loop, fd)
 
 
-async def recv(channel):
-    """The next whole message (bytes)."""
+async def _take(channel, call):
+    """call(timeout=0)'s answer, awaiting the channel's news until it has one."""
     while True:
         try:
-            return channel.recv(timeout=0)
+            return call(timeout=0)
         except DeadlineExceeded:
             pass
         await _news(channel)
+
+
+async def recv(channel):
+    """The next whole message (bytes)."""
+    return await _take(channel, channel.recv)
 
 
 async def recv_notification(channel):
     """The peer's next notification (bytes)."""
-    while True:
-        try:
-            return channel.recv_notification(timeout=0)
-        except DeadlineExceeded:
-            pass
-        await _news(channel)
+    return await _take(channel, channel.recv_notification)
 
 
 async def wait(channel, transfer):

@@ -44,28 +44,25 @@ Op MakeOp(TransferOp::Kind kind, py::object local, size_t local_offset,
   return Op{kind, std::move(local), local_offset, remote, remote_offset, length};
 }
 
+// Op.write or Op.read: makes an op of kind.
+auto OpOf(TransferOp::Kind kind) {
+  return [kind](py::object local, size_t local_offset, const RegionDescriptor& remote,
+                uint64_t remote_offset, size_t length) {
+    return MakeOp(kind, std::move(local), local_offset, remote, remote_offset, length);
+  };
+}
+
 }  // namespace
 
 void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
   py::class_<Op>(m, "Op", "One one-sided operation of a batch: Op.write(...) or Op.read(...).")
-      .def_static(
-          "write",
-          [](py::object local, size_t local_offset, const RegionDescriptor& remote,
-             uint64_t remote_offset, size_t length) {
-            return MakeOp(TransferOp::Kind::kWrite, std::move(local), local_offset, remote,
-                          remote_offset, length);
-          },
-          py::arg("local"), py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
-          py::arg("length"), "length bytes from local[local_offset] into the peer's region.")
-      .def_static(
-          "read",
-          [](py::object local, size_t local_offset, const RegionDescriptor& remote,
-             uint64_t remote_offset, size_t length) {
-            return MakeOp(TransferOp::Kind::kRead, std::move(local), local_offset, remote,
-                          remote_offset, length);
-          },
-          py::arg("local"), py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
-          py::arg("length"), "length bytes from the peer's region into local[local_offset].")
+      .def_static("write", OpOf(TransferOp::Kind::kWrite), py::arg("local"),
+                  py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
+                  py::arg("length"),
+                  "length bytes from local[local_offset] into the peer's region.")
+      .def_static("read", OpOf(TransferOp::Kind::kRead), py::arg("local"), py::arg("local_offset"),
+                  py::arg("remote"), py::arg("remote_offset"), py::arg("length"),
+                  "length bytes from the peer's region into local[local_offset].")
       .def_property_readonly("is_write",
                              [](const Op& op) { return op.kind == TransferOp::Kind::kWrite; })
       .def_readonly("length", &Op::length);
