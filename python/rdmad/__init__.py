@@ -18,6 +18,7 @@ from rdmad import aio  # noqa: F401,E402  (asyncio: rdmad.aio.recv, ...)
 from rdmad._rdmad import (  # noqa: F401
     Channel,
     Client,
+    Events,
     Listener,
     MemoryRegion,
     Op,
@@ -29,6 +30,7 @@ __all__ = [
     "Channel",
     "Client",
     "Error",
+    "Events",
     "Listener",
     "MemoryRegion",
     "Op",

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "rdmad/channel.h"
+#include "rdmad/client.h"
 #include "rdmad/status.h"
 
 namespace rdmad::python {
@@ -80,6 +81,8 @@ void BindChannel(py::module_& m);
 // Channel's batched transfers and notifications (transfer_bindings.cc).
 void BindTransfers(py::module_& m, py::class_<Channel>& channel);
 void BindClient(py::module_& m);
+// Client's device, path and pool queries and its events (query_bindings.cc).
+void BindQueries(py::module_& m, py::class_<Client>& client);
 
 }  // namespace rdmad::python
 

@@ -80,7 +80,8 @@ void BindClient(py::module_& m) {
           py::arg("reason"), py::arg("timeout") = py::none(),
           "Refuses the next channel request; the initiator gets PermissionDenied.");
 
-  py::class_<Client>(m, "Client", "A handle on the local rdmad.")
+  py::class_<Client> client(m, "Client", "A handle on the local rdmad.");
+  client
       .def_static(
           "open",
           [](std::optional<std::string> socket, double connect_timeout, double call_timeout) {
@@ -138,6 +139,7 @@ void BindClient(py::module_& m) {
           py::arg("timeout") = 15.0, py::keep_alive<0, 1>(),
           "Opens a channel to service on peer (a peer daemon's name), over RDMA when "
           "both sides have a path, else TCP.");
+  BindQueries(m, client);
 }
 
 }  // namespace rdmad::python

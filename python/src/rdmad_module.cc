@@ -44,14 +44,6 @@ py::buffer_info View(const py::buffer& buffer, bool writable) {
   return info;
 }
 
-namespace {
-
-MemoryAccess Access(bool read_only) {
-  return read_only ? MemoryAccess::kRemoteRead : MemoryAccess::kReadWrite;
-}
-
-}  // namespace
-
 void BindDescriptor(py::module_& m) {
   py::class_<RegionDescriptor>(m, "RegionDescriptor",
                                "What a peer needs to write into or read from a region.")

@@ -1,0 +1,161 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmad.Client's device and path queries (devices, route, pools, prewarm)
+// as dicts, and its events iterator (rdmad.Events): what rdmactl devices,
+// gids, route, pools and events show.
+
+#include <string>
+#include <vector>
+
+#include "python/src/bindings.h"
+#include "rdmad/client.h"
+#include "rdmad/devices.h"
+
+namespace rdmad::python {
+namespace {
+
+py::dict GidDict(const Gid& g) {
+  py::dict d;
+  d["index"] = g.index;
+  d["gid"] = g.gid;
+  d["type"] = g.type;
+  d["netdev"] = g.netdev;
+  d["ip"] = g.ip;
+  return d;
+}
+
+py::dict PortDict(const Port& p) {
+  py::dict d;
+  d["port"] = p.port;
+  d["state"] = p.state;
+  d["phys_state"] = p.phys_state;
+  d["link_layer"] = p.link_layer;
+  d["transport"] = p.transport;
+  d["rate_gbps"] = p.rate_gbps;
+  d["max_mtu"] = p.max_mtu;
+  d["active_mtu"] = p.active_mtu;
+  d["netdev"] = p.netdev;
+  py::list gids;
+  for (const Gid& g : p.gids) gids.append(GidDict(g));
+  d["gids"] = gids;
+  return d;
+}
+
+py::dict DeviceDict(const Device& v) {
+  py::dict d;
+  d["name"] = v.name;
+  d["node_guid"] = v.node_guid;
+  d["vendor"] = v.vendor;
+  d["driver"] = v.driver;
+  d["node_type"] = v.node_type;
+  d["numa_node"] = v.numa_node;
+  d["pci_address"] = v.pci_address;
+  d["relaxed_ordering"] = v.relaxed_ordering;
+  d["dmabuf"] = v.dmabuf;
+  py::list ports;
+  for (const Port& p : v.ports) ports.append(PortDict(p));
+  d["ports"] = ports;
+  return d;
+}
+
+py::dict PathDict(const Path& p) {
+  py::dict d;
+  d["device"] = p.device;
+  d["port"] = p.port;
+  d["transport"] = p.transport;
+  d["gid_index"] = p.gid_index;
+  d["gid"] = p.gid;
+  d["gid_type"] = p.gid_type;
+  d["source_ip"] = p.source_ip;
+  d["netdev"] = p.netdev;
+  d["mtu"] = p.mtu;
+  d["local_active_mtu"] = p.local_active_mtu;
+  d["peer_active_mtu"] = p.peer_active_mtu;
+  d["reasons"] = p.reasons;
+  return d;
+}
+
+py::dict PoolDict(const PoolSummary& p) {
+  py::dict d;
+  d["pid"] = p.pid;
+  d["peer"] = p.peer;
+  d["service"] = p.service;
+  d["target"] = p.target;
+  d["source"] = p.source;
+  d["warm"] = p.warm;
+  d["in_use"] = p.in_use;
+  d["last_error"] = p.last_error;
+  return d;
+}
+
+py::dict EventDict(const Event& e) {
+  py::dict d;
+  d["sequence"] = e.sequence;
+  d["unix_time_ms"] = e.unix_time_ms;
+  d["kind"] = std::string(EventKindName(e.kind));
+  d["message"] = e.message;
+  d["device"] = e.device;
+  d["port"] = e.port;
+  return d;
+}
+
+template <typename T, typename F>
+py::list ListOf(const std::vector<T>& rows, F to_dict) {
+  py::list out;
+  for (const T& row : rows) out.append(to_dict(row));
+  return out;
+}
+
+}  // namespace
+
+void BindQueries(py::module_& m, py::class_<Client>& client) {
+  py::class_<EventStream>(m, "Events",
+                          "The daemon's events from now on: iterate for dicts; close() ends it.")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__",
+           [](EventStream& s) {
+             Event event;
+             if (NoGil([&] { return s.Next(&event); })) return EventDict(event);
+             Check(s.Finish());
+             throw py::stop_iteration();
+           })
+      .def(
+          "close",
+          [](EventStream& s) {
+            py::gil_scoped_release nogil;
+            s.Cancel();
+          },
+          "Ends the stream; a blocked iteration raises Cancelled.");
+
+  client
+      .def(
+          "devices",
+          [](Client& c) {
+            return ListOf(Value(NoGil([&] { return c.ListDevices(); })), DeviceDict);
+          },
+          "The RDMA devices with their ports and GIDs (rdmactl devices, gids).")
+      .def(
+          "route",
+          [](Client& c, const std::string& peer_address) {
+            return PathDict(Value(NoGil([&] { return c.ResolvePath(peer_address); })));
+          },
+          py::arg("peer_address"),
+          "The path the policy picks to an IP address: device, port, GID and why "
+          "(rdmactl route); FailedPrecondition when there is no RDMA path.")
+      .def(
+          "pools",
+          [](Client& c) { return ListOf(Value(NoGil([&] { return c.ListPools(); })), PoolDict); },
+          "The daemon's pool table (rdmactl pools).")
+      .def(
+          "prewarm",
+          [](Client& c, const std::string& peer, const std::string& service, int channels) {
+            Check(NoGil([&] { return c.Prewarm(peer, service, channels); }));
+          },
+          py::arg("peer"), py::arg("service"), py::arg("channels"),
+          "Keeps that many channels to (peer, service) warm in this process for connect.")
+      .def(
+          "events", [](Client& c) { return Value(NoGil([&] { return c.WatchEvents(); })); },
+          py::keep_alive<0, 1>(), "An iterator over the daemon's events from now on.");
+}
+
+}  // namespace rdmad::python

@@ -1,0 +1,85 @@
+# Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+"""Client's queries: devices, route, pools and prewarm, events."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import rdmad
+
+LAB_DEV = os.environ.get("LAB_DEV")
+
+
+def test_devices_and_route(pair):
+    devices = pair.client_a.devices()
+    assert isinstance(devices, list)
+    if not LAB_DEV:  # the host: no RDMA device, no RDMA path
+        assert devices == []
+        with pytest.raises(rdmad.FailedPrecondition):
+            pair.client_a.route("127.0.0.1")
+        return
+    device = next(d for d in devices if d["name"] == LAB_DEV)
+    port = device["ports"][0]
+    assert port["state"] == "ACTIVE"
+    assert any(g["type"] == "RoCE v2" and g["ip"] == os.environ["LAB_IP"] for g in port["gids"])
+    path = pair.client_a.route(os.environ["LAB_IP"])
+    assert path["device"] == LAB_DEV
+    assert path["gid_type"] == "RoCE v2"
+    assert path["reasons"]
+
+
+def test_prewarm_fills_the_pool(pair):
+    listener = pair.client_b.listen("py.pool")
+    accepted = []
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept(timeout=0.5))
+            except rdmad.DeadlineExceeded:
+                pass
+
+    thread = threading.Thread(target=accept)
+    thread.start()
+    try:
+        pair.client_a.prewarm("B", "py.pool", 2)
+        deadline = time.monotonic() + 30
+        while True:
+            rows = [p for p in pair.client_a.pools() if p["service"] == "py.pool"]
+            if rows and rows[0]["warm"] == 2:
+                break
+            assert time.monotonic() < deadline, rows
+            time.sleep(0.1)
+        assert rows[0]["target"] == 2 and rows[0]["peer"] == "B"
+        with pair.client_a.connect("B", "py.pool") as channel:  # a warm one
+            assert channel.info["service"] == "py.pool"
+        with pytest.raises(rdmad.InvalidArgument):
+            pair.client_a.prewarm("B", "py.pool", 5000)
+    finally:
+        pair.client_a.prewarm("B", "py.pool", 0)  # no target: no refills after the listener
+        stop.set()
+        thread.join()
+        for c in accepted:
+            c.close()
+
+
+def test_events_iterate_until_closed(pair):
+    events = pair.client_a.events()
+    got = {}
+
+    def first():
+        got["event"] = next(events)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    time.sleep(0.3)
+    os.kill(pair.a.process.pid, signal.SIGHUP)  # the daemon reloads its config
+    thread.join(30)
+    assert got["event"]["kind"] == "config-reloaded", got
+    events.close()
+    with pytest.raises(rdmad.Cancelled):
+        next(events)
