@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "rdmad/channel.h"
 #include "rdmad/client.h"
@@ -43,6 +44,14 @@ template <typename F>
 auto NoGil(F&& f) {
   py::gil_scoped_release nogil;
   return f();
+}
+
+// rows as a list of to_dict(row).
+template <typename T, typename F>
+py::list ListOf(const std::vector<T>& rows, F to_dict) {
+  py::list out;
+  for (const T& row : rows) out.append(to_dict(row));
+  return out;
 }
 
 // Seconds as Python gives them (None: wait for ever); ValueError if < 0.

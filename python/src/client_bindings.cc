@@ -101,22 +101,12 @@ void BindClient(py::module_& m) {
           "The daemon's status: version, uptime, counts of devices, peers, channels.")
       .def(
           "peers",
-          [](Client& c) {
-            py::list out;
-            for (const PeerInfo& p : Value(NoGil([&] { return c.ListPeers(); }))) {
-              out.append(PeerDict(p));
-            }
-            return out;
-          },
+          [](Client& c) { return ListOf(Value(NoGil([&] { return c.ListPeers(); })), PeerDict); },
           "The peer daemons and their state.")
       .def(
           "channels",
           [](Client& c) {
-            py::list out;
-            for (const ChannelSummary& s : Value(NoGil([&] { return c.ListChannels(); }))) {
-              out.append(ChannelDict(s));
-            }
-            return out;
+            return ListOf(Value(NoGil([&] { return c.ListChannels(); })), ChannelDict);
           },
           "The daemon's channel table.")
       .def(

@@ -99,13 +99,6 @@ py::dict EventDict(const Event& e) {
   return d;
 }
 
-template <typename T, typename F>
-py::list ListOf(const std::vector<T>& rows, F to_dict) {
-  py::list out;
-  for (const T& row : rows) out.append(to_dict(row));
-  return out;
-}
-
 }  // namespace
 
 void BindQueries(py::module_& m, py::class_<Client>& client) {
