@@ -4,7 +4,7 @@
 # the lab's peer address; start a second rdmad standing in for another host
 # (its peer listener on the VM's address) and open a channel to its echo
 # service with `rdmactl connect` and `rdmactl ping`, and run the kv_transfer
-# example between them - over RDMA in the lab; stop both cleanly. Runs inside the lab VM (scripts/demo) or, where the lab
+# example between them, in C++ and in Python - over RDMA in the lab; stop both cleanly. Runs inside the lab VM (scripts/demo) or, where the lab
 # is unavailable, on the host (where channels fall back to TCP).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +58,18 @@ for _ in $(seq 100); do grep -q "listening" "$run/prefill.log" 2>/dev/null && br
 "$build/examples/kv_transfer" decode "$b_ip:$b_port" --socket "$sock"
 wait "$pid_prefill"
 cat "$run/prefill.log"
+if [[ -d $build/python/rdmad ]] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  echo "== examples/kv_transfer.py: the same in Python, numpy arrays registered"
+  export PYTHONPATH=$build/python
+  /usr/bin/python3 "$root/examples/kv_transfer.py" prefill --socket "$run/b.sock" \
+    --service kv.py --blocks 256 --rounds 2 >"$run/prefill.py.log" 2>&1 &
+  pid_prefill=$!
+  for _ in $(seq 100); do grep -q "listening" "$run/prefill.py.log" 2>/dev/null && break; sleep 0.1; done
+  /usr/bin/python3 "$root/examples/kv_transfer.py" decode "$b_ip:$b_port" --socket "$sock" \
+    --service kv.py
+  wait "$pid_prefill"
+  cat "$run/prefill.py.log"
+fi
 echo "== rdmactl channels (node B's table)"
 "$build/client/rdmactl" --socket "$run/b.sock" channels
 echo "== rdmactl peers"

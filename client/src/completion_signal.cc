@@ -43,4 +43,28 @@ void CompletionSignal::Armed() {
   armed_ = true;
 }
 
+ReadySignal::~ReadySignal() {
+  if (fd_ >= 0) close(fd_);
+}
+
+StatusOr<int> ReadySignal::Open(bool ready) {
+  if (fd_ < 0) {
+    fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd_ < 0) return Status::ResourceExhausted(std::string("eventfd: ") + std::strerror(errno));
+    set_ = false;
+  }
+  Set(ready);
+  return fd_;
+}
+
+void ReadySignal::Set(bool ready) {
+  if (fd_ < 0 || ready == set_) return;
+  uint64_t count = 1;
+  ssize_t n = ready ? write(fd_, &count, sizeof(count)) : read(fd_, &count, sizeof(count));
+  if (n < 0 && errno != EAGAIN) {
+    ClientLog().warn("ready fd: eventfd {}: {}", ready ? "write" : "read", std::strerror(errno));
+  }
+  set_ = ready;
+}
+
 }  // namespace rdmad::internal

@@ -38,6 +38,29 @@ class CompletionSignal {
   bool armed_ = false;
 };
 
+// ReadySignal: an eventfd that is readable exactly while Set(true) holds
+// (Listener::RequestFd: a channel request is waiting). Opened on the first
+// Open call.
+//
+// Thread safety: none of its own; the owner's mutex guards every call.
+class ReadySignal {
+ public:
+  ReadySignal() = default;
+  ~ReadySignal();
+  ReadySignal(const ReadySignal&) = delete;
+  ReadySignal& operator=(const ReadySignal&) = delete;
+
+  // The eventfd, opened on the first call (non-blocking, close-on-exec),
+  // readable if ready.
+  StatusOr<int> Open(bool ready);
+  // Makes the fd readable (ready) or not.
+  void Set(bool ready);
+
+ private:
+  int fd_ = -1;
+  bool set_ = false;
+};
+
 }  // namespace rdmad::internal
 
 #endif  // RDMAD_CLIENT_SRC_COMPLETION_SIGNAL_H_

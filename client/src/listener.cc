@@ -13,6 +13,7 @@
 
 #include "client/src/channel_client.h"
 #include "client/src/client_log.h"
+#include "client/src/completion_signal.h"
 #include "client/src/handshake.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"
@@ -141,13 +142,27 @@ class GrpcListener final : public Listener {
         stub_(v1::Rdmad::NewStub(rpc_.channel)),
         service_(std::move(service)) {}
 
-  ~GrpcListener() override {
+  ~GrpcListener() override { Close(); }
+
+  void Close() override {
+    std::thread reader;
     {
       std::lock_guard lock(mu_);
+      if (stopping_) return;
       stopping_ = true;
       if (context_) context_->TryCancel();
+      queue_.clear();
+      accepted_.clear();
+      cv_.notify_all();
+      SyncReady();
+      reader = std::move(reader_thread_);
     }
-    if (reader_thread_.joinable()) reader_thread_.join();
+    if (reader.joinable()) reader.join();
+  }
+
+  StatusOr<int> RequestFd() override {
+    std::lock_guard lock(mu_);
+    return ready_.Open(Ready());
   }
 
   Status Start() {
@@ -159,18 +174,25 @@ class GrpcListener final : public Listener {
   const std::string& service() const override { return service_; }
 
   StatusOr<std::unique_ptr<Channel>> Accept(std::chrono::milliseconds timeout) override {
-    if (!accepted_.empty()) {  // the rest of a batch
-      std::unique_ptr<Channel> channel = std::move(accepted_.front());
-      accepted_.pop_front();
-      return channel;
+    {
+      std::lock_guard lock(mu_);
+      if (!stopping_ && !accepted_.empty()) {  // the rest of a batch
+        std::unique_ptr<Channel> channel = std::move(accepted_.front());
+        accepted_.pop_front();
+        SyncReady();
+        return channel;
+      }
     }
     auto next = Next(timeout);
     if (!next.ok()) return next.status();
     auto channels = AcceptRequest(rpc_, stub_.get(), next.value(), service_);
     if (!channels.ok()) return channels.status();
-    for (auto& channel : channels.value()) accepted_.push_back(std::move(channel));
-    std::unique_ptr<Channel> first = std::move(accepted_.front());
-    accepted_.pop_front();
+    std::unique_ptr<Channel> first = std::move(channels.value().front());
+    std::lock_guard lock(mu_);
+    for (size_t i = 1; i < channels.value().size(); ++i) {
+      accepted_.push_back(std::move(channels.value()[i]));
+    }
+    SyncReady();
     return first;
   }
 
@@ -223,6 +245,7 @@ class GrpcListener final : public Listener {
         std::lock_guard lock(mu_);
         queue_.push_back(event.incoming());
         cv_.notify_all();
+        SyncReady();
       }
       grpc::Status finished = reader_->Finish();
       Status st = StatusFromGrpc(finished);
@@ -231,6 +254,7 @@ class GrpcListener final : public Listener {
       ended_ = st.ok() ? Status::Unavailable("the daemon ended the Listen stream") : st;
       done_ = true;
       cv_.notify_all();
+      SyncReady();
       return;
     }
   }
@@ -242,6 +266,7 @@ class GrpcListener final : public Listener {
       std::lock_guard lock(mu_);
       if (stopping_) return false;
       queue_.clear();  // requests of the daemon that went away
+      SyncReady();
     }
     if (!DaemonWentAway(finished.error_code()) || rpc_.reattach_timeout.count() <= 0) {
       ClientLog().info("service {}: the Listen stream ended ({})", service_,
@@ -277,17 +302,23 @@ class GrpcListener final : public Listener {
 
   StatusOr<v1::IncomingChannel> Next(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
-    auto ready = [this] { return !queue_.empty() || done_; };
+    auto ready = [this] { return !queue_.empty() || done_ || stopping_; };
     if (timeout.count() < 0) {
       cv_.wait(lock, ready);
     } else if (!cv_.wait_for(lock, timeout, ready)) {
       return Status::DeadlineExceeded("no channel request for " + service_);
     }
+    if (stopping_) return Status::Cancelled("the listener on " + service_ + " was closed");
     if (queue_.empty()) return ended_;
     v1::IncomingChannel in = std::move(queue_.front());
     queue_.pop_front();
+    SyncReady();
     return in;
   }
+
+  // Whether Accept would not wait for a request; mu_ held.
+  bool Ready() const { return !queue_.empty() || !accepted_.empty() || done_ || stopping_; }
+  void SyncReady() { ready_.Set(Ready()); }
 
   const DaemonRpc rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
@@ -295,15 +326,16 @@ class GrpcListener final : public Listener {
   // The reader thread's (Start's before it runs).
   std::unique_ptr<grpc::ClientReader<v1::ListenEvent>> reader_;
   std::thread reader_thread_;
-  // Channels of a batch accepted and not handed out yet (Accept's thread).
-  std::deque<std::unique_ptr<Channel>> accepted_;
   std::mutex mu_;
+  // Channels of a batch accepted and not handed out yet.
+  std::deque<std::unique_ptr<Channel>> accepted_;  // guarded by mu_
   std::condition_variable cv_;
   std::unique_ptr<grpc::ClientContext> context_;  // the open stream's; guarded by mu_
   bool stopping_ = false;                         // guarded by mu_
   std::deque<v1::IncomingChannel> queue_;         // guarded by mu_
   bool done_ = false;                             // guarded by mu_
   Status ended_;                                  // guarded by mu_
+  ReadySignal ready_;                             // guarded by mu_
 };
 
 }  // namespace

@@ -42,6 +42,15 @@ class FakeListener final : public Listener {
     return Status::Ok();
   }
 
+  // The echo service waits in Accept; it has no use for the fd.
+  StatusOr<int> RequestFd() override { return Status::Unimplemented("not in the fake"); }
+
+  void Close() override {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
   void Offer(std::unique_ptr<Channel> channel) {
     std::lock_guard lock(mu_);
     pending_.push_back(std::move(channel));
@@ -58,7 +67,10 @@ class FakeListener final : public Listener {
  private:
   std::unique_ptr<Channel> Next(milliseconds timeout) {
     std::unique_lock lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [this] { return !pending_.empty(); })) return nullptr;
+    if (!cv_.wait_for(lock, timeout, [this] { return !pending_.empty() || closed_; })) {
+      return nullptr;
+    }
+    if (closed_) return nullptr;
     auto next = std::move(pending_.front());
     pending_.pop_front();
     return next;
@@ -69,6 +81,7 @@ class FakeListener final : public Listener {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Channel>> pending_;
   std::vector<std::string> rejected_;
+  bool closed_ = false;
 };
 
 // Only Listen matters; it hands out the one FakeListener.

@@ -4,15 +4,19 @@
     message = await rdmad.aio.recv(channel)
     note = await rdmad.aio.recv_notification(channel)
     await rdmad.aio.wait(channel, transfer)      # a Channel.submit batch
+    channel = await rdmad.aio.accept(listener)
 
 Each waits on the channel's completion fd with ``loop.add_reader``: it tries
 the non-blocking call, arms the channel when nothing is there, and sleeps
 until the fd says there may be news. Any number of coroutines may wait on
 the same channel (one receiving messages, one notifications, several
-transfers); each retries its own call when woken.
+transfers); each retries its own call when woken. accept waits on the
+listener's request fd the same way.
 """
 
 import asyncio
+import functools
+import select
 
 from rdmad.errors import DeadlineExceeded
 
@@ -27,17 +31,9 @@ def _wake(loop, fd):
     loop.remove_reader(fd)
 
 
-async def _news(channel):
-    """Returns once the channel may have news (or at once if it has some)."""
+async def _readable(fd):
+    """Returns once fd is readable; every coroutine waiting on fd shares one reader."""
     loop = asyncio.get_running_loop()
-    fd = channel.completion_fd()
-    if not channel.arm():
-        # Something waits already, maybe for another coroutine on this
-        # channel: let them all look again.
-        if (loop, fd) in _waiters:
-            _wake(loop, fd)
-        await asyncio.sleep(0)
-        return
     future = loop.create_future()
     waiting = _waiters.setdefault((loop, fd), [])
     if not waiting:
@@ -50,6 +46,20 @@ async def _news(channel):
             _waiters[(loop, fd)].remove(future)
             if not _waiters[(loop, fd)]:
                 _wake(loop, fd)
+
+
+async def _news(channel):
+    """Returns once the channel may have news (or at once if it has some)."""
+    loop = asyncio.get_running_loop()
+    fd = channel.completion_fd()
+    if not channel.arm():
+        # Something waits already, maybe for another coroutine on this
+        # channel: let them all look again.
+        if (loop, fd) in _waiters:
+            _wake(loop, fd)
+        await asyncio.sleep(0)
+        return
+    await _readable(fd)
 
 
 async def _take(channel, call):
@@ -76,3 +86,24 @@ async def wait(channel, transfer):
     """Returns once transfer (from channel.submit) is done; raises its failure."""
     while not transfer.poll():
         await _news(channel)
+
+
+async def accept(listener):
+    """The next channel to the listener's service.
+
+    Waits on the listener's request fd; once a request is there, the
+    handshake (a few round trips through rdmad and the peer) runs in the
+    loop's default executor, so that the loop keeps serving meanwhile.
+    Any number of coroutines may accept on one listener.
+    """
+    loop = asyncio.get_running_loop()
+    fd = listener.request_fd()
+    while True:
+        if not select.select([fd], [], [], 0)[0]:
+            await _readable(fd)
+            continue
+        try:
+            return await loop.run_in_executor(
+                None, functools.partial(listener.accept, timeout=0))
+        except DeadlineExceeded:
+            pass  # another accept took the request

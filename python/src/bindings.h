@@ -85,13 +85,41 @@ class Region {
   std::optional<py::buffer_info> view_;
 };
 
+// rdmad.Client: the library's Client until close(). A call holds its own
+// reference, so close() in one thread lets a call in another finish;
+// channels and listeners do not need the Client (only its event streams).
+class PyClient {
+ public:
+  explicit PyClient(std::unique_ptr<Client> client) : client_(std::move(client)) {}
+  // The client; rdmad.FailedPrecondition once closed.
+  std::shared_ptr<Client> get() const {
+    if (!client_) Raise(Status::FailedPrecondition("the client was closed"));
+    return client_;
+  }
+  // f(client) without the GIL (a Status or StatusOr).
+  template <typename F>
+  auto Run(F&& f) const {
+    std::shared_ptr<Client> client = get();
+    return NoGil([&] { return f(*client); });
+  }
+  // Drops this reference (the client ends once its calls return).
+  void Close() {
+    std::shared_ptr<Client> client = std::move(client_);
+    py::gil_scoped_release nogil;
+    client.reset();
+  }
+
+ private:
+  std::shared_ptr<Client> client_;
+};
+
 void BindDescriptor(py::module_& m);
 void BindChannel(py::module_& m);
 // Channel's batched transfers and notifications (transfer_bindings.cc).
 void BindTransfers(py::module_& m, py::class_<Channel>& channel);
 void BindClient(py::module_& m);
 // Client's device, path and pool queries and its events (query_bindings.cc).
-void BindQueries(py::module_& m, py::class_<Client>& client);
+void BindQueries(py::module_& m, py::class_<PyClient>& client);
 
 }  // namespace rdmad::python
 

@@ -61,7 +61,9 @@ py::dict StatusDict(const DaemonStatus& s) {
 }  // namespace
 
 void BindClient(py::module_& m) {
-  py::class_<Listener>(m, "Listener", "A service this application listens on.")
+  py::class_<Listener>(m, "Listener",
+                       "A service this application listens on; close() (or the end of a with "
+                       "block) unregisters it.")
       .def_property_readonly("service", &Listener::service)
       .def(
           "accept",
@@ -70,7 +72,8 @@ void BindClient(py::module_& m) {
             return Value(NoGil([&] { return l.Accept(t); }));
           },
           py::arg("timeout") = py::none(),
-          "The next channel a peer opens to this service; DeadlineExceeded after timeout seconds.")
+          "The next channel a peer opens to this service; DeadlineExceeded after timeout "
+          "seconds, Cancelled once closed.")
       .def(
           "reject",
           [](Listener& l, const std::string& reason, std::optional<double> timeout) {
@@ -78,9 +81,27 @@ void BindClient(py::module_& m) {
             Check(NoGil([&] { return l.Reject(reason, t); }));
           },
           py::arg("reason"), py::arg("timeout") = py::none(),
-          "Refuses the next channel request; the initiator gets PermissionDenied.");
+          "Refuses the next channel request; the initiator gets PermissionDenied.")
+      .def(
+          "request_fd", [](Listener& l) { return Value(l.RequestFd()); },
+          "An fd readable while accept(timeout=0) would not wait for a request "
+          "(rdmad.aio.accept awaits it).")
+      .def(
+          "close",
+          [](Listener& l) {
+            py::gil_scoped_release nogil;
+            l.Close();
+          },
+          "Unregisters the service; a waiting accept raises Cancelled.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](Listener& l, py::args) {
+        py::gil_scoped_release nogil;
+        l.Close();
+      });
 
-  py::class_<Client> client(m, "Client", "A handle on the local rdmad.");
+  py::class_<PyClient> client(m, "Client",
+                              "A handle on the local rdmad; close() (or the end of a with block) "
+                              "lets it go. Its channels and listeners live on.");
   client
       .def_static(
           "open",
@@ -89,46 +110,60 @@ void BindClient(py::module_& m) {
             if (socket) options.socket_path = *socket;
             options.connect_timeout = Timeout(connect_timeout);
             options.call_timeout = Timeout(call_timeout);
-            return Value(NoGil([&] { return Client::Open(options); }));
+            return PyClient(Value(NoGil([&] { return Client::Open(options); })));
           },
           py::arg("socket") = py::none(), py::arg("connect_timeout") = 2.0,
           py::arg("call_timeout") = 5.0,
           "Connects to rdmad's socket (default: the daemon's default socket).")
       .def_static("default_socket", &Client::DefaultSocketPath)
+      .def_property_readonly(
+          "socket", [](const PyClient& c) { return c.get()->socket_path(); },
+          "The daemon socket this client talks to.")
       .def(
           "status",
-          [](Client& c) { return StatusDict(Value(NoGil([&] { return c.GetStatus(); }))); },
+          [](const PyClient& c) {
+            return StatusDict(Value(c.Run([](Client& client) { return client.GetStatus(); })));
+          },
           "The daemon's status: version, uptime, counts of devices, peers, channels.")
       .def(
           "peers",
-          [](Client& c) { return ListOf(Value(NoGil([&] { return c.ListPeers(); })), PeerDict); },
+          [](const PyClient& c) {
+            return ListOf(Value(c.Run([](Client& client) { return client.ListPeers(); })),
+                          PeerDict);
+          },
           "The peer daemons and their state.")
       .def(
           "channels",
-          [](Client& c) {
-            return ListOf(Value(NoGil([&] { return c.ListChannels(); })), ChannelDict);
+          [](const PyClient& c) {
+            return ListOf(Value(c.Run([](Client& client) { return client.ListChannels(); })),
+                          ChannelDict);
           },
           "The daemon's channel table.")
       .def(
           "listen",
-          [](Client& c, const std::string& service) {
-            return Value(NoGil([&] { return c.Listen(service); }));
+          [](const PyClient& c, const std::string& service) {
+            return Value(c.Run([&](Client& client) { return client.Listen(service); }));
           },
-          py::arg("service"), py::keep_alive<0, 1>(),
-          "Registers a service name; accept() its channels.")
+          py::arg("service"), "Registers a service name; accept() its channels.")
       .def(
           "connect",
-          [](Client& c, const std::string& peer, const std::string& service, bool force_tcp,
+          [](const PyClient& c, const std::string& peer, const std::string& service, bool force_tcp,
              double timeout) {
             ConnectOptions options;
             options.force_tcp = force_tcp;
             options.timeout = Timeout(timeout);
-            return Value(NoGil([&] { return c.Connect(peer, service, options); }));
+            return Value(
+                c.Run([&](Client& client) { return client.Connect(peer, service, options); }));
           },
           py::arg("peer"), py::arg("service"), py::arg("force_tcp") = false,
-          py::arg("timeout") = 15.0, py::keep_alive<0, 1>(),
+          py::arg("timeout") = 15.0,
           "Opens a channel to service on peer (a peer daemon's name), over RDMA when "
-          "both sides have a path, else TCP.");
+          "both sides have a path, else TCP.")
+      .def("close", &PyClient::Close,
+           "Lets the client go (calls then raise FailedPrecondition); its channels, "
+           "listeners and event streams live on.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](PyClient& c, py::args) { c.Close(); });
   BindQueries(m, client);
 }
 

@@ -99,56 +99,72 @@ py::dict EventDict(const Event& e) {
   return d;
 }
 
+// An event stream and the client it reads through.
+struct PyEvents {
+  std::shared_ptr<Client> client;
+  std::unique_ptr<EventStream> stream;
+};
+
 }  // namespace
 
-void BindQueries(py::module_& m, py::class_<Client>& client) {
-  py::class_<EventStream>(m, "Events",
-                          "The daemon's events from now on: iterate for dicts; close() ends it.")
+void BindQueries(py::module_& m, py::class_<PyClient>& client) {
+  py::class_<PyEvents>(m, "Events",
+                       "The daemon's events from now on: iterate for dicts; close() ends it.")
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__",
-           [](EventStream& s) {
+           [](PyEvents& e) {
              Event event;
-             if (NoGil([&] { return s.Next(&event); })) return EventDict(event);
-             Check(s.Finish());
+             if (NoGil([&] { return e.stream->Next(&event); })) return EventDict(event);
+             Check(e.stream->Finish());
              throw py::stop_iteration();
            })
       .def(
           "close",
-          [](EventStream& s) {
+          [](PyEvents& e) {
             py::gil_scoped_release nogil;
-            s.Cancel();
+            e.stream->Cancel();
           },
           "Ends the stream; a blocked iteration raises Cancelled.");
 
   client
       .def(
           "devices",
-          [](Client& c) {
-            return ListOf(Value(NoGil([&] { return c.ListDevices(); })), DeviceDict);
+          [](const PyClient& c) {
+            return ListOf(Value(c.Run([&](Client& client) { return client.ListDevices(); })),
+                          DeviceDict);
           },
           "The RDMA devices with their ports and GIDs (rdmactl devices, gids).")
       .def(
           "route",
-          [](Client& c, const std::string& peer_address) {
-            return PathDict(Value(NoGil([&] { return c.ResolvePath(peer_address); })));
+          [](const PyClient& c, const std::string& peer_address) {
+            return PathDict(
+                Value(c.Run([&](Client& client) { return client.ResolvePath(peer_address); })));
           },
           py::arg("peer_address"),
           "The path the policy picks to an IP address: device, port, GID and why "
           "(rdmactl route); FailedPrecondition when there is no RDMA path.")
       .def(
           "pools",
-          [](Client& c) { return ListOf(Value(NoGil([&] { return c.ListPools(); })), PoolDict); },
+          [](const PyClient& c) {
+            return ListOf(Value(c.Run([&](Client& client) { return client.ListPools(); })),
+                          PoolDict);
+          },
           "The daemon's pool table (rdmactl pools).")
       .def(
           "prewarm",
-          [](Client& c, const std::string& peer, const std::string& service, int channels) {
-            Check(NoGil([&] { return c.Prewarm(peer, service, channels); }));
+          [](const PyClient& c, const std::string& peer, const std::string& service, int channels) {
+            Check(c.Run([&](Client& client) { return client.Prewarm(peer, service, channels); }));
           },
           py::arg("peer"), py::arg("service"), py::arg("channels"),
           "Keeps that many channels to (peer, service) warm in this process for connect.")
       .def(
-          "events", [](Client& c) { return Value(NoGil([&] { return c.WatchEvents(); })); },
-          py::keep_alive<0, 1>(), "An iterator over the daemon's events from now on.");
+          "events",
+          [](const PyClient& c) {
+            std::shared_ptr<Client> client = c.get();
+            auto stream = Value(NoGil([&] { return client->WatchEvents(); }));
+            return PyEvents{std::move(client), std::move(stream)};
+          },
+          "An iterator over the daemon's events from now on.");
 }
 
 }  // namespace rdmad::python

@@ -10,6 +10,7 @@ the built package.
 import os
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -92,30 +93,28 @@ class Pair:
         """(initiator on A, acceptor on B) over a fresh service."""
         self._services += 1
         service = f"py.{self._services}"
-        listener = self.client_b.listen(service)
-        import threading
-
-        accepted = {}
-        thread = threading.Thread(
-            target=lambda: accepted.update(ch=listener.accept(timeout=30)))
-        thread.start()
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                initiator = self.client_a.connect("B", service)
-                break
-            except rdmad.Unavailable:  # B not yet up for A
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        thread.join()
-        del listener  # the service is registered no longer
+        with self.client_b.listen(service) as listener:
+            accepted = {}
+            thread = threading.Thread(
+                target=lambda: accepted.update(ch=listener.accept(timeout=30)))
+            thread.start()
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    initiator = self.client_a.connect("B", service)
+                    break
+                except rdmad.Unavailable:  # B not yet up for A
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            thread.join()
         return initiator, accepted["ch"]
 
     def stop(self):
         import gc
 
-        self.client_a = self.client_b = None
+        self.client_a.close()
+        self.client_b.close()
         gc.collect()  # what the tests left goes before its daemons
         self.a.stop()
         self.b.stop()

@@ -98,3 +98,29 @@ def test_asyncio_waits_on_the_completion_fd_without_threads(pair):
     asyncio.run(main())
     for c in (a1, b1, a2, b2):
         c.close()
+
+
+def test_asyncio_accepts_on_the_request_fd(pair):
+    """Two coroutines accept on one listener without a thread waiting."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        with pair.client_b.listen("py.async") as listener:
+            threads = threading.active_count()
+            accepts = [asyncio.ensure_future(rdmad.aio.accept(listener)) for _ in range(2)]
+            await asyncio.sleep(0.2)
+            assert not any(a.done() for a in accepts)
+            assert threading.active_count() == threads  # no thread per waiting call
+            initiators = [
+                await loop.run_in_executor(None, pair.client_a.connect, "B", "py.async")
+                for _ in range(2)
+            ]
+            accepted = await asyncio.wait_for(asyncio.gather(*accepts), 30)
+        for i, channel in enumerate(initiators):
+            channel.send(b"from %d" % i)
+        got = sorted([await asyncio.wait_for(rdmad.aio.recv(c), 30) for c in accepted])
+        assert got == [b"from 0", b"from 1"]
+        for channel in initiators + accepted:
+            channel.close()
+
+    asyncio.run(main())

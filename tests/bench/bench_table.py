@@ -38,6 +38,8 @@ CMTIME_CONNECT_STEPS = ["create id", "bind addr", "resolve addr", "resolve route
                         "connect"]
 IDLE_TARGET_PERCENT = 1.0
 IDLE_CHANNEL_KIB = 256  # registered memory per idle channel
+PY_LAT_SIZE, PY_LAT_TARGET = 2, 1.3  # Python's message latency vs rdmactl bench's (C++)
+PY_BW_SIZE, PY_BW_TARGET = 65536, 0.95  # Python's one-sided Write vs rdmactl bench's
 
 
 class MissingResult(Exception):
@@ -214,6 +216,31 @@ def kv_rows(d, n):
     return rows
 
 
+def python_rows(d, n):
+    """The Python package (tests/bench/python_bench.py) against the C++
+    library (rdmactl bench) in the same rounds: 2 B message latency and
+    64 KiB one-sided Write, one at a time; absent without the package."""
+    rs = range(1, n + 1)
+    rows = []
+    lat_files = [d / f"ours_py_lat_{PY_LAT_SIZE}_r{r}.json" for r in rs]
+    if all(f.exists() for f in lat_files):
+        anchors = [ours_result(d / f"ours_lat_rdma_r{r}.json", PY_LAT_SIZE)["latency_us"]
+                   ["typical"] for r in rs]
+        values = [ours_result(f, PY_LAT_SIZE)["latency_us"]["typical"] for f in lat_files]
+        rows.append(row(f"Python: message latency {PY_LAT_SIZE} B, RDMA (us, half round trip, "
+                        "typical)", "rdmactl bench (C++), the same rounds", median(anchors),
+                        median(values), PY_LAT_TARGET, "lower", spread(anchors, values)))
+    bw_files = [d / f"ours_py_write_{PY_BW_SIZE}_r{r}.json" for r in rs]
+    if all(f.exists() for f in bw_files):
+        anchors = [ours_result(d / f"ours_write_{PY_BW_SIZE}_rdma_r{r}.json", PY_BW_SIZE)
+                   ["bw_avg_mbps"] for r in rs]
+        values = [ours_result(f, PY_BW_SIZE)["bw_avg_mbps"] for f in bw_files]
+        rows.append(row(f"Python: one-sided Write {PY_BW_SIZE // 1024} KiB, RDMA (MB/s, "
+                        "average)", "rdmactl bench (C++), the same rounds", median(anchors),
+                        median(values), PY_BW_TARGET, "higher", spread(anchors, values)))
+    return rows
+
+
 def cmtime_steps(path):
     """cmtime's (rdmacm-utils) table: step -> (total ms, max ms, min us, us/conn)."""
     steps = {}
@@ -367,6 +394,7 @@ def build_rows(d):
     rows += rate_rows(d, n)
     rows += depth_rows(d, n)
     rows += kv_rows(d, n)
+    rows += python_rows(d, n)
     rows += ucx_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)

@@ -9,7 +9,9 @@
 # Every round runs, per row: perftest (server and client on rxe0; for the
 # put latency and bandwidth rows also UCX's ucx_perftest), then
 # `rdmactl bench` against a second daemon's echo service on the same rxe0
-# (two daemons as in tests/lab/echo/echo.sh), then the TCP fallback. Then,
+# (two daemons as in tests/lab/echo/echo.sh; for 2 B latency and 64 KiB
+# Write also tests/bench/python_bench.py, the Python package), then the TCP
+# fallback. Then,
 # once: an idle channel's CPU, N Connect+Close cycles and the daemons' RSS,
 # and N rdma_cm connections by cmtime (rdmacm-utils), the connect anchor.
 # Raw outputs go to BENCH_OUT (a temporary directory when unset).
@@ -129,6 +131,18 @@ bench() {
     >"$out/ours_$name.json" 2>"$work/bench.err" || fail "rdmactl bench $*: $(cat "$work/bench.err")"
 }
 
+# pybench NAME ARGS...: tests/bench/python_bench.py (the Python package,
+# measuring as rdmactl bench does) against B's echo service into
+# $out/ours_py_NAME.json; nothing when the build has no Python package.
+pybench() {
+  [[ -d $build/python/rdmad ]] || return 0
+  local name=$1
+  shift
+  PYTHONPATH=$build/python /usr/bin/python3 "$here/python_bench.py" \
+    --socket "$work/A/rdmad.sock" --peer B "$@" >"$out/ours_py_$name.json" 2>"$work/pybench.err" ||
+    fail "python_bench.py $*: $(cat "$work/pybench.err")"
+}
+
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # --- the run ---------------------------------------------------------------------
@@ -157,6 +171,7 @@ for ((r = 1; r <= rounds; r++)); do
   for s in "${lat_sizes[@]}"; do perftest "lat_${s}_r$r" ib_send_lat -e -s "$s" -n "$lat_iters"; done
   ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters"
   bench "lat_rdma_r$r" --test lat --sizes "2,8,4096" --iters "$lat_iters"
+  pybench "lat_2_r$r" --test lat --size 2 --iters "$lat_iters"
   for s in "${bw_sizes[@]}"; do perftest "bw_${s}_r$r" ib_send_bw -e -s "$s" -n "$(iters_for "$s")"; done
   for s in "${bw_sizes[@]}"; do bench "bw_${s}_rdma_r$r" --test bw --size "$s" --iters "$(iters_for "$s")"; done
   perftest "bw_8_r$r" ib_send_bw -e -s 8 -n "$rate_iters"
@@ -165,6 +180,7 @@ for ((r = 1; r <= rounds; r++)); do
     for s in "${bw_sizes[@]}"; do perftest "${op}_${s}_r$r" "ib_${op}_bw" -s "$s" -n "$(iters_for "$s")"; done
     for s in "${bw_sizes[@]}"; do bench "${op}_${s}_rdma_r$r" --test "$op" --size "$s" --iters "$(iters_for "$s")"; done
   done
+  pybench "write_65536_r$r" --test write --size 65536 --iters "$bw64k_iters"
   # Many in flight, as perftest: single-op Submit batches, $depth deep.
   for op in write read; do
     perftest "${op}_4096_r$r" "ib_${op}_bw" -s 4096 -n "$bw4k_iters"

@@ -7,6 +7,8 @@
 // a region is written and read back. Then the clear statuses: unknown
 // peer, no such service, rejected, a second listener.
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <thread>
@@ -187,6 +189,56 @@ TEST_F(ChannelTest, ClearStatuses) {
   app_b.join();
   EXPECT_EQ(rejected.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(rejected.status().message(), "rejected: busy");
+}
+
+// Whether fd is readable within timeout.
+bool Readable(int fd, milliseconds timeout) {
+  pollfd p{fd, POLLIN, 0};
+  return poll(&p, 1, int(timeout.count())) == 1 && (p.revents & POLLIN) != 0;
+}
+
+// The request fd is readable exactly while a request waits: not before
+// one comes, then until Accept takes it; Accept with timeout 0 then needs
+// no wait. Close unregisters the service and cancels a waiting Accept.
+TEST_F(ChannelTest, TheRequestFdSaysWhenAcceptWouldNotWaitAndCloseCancelsIt) {
+  auto listener = b_.client->Listen("svc");
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  auto fd = listener.value()->RequestFd();
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  EXPECT_FALSE(Readable(fd.value(), milliseconds(0)));
+  EXPECT_EQ(listener.value()->Accept(milliseconds(0)).status().code(),
+            StatusCode::kDeadlineExceeded);
+
+  StatusOr<std::unique_ptr<Channel>> initiator = Status::Internal("not run");
+  std::thread app_a([&] { initiator = ConnectAB("B"); });
+  ASSERT_TRUE(Readable(fd.value(), milliseconds(20000))) << Logs();
+  EXPECT_TRUE(Readable(fd.value(), milliseconds(0)));  // still: nobody took it
+  auto accepted = listener.value()->Accept(milliseconds(0));
+  app_a.join();
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString() << Logs();
+  ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
+  EXPECT_FALSE(Readable(fd.value(), milliseconds(0)));
+  ASSERT_TRUE(initiator.value()->Send("hi", 2).ok());
+  auto got = accepted.value()->Recv(seconds(10));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got.value().begin(), got.value().end()), "hi");
+
+  StatusOr<std::unique_ptr<Channel>> waiting = Status::Internal("not run");
+  std::thread app_b([&] { waiting = listener.value()->Accept(seconds(30)); });
+  std::this_thread::sleep_for(milliseconds(100));
+  listener.value()->Close();
+  app_b.join();
+  EXPECT_EQ(waiting.status().code(), StatusCode::kCancelled) << waiting.status().ToString();
+  EXPECT_TRUE(Readable(fd.value(), milliseconds(0)));  // Accept would not wait
+  EXPECT_EQ(listener.value()->Accept(seconds(30)).status().code(), StatusCode::kCancelled);
+  listener.value()->Close();  // again: nothing
+  // The name is free again once rdmad has seen the stream end.
+  auto again = b_.client->Listen("svc");
+  for (int i = 0; i < 100 && again.status().code() == StatusCode::kAlreadyExists; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+    again = b_.client->Listen("svc");
+  }
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
 }  // namespace

@@ -23,5 +23,14 @@ done
 compgen -G "$prefix/lib*/librdmadclient.so*" >/dev/null ||
   compgen -G "$prefix/lib/*/librdmadclient.so*" >/dev/null ||
   { echo "FAIL: librdmadclient.so not installed"; rc=1; }
+# The Python package, when the build made it: importable from the prefix.
+if compgen -G "$build/python/rdmad/_rdmad*.so" >/dev/null; then
+  site=$(compgen -G "$prefix/lib/python3*/dist-packages" | head -1 || true)
+  if [[ -z $site ]] || ! (cd "$prefix" && PYTHONPATH=$site /usr/bin/python3 -c \
+      'import os, sys, rdmad; assert rdmad.__file__.startswith(sys.argv[1]), rdmad.__file__' \
+      "$site"); then
+    echo "FAIL: the Python package is not importable from $prefix"; rc=1
+  fi
+fi
 [[ $rc -eq 0 ]] && echo "installed $(grep -cE '^-- (Installing|Up-to-date): ' "$log") files, all under the prefix"
 exit $rc

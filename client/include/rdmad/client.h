@@ -108,7 +108,8 @@ struct ConnectOptions {
 // A service this application listens on (Client::Listen). The daemon keeps
 // the name registered while the Listener lives.
 //
-// Thread safety: one thread at a time may call Accept/Reject.
+// Thread safety: every method may be called from any thread at once; each
+// channel request goes to one Accept or Reject.
 class RDMAD_EXPORT Listener {
  public:
   virtual ~Listener() = default;
@@ -125,6 +126,17 @@ class RDMAD_EXPORT Listener {
   // first and the next Accepts the others at once; Reject refuses all.
   virtual Status Reject(const std::string& reason,
                         std::chrono::milliseconds timeout = kForever) = 0;
+  // An fd for poll, epoll or an event loop, readable while Accept and
+  // Reject would not wait for a request: one is queued, a batch has
+  // channels left, or the listener has ended or was closed (Accept with
+  // timeout 0 then takes it; the handshake itself still takes its round
+  // trips). The listener owns the fd; it is opened on the first call.
+  virtual StatusOr<int> RequestFd() = 0;
+  // Unregisters the service: requests not yet accepted are dropped (their
+  // initiators time out or see the service gone), and a waiting Accept or
+  // Reject and every later one get CANCELLED. Channels already accepted
+  // are not touched. Idempotent; the destructor closes.
+  virtual void Close() = 0;
 };
 
 // An application's handle on the local rdmad: queries (status, devices,
