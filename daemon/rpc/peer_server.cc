@@ -9,11 +9,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "daemon/rpc/peer_link_grpc.h"
 #include "daemon/rpc/peer_service.h"
+#include "daemon/rpc/pem_file.h"
 
 namespace rdmad {
 namespace {
@@ -25,20 +24,6 @@ struct TlsFiles {
   std::string key;
   std::string ca;
 };
-
-StatusOr<std::string> ReadPem(const std::string& path, const char* setting) {
-  std::ifstream in(path);
-  if (!in) {
-    return Status::FailedPrecondition(std::string("cannot read ") + setting + " " + path + ": " +
-                                      std::strerror(errno));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
-    return Status::FailedPrecondition(std::string(setting) + " " + path + " is not a PEM file");
-  }
-  return text.str();
-}
 
 StatusOr<TlsFiles> LoadTls(const PeerTransportOptions& o) {
   TlsFiles files;

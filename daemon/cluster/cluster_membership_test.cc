@@ -1,0 +1,146 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Cluster membership over the in-memory store: members see each other,
+// follow updates and clean stops, keep their view while the store is
+// away and resynchronise after, register again when their lease is lost,
+// and skip records that do not decode.
+
+#include "daemon/cluster/cluster_membership.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "daemon/cluster/fake_membership_store.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+MemberRecord Record(const std::string& name, std::vector<std::string> services = {}) {
+  MemberRecord r;
+  r.name = name;
+  r.peer_address = "127.0.0.1:" + std::to_string(7000 + name.size());
+  r.version = "test";
+  r.protocol = 1;
+  r.services = std::move(services);
+  return r;
+}
+
+std::vector<std::string> Names(const std::vector<MemberRecord>& members) {
+  std::vector<std::string> out;
+  for (const MemberRecord& m : members) out.push_back(m.name);
+  return out;
+}
+
+// Waits up to 5 s for pred.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  auto until = std::chrono::steady_clock::now() + seconds(5);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return true;
+}
+
+class ClusterMembershipTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<ClusterMembership> Member(const std::string& name,
+                                            std::vector<std::string> services = {}) {
+    ClusterOptions options;
+    options.ttl = seconds(3);  // renewals every second
+    options.endpoints = "fake";
+    options.max_backoff = milliseconds(100);
+    auto m = std::make_unique<ClusterMembership>(store_, options, [this, name](const auto& seen) {
+      std::lock_guard lock(mu_);
+      observed_[name] = Names(seen);
+    });
+    m->Start(Record(name, std::move(services)));
+    return m;
+  }
+
+  std::vector<std::string> Observed(const std::string& name) {
+    std::lock_guard lock(mu_);
+    return observed_[name];
+  }
+
+  std::shared_ptr<FakeMembershipStore> store_ = std::make_shared<FakeMembershipStore>();
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::string>> observed_;
+};
+
+TEST_F(ClusterMembershipTest, MembersSeeEachOtherFollowUpdatesAndCleanStops) {
+  auto a = Member("a");
+  auto b = Member("b", {"kv"});
+  auto c = Member("c");
+  ASSERT_TRUE(Eventually([&] {
+    return Names(a->Members()) == std::vector<std::string>{"b", "c"};
+  }));
+  ASSERT_TRUE(Eventually([&] { return Observed("c") == std::vector<std::string>{"a", "b"}; }));
+  EXPECT_EQ(a->Members()[0].services, std::vector<std::string>{"kv"});
+  EXPECT_TRUE(a->health().reachable);
+  EXPECT_TRUE(a->health().registered);
+  EXPECT_EQ(a->health().members, 2u);
+
+  b->Update(Record("b", {"kv", "llm"}));
+  ASSERT_TRUE(Eventually([&] { return a->Members()[0].services.size() == 2; }));
+
+  b->Stop(/*withdraw=*/true);
+  ASSERT_TRUE(Eventually([&] { return Names(a->Members()) == std::vector<std::string>{"c"}; }));
+  ASSERT_TRUE(Eventually([&] { return Observed("c") == std::vector<std::string>{"a"}; }));
+  EXPECT_EQ(store_->leases().size(), 2u);  // a's and c's
+}
+
+TEST_F(ClusterMembershipTest, TheViewOutlivesTheStoreAndResynchronises) {
+  auto a = Member("a");
+  auto b = Member("b");
+  auto c = Member("c");
+  ASSERT_TRUE(Eventually([&] { return a->Members().size() == 2; }));
+  store_->SetDown(true);
+  ASSERT_TRUE(Eventually([&] { return !a->health().reachable; }));
+  EXPECT_NE(a->health().last_error.find("fake etcd"), std::string::npos);
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_EQ(Names(a->Members()), (std::vector<std::string>{"b", "c"}));  // the last known view
+
+  // While it was away, c's lease ran out and c stopped for good.
+  c->Stop(false);
+  store_->SetDown(false);
+  for (int64_t lease : store_->leases()) {
+    auto listed = store_->List("/rdmad/v1/members/c");
+    if (!listed->entries.empty() && listed->entries[0].lease == lease) store_->Expire(lease);
+  }
+  ASSERT_TRUE(Eventually([&] { return a->health().reachable; }));
+  ASSERT_TRUE(Eventually([&] { return Names(a->Members()) == std::vector<std::string>{"b"}; }));
+}
+
+TEST_F(ClusterMembershipTest, ALostLeaseIsReplacedAndTheRecordPutAgain) {
+  auto a = Member("a");
+  auto b = Member("b");
+  ASSERT_TRUE(Eventually([&] { return a->Members().size() == 1; }));
+  auto b_lease = store_->List("/rdmad/v1/members/b")->entries.at(0).lease;
+  store_->Expire(b_lease);  // etcd lost it: the record goes, b comes back on renewal
+  ASSERT_TRUE(Eventually([&] {
+    auto entries = store_->List("/rdmad/v1/members/b")->entries;
+    return !entries.empty() && entries[0].lease != b_lease;
+  }));
+  ASSERT_TRUE(Eventually([&] { return a->Members().size() == 1; }));
+  EXPECT_GE(store_->keepalives(), 1);
+}
+
+TEST_F(ClusterMembershipTest, RecordsThatDoNotDecodeAreSkipped) {
+  store_->Set("/rdmad/v1/members/junk", "{not json");
+  store_->Set("/rdmad/v1/members/liar", EncodeMemberRecord(Record("someone-else")));
+  auto a = Member("a");
+  auto b = Member("b");
+  ASSERT_TRUE(Eventually([&] { return Names(a->Members()) == std::vector<std::string>{"b"}; }));
+  store_->Set("/rdmad/v1/members/late", "[]");
+  store_->Set("/rdmad/v1/members/d", EncodeMemberRecord(Record("d")));
+  ASSERT_TRUE(Eventually([&] { return a->Members().size() == 2; }));
+  EXPECT_EQ(Names(a->Members()), (std::vector<std::string>{"b", "d"}));
+}
+
+}  // namespace
+}  // namespace rdmad
