@@ -3,10 +3,12 @@
 
 #include "daemon/echo/echo_factory.h"
 #include "daemon/lifecycle/daemon_main.h"
+#include "daemon/rpc/etcd_store.h"
 #include "daemon/rpc/grpc_api_server.h"
 #include "daemon/rpc/peer_server.h"
 
 int main(int argc, char** argv) {
-  return rdmad::DaemonMain(
-      argc, argv, {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport, rdmad::MakeEchoService});
+  return rdmad::DaemonMain(argc, argv,
+                           {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport,
+                            rdmad::MakeEchoService, rdmad::MakeEtcdStore});
 }

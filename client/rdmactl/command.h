@@ -50,6 +50,8 @@ int CmdPeers(Context& ctx);     // commands_peers.cc
 int CmdChannels(Context& ctx);  // commands_channels.cc
 int CmdClose(Context& ctx);     // commands_channels.cc
 int CmdPools(Context& ctx);     // commands_pools.cc
+int CmdCluster(Context& ctx);   // commands_cluster.cc
+int CmdServices(Context& ctx);  // commands_cluster.cc
 int CmdConnect(Context& ctx);   // commands_connect.cc
 int CmdPing(Context& ctx);      // commands_connect.cc
 int CmdBench(Context& ctx);     // commands_bench.cc

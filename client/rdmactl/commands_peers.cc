@@ -61,7 +61,8 @@ std::string FormatPeers(const std::vector<rdmad::PeerInfo>& peers) {
   if (peers.empty()) return std::string(kNoPeersLine) + "\n";
   Table table({"NAME", "ADDRESS", "STATE", "RTT", "CHANNELS", "REMOTE", "SINCE", "LAST ERROR"});
   for (const rdmad::PeerInfo& p : peers) {
-    std::string name = p.configured ? p.name : p.name + " (on demand)";
+    std::string origin = p.origin.empty() ? "on demand" : p.origin;
+    std::string name = p.configured ? p.name : p.name + " (" + origin + ")";
     table.AddRow({name, p.address, FormatPeerState(p), FormatRtt(p.rtt_ms),
                   std::to_string(p.channels), FormatRemote(p), FormatAge(p.state_seconds),
                   Dash(p.last_error)});
@@ -82,6 +83,7 @@ Json PeersJson(const std::vector<rdmad::PeerInfo>& peers) {
                         {"remote_protocol", p.remote_protocol},
                         {"remote_transports", p.remote_transports},
                         {"configured", p.configured},
+                        {"origin", p.origin},
                         {"state_seconds", p.state_seconds},
                         {"channels", p.channels},
                         {"circuit_open_until_unix_ms", p.circuit_open_until_unix_ms},

@@ -117,7 +117,15 @@ std::string FormatStatus(const rdmad::DaemonStatus& s, const std::vector<rdmad::
   char tail[256];
   std::snprintf(tail, sizeof(tail), "  peers:   %u   services: %u   channels: %u\n", s.peer_count,
                 s.service_count, s.channel_count);
-  return text + tail;
+  text += tail;
+  if (s.cluster == "reachable") {
+    text +=
+        "  cluster: etcd reachable, " + std::to_string(s.cluster_members) + " other member(s)\n";
+  } else if (!s.cluster.empty()) {
+    text += "  cluster: etcd UNREACHABLE (" + s.cluster_error + "); " +
+            std::to_string(s.cluster_members) + " member(s) last seen\n";
+  }
+  return text;
 }
 
 std::string FormatEvent(const rdmad::Event& event) {

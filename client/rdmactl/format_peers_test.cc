@@ -18,6 +18,7 @@ rdmad::PeerInfo Up() {
   p.remote_protocol = "1.0";
   p.remote_transports = {"RoCE v2"};
   p.state_seconds = 125;
+  p.origin = "configured";
   return p;
 }
 
@@ -53,6 +54,7 @@ TEST(FormatPeersTest, Table) {
   demand.name = "10.0.0.9:7581";
   demand.address = "10.0.0.9:7581";
   demand.configured = false;
+  demand.origin = "on demand";
   demand.state = rdmad::PeerState::kDown;
   demand.rtt_ms = 0;
   demand.remote_host = "";
@@ -88,7 +90,8 @@ TEST(FormatPeersTest, JsonKeysAreTheMemberNames) {
             "{\"peers\":[{\"name\":\"node2\",\"address\":\"10.0.0.2:7581\",\"state\":\"up\","
             "\"rtt_ms\":0.4321,\"last_error\":\"\",\"remote_host\":\"node2\","
             "\"remote_version\":\"0.1.0\",\"remote_protocol\":\"1.0\","
-            "\"remote_transports\":[\"RoCE v2\"],\"configured\":true,\"state_seconds\":125.0,"
+            "\"remote_transports\":[\"RoCE v2\"],\"configured\":true,\"origin\":\"configured\","
+            "\"state_seconds\":125.0,"
             "\"channels\":0,\"circuit_open_until_unix_ms\":0,\"failures\":0}]}");
 }
 

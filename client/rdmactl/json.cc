@@ -149,6 +149,9 @@ Json StatusJson(const rdmad::DaemonStatus& s, const std::vector<rdmad::Device>& 
               {"channels", s.channel_count},
               {"connections_accepted", s.connections_accepted},
               {"event_subscribers", s.event_subscribers},
+              {"cluster", s.cluster},
+              {"cluster_error", s.cluster_error},
+              {"cluster_members", s.cluster_members},
               {"devices", std::move(list)}};
 }
 

@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
      CmdClose},
     {"pools", "list the pools: each following client's targets, warm and in-use channels",
      CmdPools},
+    {"cluster", "list the cluster's members in etcd: peer address, ports, services", CmdCluster},
+    {"services", "[NAME]: which cluster members host which services (or NAME)", CmdServices},
     {"connect", "PEER [--tcp] open a channel to PEER's echo service; show how it was set up",
      CmdConnect},
     {"ping",

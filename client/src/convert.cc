@@ -56,6 +56,9 @@ DaemonStatus FromProto(const v1::GetStatusResponse& r) {
   s.channel_count = r.channel_count();
   s.connections_accepted = r.connections_accepted();
   s.event_subscribers = r.event_subscribers();
+  s.cluster = r.cluster();
+  s.cluster_error = r.cluster_error();
+  s.cluster_members = r.cluster_members();
   return s;
 }
 
@@ -127,6 +130,7 @@ PeerInfo FromProto(const v1::Peer& p) {
   out.remote_protocol = p.remote_protocol();
   out.remote_transports.assign(p.remote_transports().begin(), p.remote_transports().end());
   out.configured = p.configured();
+  out.origin = p.origin();
   out.state_seconds = p.state_seconds();
   out.channels = int(std::min<uint32_t>(p.channels(), INT32_MAX));
   out.circuit_open_until_unix_ms = p.circuit_open_until_unix_ms();

@@ -8,7 +8,10 @@
 
 namespace rdmad {
 
-ServiceRegistration::~ServiceRegistration() { registry_->Unregister(service_, token_); }
+ServiceRegistration::~ServiceRegistration() {
+  registry_->Unregister(service_, token_);
+  if (registry_->on_change_) registry_->on_change_();
+}
 
 Status ServiceRegistry::ValidateServiceName(const std::string& service) {
   if (service.empty() || service.size() > 64) {
@@ -23,6 +26,13 @@ Status ServiceRegistry::ValidateServiceName(const std::string& service) {
 }
 
 StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
+    const std::string& service, std::shared_ptr<ServiceSink> sink, const Caller& caller) {
+  auto registration = Add(service, std::move(sink), caller);
+  if (registration.ok() && on_change_) on_change_();
+  return registration;
+}
+
+StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Add(
     const std::string& service, std::shared_ptr<ServiceSink> sink, const Caller& caller) {
   RDMAD_RETURN_IF_ERROR(ValidateServiceName(service));
   Owner owner = caller.owner();
@@ -170,6 +180,13 @@ void ServiceRegistry::NotifyClosed(const std::string& service, uint64_t channel_
 size_t ServiceRegistry::service_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return services_.size();
+}
+
+std::vector<std::string> ServiceRegistry::ServiceNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : services_) names.push_back(name);
+  return names;
 }
 
 StatusOr<std::vector<uint64_t>> ServiceRegistry::ChannelsOf(const Caller& caller,

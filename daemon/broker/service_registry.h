@@ -119,6 +119,11 @@ class ServiceRegistry {
   void NotifyClosed(const std::string& service, uint64_t channel_id, const std::string& reason);
 
   size_t service_count() const;
+  // The registered service names, sorted.
+  std::vector<std::string> ServiceNames() const;
+  // Called after a service is registered or goes (the cluster's member
+  // record); not under the registry's lock. Set once, before services come.
+  void OnChange(std::function<void()> changed) { on_change_ = std::move(changed); }
   // The daemon is stopping: every listener hears it (OnDaemonStopping), and
   // Register answers UNAVAILABLE from now on.
   void Shutdown(const std::string& why);
@@ -128,6 +133,10 @@ class ServiceRegistry {
 
  private:
   friend class ServiceRegistration;
+  // Register's work, under the lock.
+  StatusOr<std::unique_ptr<ServiceRegistration>> Add(const std::string& service,
+                                                     std::shared_ptr<ServiceSink> sink,
+                                                     const Caller& caller);
   struct Pending {
     std::string service;
     std::vector<uint64_t> channel_ids;
@@ -143,6 +152,7 @@ class ServiceRegistry {
   Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoints> answer);
 
   const std::string host_name_;
+  std::function<void()> on_change_;  // set before use
   mutable std::mutex mu_;
   std::condition_variable answered_;
   std::map<std::string, Entry> services_;  // guarded by mu_

@@ -57,6 +57,13 @@ struct ClusterHealth {
   bool registered = false;   // this daemon's record is in the store
 };
 
+// What the local API shows: this daemon, the others, and etcd's state.
+struct ClusterView {
+  ClusterHealth health;
+  MemberRecord self;
+  std::vector<MemberRecord> members;  // sorted by name
+};
+
 class ClusterMembership {
  public:
   // The other members, sorted by name.

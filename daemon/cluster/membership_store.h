@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,20 @@ class StoreWatch {
   // Ends the watch; a waiting Next returns CANCELLED.
   virtual void Cancel() = 0;
 };
+
+// Where the store is and how to talk to it (cluster.* settings).
+struct StoreOptions {
+  std::vector<std::string> endpoints;  // HOST[:PORT]
+  std::string tls_ca;                  // PEM paths; "" : plain TCP
+  std::string tls_cert;
+  std::string tls_key;
+  std::chrono::milliseconds call_timeout{3000};
+};
+
+class MembershipStore;
+// Makes the store (the binary passes the etcd client in from rpc/).
+using MembershipStoreFactory =
+    std::function<StatusOr<std::shared_ptr<MembershipStore>>(const StoreOptions& options)>;
 
 class MembershipStore {
  public:

@@ -157,6 +157,21 @@ Status ValidateConfig(const Config& config) {
         "daemon.tls_cert, daemon.tls_key and daemon.tls_ca, or "
         "daemon.peer_insecure = true on a trusted network");
   }
+  const Config::Cluster& c = config.cluster;
+  if (!c.endpoints.empty() && (d.peer_address == "0.0.0.0" || d.peer_address == "::")) {
+    return Status::InvalidArgument(
+        where + "cluster.endpoints is set, and daemon.peer_address = " + QuoteToml(d.peer_address) +
+        " is no address another daemon can dial: the member record gives it to them");
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return Status::InvalidArgument(where +
+                                   "cluster.tls_cert and cluster.tls_key go together: set both "
+                                   "for a client certificate to etcd, or neither");
+  }
+  if (!c.tls_cert.empty() && c.tls_ca.empty()) {
+    return Status::InvalidArgument(
+        where + "cluster.tls_cert needs cluster.tls_ca: TLS to etcd verifies its server first");
+  }
   return Status::Ok();
 }
 

@@ -129,6 +129,16 @@ struct Config {
     friend bool operator==(const Echo&, const Echo&) = default;
   } echo;
 
+  struct Cluster {
+    std::vector<std::string> endpoints;  // etcd HOST[:PORT]; empty: no cluster
+    std::string prefix = "/rdmad/v1/";   // key prefix, "/" at both ends
+    int lease_ttl_s = 10;
+    std::string tls_ca;  // "" : plain TCP to etcd
+    std::string tls_cert;
+    std::string tls_key;
+    friend bool operator==(const Cluster&, const Cluster&) = default;
+  } cluster;
+
   std::vector<PeerConfig> peers;
   std::vector<PoolTarget> pool;
 

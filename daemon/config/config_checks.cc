@@ -157,6 +157,19 @@ std::string CheckFilePath(const SettingValue& value) {
   return "invalid: the path must be absolute";
 }
 
+std::string CheckKeyPrefix(const SettingValue& value) {
+  std::string prefix = AsString(value);
+  if (prefix.size() < 2 || prefix.front() != '/' || prefix.back() != '/') {
+    return "invalid: an etcd key prefix starts and ends with \"/\"";
+  }
+  for (char c : prefix) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      return "invalid: no spaces or control characters in a key prefix";
+    }
+  }
+  return "";
+}
+
 std::string CheckDeviceSpec(const SettingValue& value) {
   DeviceSpec spec;
   return ParseDeviceSpecText(AsString(value), &spec);

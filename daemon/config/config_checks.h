@@ -42,6 +42,7 @@ std::string CheckListenHost(const SettingValue& value);
 // A node name: "" or a host name.
 std::string CheckNodeName(const SettingValue& value);
 std::string CheckFilePath(const SettingValue& value);
+std::string CheckKeyPrefix(const SettingValue& value);
 std::string CheckDeviceSpec(const SettingValue& value);
 std::string CheckCidr(const SettingValue& value);
 std::string CheckNetdevGlob(const SettingValue& value);

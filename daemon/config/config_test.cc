@@ -17,6 +17,7 @@
 namespace rdmad {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -268,7 +269,7 @@ TEST(ParseConfigErrorTest, UnknownSection) {
             "t.toml:1:2: unknown section \"qpp\"; did you mean \"qp\"?");
   EXPECT_EQ(ErrorOf("[unrelated_things]\n"),
             "t.toml:1:2: unknown section \"unrelated_things\"; known sections: "
-            "daemon, devices, gid, mtu, qp, limits, echo, peers, pool");
+            "daemon, devices, gid, mtu, qp, limits, echo, cluster, peers, pool");
 }
 
 TEST(ParseConfigErrorTest, WrongType) {
@@ -472,6 +473,40 @@ TEST(ValidateConfigTest, OnlyLoopbackMayGoWithoutTls) {
   c.daemon.tls_key = "/k.pem";
   c.daemon.tls_ca = "/ca.pem";
   EXPECT_TRUE(ValidateConfig(c).ok());
+}
+
+TEST(ValidateConfigTest, ClusterTlsFilesGoTogether) {
+  Config c = DefaultConfig();
+  c.cluster.tls_cert = "/c.pem";
+  EXPECT_THAT(ValidateConfig(c).message(),
+              HasSubstr("cluster.tls_cert and cluster.tls_key go together"));
+  c.cluster.tls_key = "/k.pem";
+  EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("cluster.tls_cert needs cluster.tls_ca"));
+  c.cluster.tls_ca = "/ca.pem";
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  c.cluster.tls_cert = c.cluster.tls_key = "";  // server-verified TLS only
+  EXPECT_TRUE(ValidateConfig(c).ok());
+}
+
+TEST(ClusterConfigTest, KeysParseAndBadOnesNameTheLine) {
+  auto config = ParseConfig(
+      "[cluster]\nendpoints = [\"127.0.0.1:2379\", \"etcd2\"]\nprefix = \"/lab/\"\n"
+      "lease_ttl_s = 5\n",
+      "t.toml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_THAT(config->cluster.endpoints, ElementsAre("127.0.0.1:2379", "etcd2"));
+  EXPECT_EQ(config->cluster.prefix, "/lab/");
+  EXPECT_EQ(config->cluster.lease_ttl_s, 5);
+  EXPECT_TRUE(DefaultConfig().cluster.endpoints.empty());
+  EXPECT_EQ(DefaultConfig().cluster.prefix, "/rdmad/v1/");
+  EXPECT_EQ(DefaultConfig().cluster.lease_ttl_s, 10);
+  auto bad = ParseConfig("[cluster]\nprefix = \"rdmad\"\n", "t.toml");
+  EXPECT_THAT(bad.status().message(), StartsWith("t.toml:2:"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("starts and ends with"));
+  bad = ParseConfig("[cluster]\nlease_ttl_s = 1\n", "t.toml");
+  EXPECT_THAT(bad.status().message(), StartsWith("t.toml:2:"));
+  bad = ParseConfig("[cluster]\nendpoints = [\"etcd:99999\"]\n", "t.toml");
+  EXPECT_THAT(bad.status().message(), StartsWith("t.toml:2:"));
 }
 
 }  // namespace

@@ -378,6 +378,59 @@ std::vector<Setting> EchoSettings() {
   };
 }
 
+std::vector<Setting> ClusterSettings() {
+  return {
+      {.key = "cluster.endpoints",
+       .kind = K::kStringList,
+       .default_toml = "[]",
+       .help = "etcd endpoints where daemons find each other, HOST[:PORT] (2379); [] : none.",
+       .env = "RDMAD_CLUSTER_ENDPOINTS",
+       .check = CheckPeerAddress,
+       .check_doc = "HOST[:PORT]",
+       .store = Store<&C::cluster, &C::Cluster::endpoints>},
+      {.key = "cluster.prefix",
+       .kind = K::kString,
+       .default_toml = "\"/rdmad/v1/\"",
+       .help = "etcd key prefix of this cluster's members (daemon.node_name names this one).",
+       .env = "RDMAD_CLUSTER_PREFIX",
+       .check = CheckKeyPrefix,
+       .check_doc = "/.../",
+       .store = Store<&C::cluster, &C::Cluster::prefix>},
+      {.key = "cluster.lease_ttl_s",
+       .kind = K::kInt,
+       .default_toml = "10",
+       .help = "Seconds a member stays listed after its daemon stops renewing its lease.",
+       .env = "RDMAD_CLUSTER_LEASE_TTL_S",
+       .min = 2,
+       .max = 3600,
+       .store = Store<&C::cluster, &C::Cluster::lease_ttl_s>},
+      {.key = "cluster.tls_ca",
+       .kind = K::kString,
+       .default_toml = "\"\"",
+       .help = "PEM CA bundle for TLS to etcd (\"\": plain TCP).",
+       .env = "RDMAD_CLUSTER_TLS_CA",
+       .check = CheckFilePath,
+       .check_doc = "absolute path or \"\"",
+       .store = Store<&C::cluster, &C::Cluster::tls_ca>},
+      {.key = "cluster.tls_cert",
+       .kind = K::kString,
+       .default_toml = "\"\"",
+       .help = "PEM client certificate for etcd (with tls_ca and tls_key).",
+       .env = "RDMAD_CLUSTER_TLS_CERT",
+       .check = CheckFilePath,
+       .check_doc = "absolute path or \"\"",
+       .store = Store<&C::cluster, &C::Cluster::tls_cert>},
+      {.key = "cluster.tls_key",
+       .kind = K::kString,
+       .default_toml = "\"\"",
+       .help = "PEM private key of cluster.tls_cert.",
+       .env = "RDMAD_CLUSTER_TLS_KEY",
+       .check = CheckFilePath,
+       .check_doc = "absolute path or \"\"",
+       .store = Store<&C::cluster, &C::Cluster::tls_key>},
+  };
+}
+
 std::vector<Setting> ArraySettings() {
   return {
       {.key = "peers.name",
@@ -426,7 +479,7 @@ std::vector<Setting> ArraySettings() {
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
   for (auto part : {DaemonSettings(), DeviceAndGidSettings(), QpAndLimitSettings(), EchoSettings(),
-                    ArraySettings()}) {
+                    ClusterSettings(), ArraySettings()}) {
     for (Setting& s : part) all.push_back(std::move(s));
   }
   return all;
@@ -450,6 +503,7 @@ const std::vector<SettingSection>& SettingSections() {
       {"qp", "Queue pair attributes."},
       {"limits", "Resource limits."},
       {"echo", "The daemon's own echo service, rdmad.echo."},
+      {"cluster", "Cluster membership on etcd: members become peers without [[peers]] entries."},
       {"peers", "Peer daemons, one [[peers]] table each.", true,
        [](Config* c) { c->peers.emplace_back(); }},
       {"pool",

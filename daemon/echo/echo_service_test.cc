@@ -123,6 +123,9 @@ class FakeClient final : public Client {
     return Status::Unimplemented("");
   }
   StatusOr<std::vector<PoolSummary>> ListPools() override { return Status::Unimplemented(""); }
+  StatusOr<ClusterView> ListMembers(const std::string&) override {
+    return Status::Unimplemented("");
+  }
 
  private:
   const std::string path_ = "fake.sock";

@@ -119,6 +119,12 @@ DaemonStatus Daemon::GetStatus() const {
   }
   s.connections_accepted = listener_ ? listener_->accepted() : 0;
   s.event_subscribers = uint32_t(events_.subscriber_count());
+  if (ClusterMembership* cluster = running_cluster_.load(); cluster != nullptr) {
+    ClusterHealth h = cluster->health();
+    s.cluster = h.reachable ? "reachable" : "unreachable";
+    s.cluster_error = h.last_error;
+    s.cluster_members = uint32_t(h.members);
+  }
   return s;
 }
 
@@ -146,7 +152,8 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
   StartBroker();
-  return peers_.Start(cfg, make_server.peer);
+  RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, make_server.peer));
+  return StartCluster(make_server);
 }
 
 int Daemon::Run(const ApiServerFactory& make_server) {
@@ -227,6 +234,7 @@ void Daemon::OnInventory(const Inventory& inventory, const std::vector<Inventory
     FailLostPaths(*broker, inventory, changes);
   }
   if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
+  UpdateClusterRecord();
 }
 
 // Starts or stops the echo service to match echo.enabled. A service that
@@ -288,6 +296,9 @@ void Daemon::Reload() {
     generation = ++config_generation_;
   }
   peers_.Reload(*previous, *config());
+  if (previous->cluster != config()->cluster) {
+    spdlog::warn("cluster.* changed; the cluster membership takes it on restart");
+  }
   ApplyChannelSettings(*config());
   UpdateEcho(*config());
   spdlog::info("configuration reloaded (generation {})", generation);
@@ -307,7 +318,8 @@ void Daemon::Stop(int signo) {
   events_.Close();
   if (echo_) echo_->Stop();  // first: it is a client of the server below
   listener_->Stop();
-  if (broker_) broker_->Shutdown();  // holders and peers told while sessions are up
+  if (broker_) broker_->Shutdown();                 // holders and peers told while sessions are up
+  if (cluster_) cluster_->Stop(/*withdraw=*/true);  // leave the cluster at once
   peers_.Stop();
   server_->Shutdown(kShutdownDeadline);
   monitor_.Stop();

@@ -27,6 +27,7 @@
 #include "daemon/broker/broker.h"
 #include "daemon/broker/builtin_service.h"
 #include "daemon/clients/client_limiter.h"
+#include "daemon/cluster/cluster_membership.h"
 #include "daemon/config/config.h"
 #include "daemon/discovery/device_monitor.h"
 #include "daemon/discovery/inventory.h"
@@ -69,6 +70,11 @@ class DaemonCore {
   // The group whose members are admins besides root (daemon.admin_group);
   // none when unset or unknown.
   virtual std::optional<gid_t> admin_group() const { return std::nullopt; }
+  // The cluster's members (cluster.endpoints); FAILED_PRECONDITION when
+  // membership is off.
+  virtual StatusOr<ClusterView> ClusterMembers() const {
+    return Status::FailedPrecondition("cluster membership is off (cluster.endpoints is empty)");
+  }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC).
@@ -89,6 +95,7 @@ struct ApiServerFactory {
   std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)> local;
   PeerTransportFactory peer;
   BuiltinServiceFactory echo;
+  MembershipStoreFactory cluster;  // etcd (null: no cluster membership)
 };
 
 struct DaemonOptions {
@@ -118,8 +125,9 @@ class Daemon : public DaemonCore {
   }
   Broker* broker() override { return broker_.get(); }
   PoolRegistry* pool() override { return &pool_; }
-  ClientLimits client_limits() const override;        // daemon_broker.cc
-  std::optional<gid_t> admin_group() const override;  // daemon_broker.cc
+  ClientLimits client_limits() const override;            // daemon_broker.cc
+  std::optional<gid_t> admin_group() const override;      // daemon_broker.cc
+  StatusOr<ClusterView> ClusterMembers() const override;  // daemon_cluster.cc
 
  private:
   Status StartServing(const ApiServerFactory& make_server);
@@ -134,6 +142,11 @@ class Daemon : public DaemonCore {
   void StartBroker();
   StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);
+  // Cluster membership (daemon_cluster.cc): starts it when cluster.endpoints
+  // is set; this daemon's record; puts it again after a change.
+  Status StartCluster(const ApiServerFactory& make_server);
+  MemberRecord SelfRecord() const;
+  void UpdateClusterRecord();
 
   DaemonOptions options_;
   std::string socket_path_;
@@ -148,6 +161,11 @@ class Daemon : public DaemonCore {
   DeviceMonitor monitor_;
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
+  // Made in StartServing when cluster.endpoints is set; outlives broker_,
+  // whose service registrations tell it of changes.
+  std::unique_ptr<ClusterMembership> cluster_;
+  // cluster_ once it runs, for the device monitor's and the registry's threads.
+  std::atomic<ClusterMembership*> running_cluster_{nullptr};
   std::unique_ptr<Broker> broker_;  // made in StartServing
   // broker_ once it is made, for the device monitor's thread.
   std::atomic<Broker*> path_broker_{nullptr};

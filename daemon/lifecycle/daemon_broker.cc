@@ -43,6 +43,8 @@ BrokerOptions Daemon::MakeBrokerOptions() {
 void Daemon::StartBroker() {
   broker_ = std::make_unique<Broker>(MakeBrokerOptions());
   Broker* broker = broker_.get();
+  // Before any client can register: services are in the member record.
+  broker->services().OnChange([this] { UpdateClusterRecord(); });
   PeerInbound& inbound = peers_.inbound();
   inbound.SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
     return broker->OnOpenChannel(call, peer_ip);

@@ -77,6 +77,12 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   return Status::Ok();
 }
 
+void PeerHub::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
+  if (PeerSessions* sessions = running_.load(); sessions != nullptr) {
+    sessions->SetDiscoveredPeers(peers);
+  }
+}
+
 void PeerHub::Reload(const Config& previous, const Config& next) {
   const Config::Daemon& a = previous.daemon;
   const Config::Daemon& b = next.daemon;

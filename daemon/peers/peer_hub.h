@@ -45,6 +45,9 @@ class PeerHub {
   // Follows [[peers]]; listener settings only take effect on restart.
   void Reload(const Config& previous, const Config& next);
 
+  // The cluster's members as peers (PeerSessions::SetDiscoveredPeers).
+  void SetDiscoveredPeers(const std::vector<PeerConfig>& peers);
+
   // Closes the sessions, the inbound streams, then the listener.
   void Stop();
 

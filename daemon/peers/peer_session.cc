@@ -49,11 +49,20 @@ std::string_view PeerSessionStateName(PeerSessionState state) {
   return "unknown";
 }
 
-PeerSession::PeerSession(std::string name, std::string address, bool configured,
+const char* PeerOriginName(PeerOrigin origin) {
+  switch (origin) {
+    case PeerOrigin::kConfigured: return "configured";
+    case PeerOrigin::kDiscovered: return "discovered";
+    case PeerOrigin::kOnDemand: return "on demand";
+  }
+  return "unknown";
+}
+
+PeerSession::PeerSession(std::string name, std::string address, PeerOrigin origin,
                          std::shared_ptr<const PeerSessionEnv> env)
     : name_(std::move(name)),
       address_(std::move(address)),
-      configured_(configured),
+      origin_(origin),
       env_(std::move(env)),
       state_since_(env_->options.clock()),
       next_attempt_(state_since_),
@@ -66,7 +75,8 @@ PeerSnapshot PeerSession::snapshot() const {
   PeerSnapshot s;
   s.name = name_;
   s.address = address_;
-  s.configured = configured_;
+  s.configured = configured();
+  s.origin = origin_;
   std::lock_guard lock(mu_);
   s.state = state_;
   s.rtt_ms = rtt_ms_;

@@ -56,10 +56,17 @@ enum class PeerSessionState {
 // "connecting", "up", "down", "version-mismatch", "circuit-open".
 std::string_view PeerSessionStateName(PeerSessionState state);
 
+// Why a session exists: a [[peers]] entry, a cluster member (etcd), or a
+// channel asked for an address no session had.
+enum class PeerOrigin { kConfigured, kDiscovered, kOnDemand };
+// "configured", "discovered", "on demand".
+const char* PeerOriginName(PeerOrigin origin);
+
 struct PeerSnapshot {
-  std::string name;     // the [[peers]] name; the address when on demand
+  std::string name;     // the [[peers]] or member name; the address when on demand
   std::string address;  // HOST:PORT as dialled
   bool configured = true;
+  PeerOrigin origin = PeerOrigin::kConfigured;
   PeerSessionState state = PeerSessionState::kConnecting;
   double rtt_ms = 0;                // last Hello round trip; 0 before the first
   std::string last_error;           // "" while up
@@ -99,13 +106,14 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   using StateObserver = std::function<void(const PeerSnapshot&)>;
   using EventObserver = std::function<void(const PeerEvent&)>;
 
-  PeerSession(std::string name, std::string address, bool configured,
+  PeerSession(std::string name, std::string address, PeerOrigin origin,
               std::shared_ptr<const PeerSessionEnv> env);
   ~PeerSession();
 
   const std::string& name() const { return name_; }
   const std::string& address() const { return address_; }
-  bool configured() const { return configured_; }
+  bool configured() const { return origin_ == PeerOrigin::kConfigured; }
+  PeerOrigin origin() const { return origin_; }
   PeerSnapshot snapshot() const;
 
   // The link while up; UNAVAILABLE "peer X: circuit open until T after N
@@ -137,7 +145,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
 
   const std::string name_;
   const std::string address_;
-  const bool configured_;
+  const PeerOrigin origin_;
   const std::shared_ptr<const PeerSessionEnv> env_;  // callbacks hold it too
 
   mutable std::mutex mu_;  // guards the snapshot fields and link_

@@ -84,8 +84,9 @@ void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
 
 // mu_ held.
 std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
-                                                      const std::string& address, bool configured) {
-  auto session = std::make_shared<PeerSession>(name, address, configured, env_);
+                                                      const std::string& address,
+                                                      PeerOrigin origin) {
+  auto session = std::make_shared<PeerSession>(name, address, origin, env_);
   if (on_state_ || on_event_) {
     std::weak_ptr<PeerSession> weak = session;
     PeerSession::EventObserver on_event;
@@ -100,6 +101,15 @@ std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
 }
 
 void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {
+  SetPeers(PeerOrigin::kConfigured, peers);
+}
+
+void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
+  SetPeers(PeerOrigin::kDiscovered, peers);
+}
+
+void PeerSessions::SetPeers(PeerOrigin origin, const std::vector<PeerConfig>& peers) {
+  const bool discovered = origin == PeerOrigin::kDiscovered;
   std::vector<std::shared_ptr<PeerSession>> removed;
   {
     std::lock_guard lock(mu_);
@@ -107,30 +117,38 @@ void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {
     std::vector<std::shared_ptr<PeerSession>> next;
     for (const PeerConfig& p : peers) {
       auto target = NormalizePeerAddress(p.address);
-      if (!target.ok()) {  // ValidateConfig keeps these out; never fatal here
+      if (!target.ok()) {  // ValidateConfig and the member records keep these out
         spdlog::error("peer {}: {}; no session", p.name, target.status().message());
         continue;
       }
+      if (discovered && std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& s) {
+            return s->configured() && s->name() == p.name;
+          })) {
+        continue;  // [[peers]] says where it is
+      }
       auto same = std::find_if(sessions_.begin(), sessions_.end(), [&](const auto& s) {
-        return s->configured() && s->name() == p.name && s->address() == *target;
+        return s->origin() == origin && s->name() == p.name && s->address() == *target;
       });
       if (same != sessions_.end()) {
         next.push_back(*same);
         continue;
       }
-      spdlog::info("peer {}: opening a session to {} ([[peers]])", p.name, *target);
-      next.push_back(NewSession(p.name, *target, true));
+      spdlog::info("peer {}: opening a session to {} ({})", p.name, *target,
+                   discovered ? "a cluster member" : "[[peers]]");
+      next.push_back(NewSession(p.name, *target, origin));
     }
     for (auto& s : sessions_) {
       bool kept = std::find(next.begin(), next.end(), s) != next.end();
-      if (s->configured() && !kept) {
-        spdlog::info("peer {} ({}) is no longer configured; closing its session", s->name(),
-                     s->address());
+      if (s->origin() == origin && !kept) {
+        spdlog::info("peer {} ({}) is no longer {}; closing its session", s->name(), s->address(),
+                     discovered ? "a cluster member" : "configured");
         removed.push_back(s);
-      } else if (!s->configured()) {
+      } else if (s->origin() != origin) {
         next.push_back(s);
       }
     }
+    // Configured sessions first, in config order; then the others as before.
+    std::stable_partition(next.begin(), next.end(), [](const auto& s) { return s->configured(); });
     sessions_ = std::move(next);
   }
   for (auto& s : removed) Post([s] { s->Shutdown(); });
@@ -154,7 +172,7 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
     for (auto& s : sessions_) {
       if (s->address() == *target) return s;
     }
-    created = NewSession(*target, *target, false);
+    created = NewSession(*target, *target, PeerOrigin::kOnDemand);
     sessions_.push_back(created);
   }
   spdlog::info("peer {}: opening a session on demand", created->name());

@@ -57,13 +57,18 @@ class PeerSessions {
   // missing names lose theirs, a changed address starts over.
   void SetConfiguredPeers(const std::vector<PeerConfig>& peers);
 
+  // Makes the discovered sessions (cluster members) those of peers, the
+  // same way; a name that is also configured keeps its [[peers]] session.
+  void SetDiscoveredPeers(const std::vector<PeerConfig>& peers);
+
   // The session for a configured name, or for an address (a session of that
   // address, else a new on-demand session named by the address).
   // INVALID_ARGUMENT when it is neither a known name nor an address;
   // FAILED_PRECONDITION after Stop.
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
 
-  // Every session: configured ones in config order, then on-demand ones.
+  // Every session: configured ones in config order, then discovered and
+  // on-demand ones.
   std::vector<PeerSnapshot> List() const;
   size_t size() const;
 
@@ -78,7 +83,10 @@ class PeerSessions {
   void WorkerLoop();
   SteadyTime PollAll(SteadyTime now);
   std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,
-                                          bool configured);
+                                          PeerOrigin origin);
+  // Makes the sessions of origin those of peers (SetConfiguredPeers,
+  // SetDiscoveredPeers).
+  void SetPeers(PeerOrigin origin, const std::vector<PeerConfig>& peers);
 
   std::shared_ptr<Inbox> inbox_;
   std::shared_ptr<PeerConnector> connector_;

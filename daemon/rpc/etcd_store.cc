@@ -339,4 +339,10 @@ StatusOr<std::unique_ptr<MembershipStore>> NewEtcdStore(const EtcdOptions& optio
       std::make_unique<EtcdStore>(std::move(names), std::move(channels), options.call_timeout));
 }
 
+StatusOr<std::shared_ptr<MembershipStore>> MakeEtcdStore(const StoreOptions& options) {
+  auto store = NewEtcdStore(options);
+  if (!store.ok()) return store.status();
+  return std::shared_ptr<MembershipStore>(std::move(store).value());
+}
+
 }  // namespace rdmad

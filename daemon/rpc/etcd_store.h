@@ -21,17 +21,14 @@
 
 namespace rdmad {
 
-struct EtcdOptions {
-  std::vector<std::string> endpoints;  // HOST[:PORT], port 2379 when left out
-  std::string tls_ca;                  // PEM paths; "" : plain TCP
-  std::string tls_cert;
-  std::string tls_key;
-  std::chrono::milliseconds call_timeout{3000};
-};
+// Endpoints are HOST[:PORT], port 2379 when left out.
+using EtcdOptions = StoreOptions;
 
 // INVALID_ARGUMENT for no or a malformed endpoint; FAILED_PRECONDITION for
 // TLS files that cannot be read. Does not contact etcd.
 StatusOr<std::unique_ptr<MembershipStore>> NewEtcdStore(const EtcdOptions& options);
+// The same as the daemon's MembershipStoreFactory.
+StatusOr<std::shared_ptr<MembershipStore>> MakeEtcdStore(const StoreOptions& options);
 
 }  // namespace rdmad
 

@@ -96,6 +96,10 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ListPools(grpc::CallbackServerContext* context,
                                       const v1::ListPoolsRequest* request,
                                       v1::ListPoolsResponse* response) override;
+  // cluster_service.cc
+  grpc::ServerUnaryReactor* ListMembers(grpc::CallbackServerContext* context,
+                                        const v1::ListMembersRequest* request,
+                                        v1::ListMembersResponse* response) override;
 
  private:
   // A unit of the calling process's Connect or open-stream budget, or

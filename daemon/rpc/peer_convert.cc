@@ -122,6 +122,7 @@ void ToProto(const PeerSnapshot& peer, v1::Peer* out) {
     for (const std::string& t : peer.remote->transports) out->add_remote_transports(t);
   }
   out->set_configured(peer.configured);
+  out->set_origin(PeerOriginName(peer.origin));
   out->set_state_seconds(peer.state_seconds);
   out->set_failures(uint32_t(std::max(peer.failures, 0)));
   if (peer.state == PeerSessionState::kCircuitOpen) {

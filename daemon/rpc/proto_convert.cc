@@ -68,6 +68,9 @@ void ToProto(const DaemonStatus& s, v1::GetStatusResponse* out) {
   out->set_channel_count(s.channel_count);
   out->set_connections_accepted(s.connections_accepted);
   out->set_event_subscribers(s.event_subscribers);
+  out->set_cluster(s.cluster);
+  out->set_cluster_error(s.cluster_error);
+  out->set_cluster_members(s.cluster_members);
 }
 
 void ToProto(const DeviceInfo& d, v1::Device* out) {

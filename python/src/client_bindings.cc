@@ -26,6 +26,7 @@ py::dict PeerDict(const PeerInfo& p) {
   d["remote_version"] = p.remote_version;
   d["remote_transports"] = p.remote_transports;
   d["configured"] = p.configured;
+  d["origin"] = p.origin;
   d["channels"] = p.channels;
   return d;
 }

@@ -99,6 +99,40 @@ py::dict EventDict(const Event& e) {
   return d;
 }
 
+py::dict ClusterDict(const ClusterView& v) {
+  py::list members;
+  for (const ClusterMember& m : v.members) {
+    py::list ports;
+    for (const ClusterMemberPort& p : m.ports) {
+      py::dict port;
+      port["device"] = p.device;
+      port["port"] = p.port;
+      port["transport"] = p.transport;
+      port["state"] = p.state;
+      port["active_mtu"] = p.active_mtu;
+      ports.append(port);
+    }
+    py::dict d;
+    d["name"] = m.name;
+    d["peer_address"] = m.peer_address;
+    d["version"] = m.version;
+    d["protocol"] = m.protocol;
+    d["ports"] = ports;
+    d["services"] = m.services;
+    d["self"] = m.self;
+    members.append(d);
+  }
+  py::dict d;
+  d["members"] = members;
+  d["endpoints"] = v.endpoints;
+  d["reachable"] = v.reachable;
+  d["last_error"] = v.last_error;
+  d["unreachable_seconds"] = v.unreachable_seconds;
+  d["revision"] = v.revision;
+  d["registered"] = v.registered;
+  return d;
+}
+
 // An event stream and the client it reads through.
 struct PyEvents {
   std::shared_ptr<Client> client;
@@ -150,6 +184,15 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
                           PoolDict);
           },
           "The daemon's pool table (rdmactl pools).")
+      .def(
+          "members",
+          [](const PyClient& c, const std::string& service) {
+            return ClusterDict(
+                Value(c.Run([&](Client& client) { return client.ListMembers(service); })));
+          },
+          py::arg("service") = "",
+          "The cluster's members in etcd (rdmactl cluster), this node first; with service, "
+          "those hosting it (rdmactl services). FailedPrecondition without cluster.endpoints.")
       .def(
           "prewarm",
           [](const PyClient& c, const std::string& peer, const std::string& service, int channels) {

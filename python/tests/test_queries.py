@@ -83,3 +83,11 @@ def test_events_iterate_until_closed(pair):
     events.close()
     with pytest.raises(rdmad.Cancelled):
         next(events)
+
+
+def test_members_without_a_cluster_is_failed_precondition(pair):
+    with pytest.raises(rdmad.FailedPrecondition) as off:
+        pair.client_a.members()
+    assert "cluster.endpoints" in off.value.message
+    with pytest.raises(rdmad.InvalidArgument):
+        pair.client_a.members(service="bad name")

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rdmad/channel.h"
+#include "rdmad/cluster.h"
 #include "rdmad/daemon_status.h"
 #include "rdmad/devices.h"
 #include "rdmad/events.h"
@@ -212,6 +213,10 @@ class RDMAD_EXPORT Client {
   virtual Status Prewarm(const std::string& peer, const std::string& service, int channels) = 0;
   // rdmad's pool table: every following client's targets and counts.
   virtual StatusOr<std::vector<PoolSummary>> ListPools() = 0;
+  // The cluster's members as the daemon sees them in etcd, the daemon
+  // itself first; with service, those whose applications listen on it.
+  // FAILED_PRECONDITION when the daemon has no cluster.endpoints.
+  virtual StatusOr<ClusterView> ListMembers(const std::string& service = "") = 0;
 };
 
 }  // namespace rdmad

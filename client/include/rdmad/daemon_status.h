@@ -26,6 +26,11 @@ struct DaemonStatus {
   uint32_t channel_count = 0;
   uint64_t connections_accepted = 0;
   uint32_t event_subscribers = 0;
+  // Cluster membership: "" when off, else "reachable" or "unreachable"
+  // (etcd), why it was last unreachable, and the other members seen.
+  std::string cluster;
+  std::string cluster_error;
+  uint32_t cluster_members = 0;
 };
 
 }  // namespace rdmad

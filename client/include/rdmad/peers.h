@@ -41,7 +41,8 @@ struct PeerInfo {
   std::string remote_version;
   std::string remote_protocol;                 // "1.0"
   std::vector<std::string> remote_transports;  // RDMA transports; empty: TCP only
-  bool configured = true;                      // false: opened on demand
+  bool configured = true;                      // false: discovered or opened on demand
+  std::string origin;                          // "configured", "discovered", "on demand"
   double state_seconds = 0;                    // time in the current state
   int channels = 0;                            // established channels with this peer
   // While kCircuitOpen: when rdmad next tries the peer (Unix ms); else 0.

@@ -1,0 +1,128 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// rdmactl cluster: the members rdmad sees in etcd, with their ports and
+// services, and whether etcd answers. rdmactl services [NAME]: which nodes
+// host which services (or NAME).
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "client/rdmactl/command.h"
+#include "client/rdmactl/format.h"
+#include "client/rdmactl/json.h"
+
+namespace rdmactl {
+namespace {
+
+std::string Join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string FormatPorts(const rdmad::ClusterMember& m) {
+  std::vector<std::string> ports;
+  for (const rdmad::ClusterMemberPort& p : m.ports) {
+    std::string text = p.device + ":" + std::to_string(p.port) + " " + p.transport + " " + p.state;
+    if (p.active_mtu > 0) text += " MTU " + std::to_string(p.active_mtu);
+    ports.push_back(text);
+  }
+  return ports.empty() ? "-" : Join(ports);
+}
+
+// One line on etcd: where, whether it answers, the view's size.
+std::string FormatEtcd(const rdmad::ClusterView& v) {
+  std::string line = "etcd " + v.endpoints + ": ";
+  if (v.reachable) {
+    line += "reachable";
+  } else {
+    line += "UNREACHABLE for " + std::to_string(int64_t(v.unreachable_seconds)) + " s (" +
+            v.last_error + "); the members last seen";
+  }
+  line += ", " + std::to_string(v.members.size()) + " member(s)";
+  if (!v.registered) line += ", this node not registered yet";
+  return line + "\n";
+}
+
+Json MembersJson(const rdmad::ClusterView& v) {
+  Json members = Json::array();
+  for (const rdmad::ClusterMember& m : v.members) {
+    Json ports = Json::array();
+    for (const rdmad::ClusterMemberPort& p : m.ports) {
+      ports.push_back(Json{{"device", p.device},
+                           {"port", p.port},
+                           {"transport", p.transport},
+                           {"state", p.state},
+                           {"active_mtu", p.active_mtu}});
+    }
+    members.push_back(Json{{"name", m.name},
+                           {"peer_address", m.peer_address},
+                           {"version", m.version},
+                           {"protocol", m.protocol},
+                           {"ports", ports},
+                           {"services", m.services},
+                           {"self", m.self}});
+  }
+  return Json{{"endpoints", v.endpoints},   {"reachable", v.reachable},
+              {"last_error", v.last_error}, {"unreachable_seconds", v.unreachable_seconds},
+              {"revision", v.revision},     {"registered", v.registered},
+              {"members", members}};
+}
+
+}  // namespace
+
+std::string FormatCluster(const rdmad::ClusterView& v) {
+  Table table({"NAME", "PEER ADDRESS", "VERSION", "PORTS", "SERVICES"});
+  for (const rdmad::ClusterMember& m : v.members) {
+    table.AddRow({m.self ? m.name + " (this node)" : m.name, m.peer_address, m.version,
+                  FormatPorts(m), m.services.empty() ? "-" : Join(m.services)});
+  }
+  return FormatEtcd(v) + table.Render();
+}
+
+std::string FormatServices(const rdmad::ClusterView& v) {
+  std::map<std::string, std::vector<std::string>> nodes;
+  for (const rdmad::ClusterMember& m : v.members) {
+    for (const std::string& s : m.services) nodes[s].push_back(m.name);
+  }
+  if (nodes.empty()) return FormatEtcd(v) + "no services\n";
+  Table table({"SERVICE", "NODES"});
+  for (auto& [service, names] : nodes) {
+    std::sort(names.begin(), names.end());
+    table.AddRow({service, Join(names)});
+  }
+  return FormatEtcd(v) + table.Render();
+}
+
+int CmdCluster(Context& ctx) {
+  if (!ArgCountIs(ctx, "cluster", 0, 0, "")) return kExitUsage;
+  int code = kExitOk;
+  auto client = ConnectOrReport(ctx, &code);
+  if (!client) return code;
+  auto view = client->ListMembers();
+  if (!view.ok()) return ReportError(ctx, view.status());
+  if (ctx.globals.json) {
+    PrintJson(ctx, MembersJson(*view));
+  } else {
+    PrintText(ctx, FormatCluster(*view));
+  }
+  return kExitOk;
+}
+
+int CmdServices(Context& ctx) {
+  if (!ArgCountIs(ctx, "services", 0, 1, "[NAME]")) return kExitUsage;
+  int code = kExitOk;
+  auto client = ConnectOrReport(ctx, &code);
+  if (!client) return code;
+  auto view = client->ListMembers(ctx.args.empty() ? "" : ctx.args[0]);
+  if (!view.ok()) return ReportError(ctx, view.status());
+  if (ctx.globals.json) {
+    PrintJson(ctx, MembersJson(*view));
+  } else {
+    PrintText(ctx, FormatServices(*view));
+  }
+  return kExitOk;
+}
+
+}  // namespace rdmactl

@@ -1,0 +1,176 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Cluster membership through the real binaries and a real etcd on
+// loopback: three daemons with no [[peers]] find each other, list each
+// other's services, and reach each other by node name; one killed with
+// SIGKILL is gone within its lease TTL + 2 s; etcd killed and started
+// again: the daemons keep their view meanwhile, say etcd is unreachable,
+// and resynchronise after (a daemon started while it was away is seen).
+
+#include <signal.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "rdmad/client.h"
+#include "tests/integration/daemon_process.h"
+#include "tests/integration/etcd_process.h"
+
+namespace rdmad {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::EtcdProcess;
+using testing::Process;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kTtl = 2;  // seconds: the members' lease
+
+struct Node {
+  std::string name;
+  std::string socket;
+  int port = 0;
+  std::unique_ptr<Process> process;
+  std::unique_ptr<Client> client;
+};
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(EtcdProcess::Binary().empty())
+        << "the cluster tests need Debian's etcd-server (scripts/bootstrap installs it)";
+    ASSERT_TRUE(etcd_.Start()) << etcd_.log();
+    for (const char* name : {"alpha", "beta", "gamma"}) {
+      ASSERT_NO_FATAL_FAILURE(StartNode(name));
+    }
+  }
+
+  void StartNode(const std::string& name) {
+    auto node = std::make_unique<Node>();
+    node->name = name;
+    node->socket = dir_.File(name + "/rdmad.sock");
+    node->port = testing::FreeLoopbackPort();
+    std::string config = dir_.Write(
+        name + ".toml", "[daemon]\nsocket = \"" + node->socket +
+                            "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
+                            "peer_address = \"127.0.0.1\"\nnode_name = \"" +
+                            name + "\"\n\n[cluster]\nendpoints = [\"" + etcd_.endpoint() +
+                            "\"]\nlease_ttl_s = " + std::to_string(kTtl) + "\n");
+    node->process = testing::StartPeeredDaemon(config, node->port, dir_.File(name + ".log"));
+    ASSERT_TRUE(testing::WaitForPath(node->socket, seconds(10))) << node->process->log();
+    ClientOptions options;
+    options.socket_path = node->socket;
+    auto client = Client::Open(options);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    node->client = std::move(client).value();
+    nodes_[name] = std::move(node);
+  }
+
+  // The member names node sees (itself included), sorted.
+  std::vector<std::string> Members(const std::string& node, const std::string& service = "") {
+    auto view = nodes_[node]->client->ListMembers(service);
+    if (!view.ok()) return {"error: " + view.status().ToString()};
+    std::vector<std::string> names;
+    for (const ClusterMember& m : view->members) names.push_back(m.name);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // Waits up to timeout until node sees exactly names.
+  bool Sees(const std::string& node, std::vector<std::string> names,
+            milliseconds timeout = seconds(15), const std::string& service = "") {
+    std::sort(names.begin(), names.end());
+    auto until = Clock::now() + timeout;
+    while (Members(node, service) != names) {
+      if (Clock::now() > until) return false;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return true;
+  }
+
+  std::string Logs() {
+    std::string out = "etcd:\n" + etcd_.log();
+    for (auto& [name, node] : nodes_) out += "\n--- " + name + ":\n" + node->process->log();
+    return out;
+  }
+
+  testing::TempDir dir_;
+  EtcdProcess etcd_{dir_};
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+};
+
+TEST_F(ClusterTest, ThreeDaemonsFindEachOtherWithoutPeersAndConnectByName) {
+  for (const char* node : {"alpha", "beta", "gamma"}) {
+    ASSERT_TRUE(Sees(node, {"alpha", "beta", "gamma"})) << node << ": " << Logs();
+  }
+  // Each daemon's echo service is in its record.
+  ASSERT_TRUE(Sees("alpha", {"alpha", "beta", "gamma"}, seconds(15), "rdmad.echo")) << Logs();
+  EXPECT_EQ(Members("alpha", "no.such.service"), std::vector<std::string>{});
+  auto view = nodes_["alpha"]->client->ListMembers();
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->reachable);
+  EXPECT_TRUE(view->members[0].self);
+  EXPECT_EQ(view->members[0].name, "alpha");
+  // The members are peers ("discovered"), and channels reach them by name.
+  auto peers = nodes_["alpha"]->client->ListPeers();
+  ASSERT_TRUE(peers.ok());
+  ASSERT_EQ(peers->size(), 2u);
+  for (const PeerInfo& p : *peers) EXPECT_EQ(p.origin, "discovered") << p.name;
+  std::string out;
+  int rc = testing::RunCommand(
+      RDMACTL_BINARY, {"--socket", nodes_["alpha"]->socket, "ping", "-c", "2", "gamma"}, &out);
+  EXPECT_EQ(rc, 0) << out << Logs();
+  rc = testing::RunCommand(RDMACTL_BINARY, {"--socket", nodes_["beta"]->socket, "cluster"}, &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("alpha"), std::string::npos) << out;
+  EXPECT_NE(out.find("beta (this node)"), std::string::npos) << out;
+  rc = testing::RunCommand(RDMACTL_BINARY,
+                           {"--socket", nodes_["beta"]->socket, "services", "rdmad.echo"}, &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("alpha, beta, gamma"), std::string::npos) << out;
+}
+
+TEST_F(ClusterTest, AKilledMemberIsGoneWithinItsTtlAndTwoSeconds) {
+  ASSERT_TRUE(Sees("alpha", {"alpha", "beta", "gamma"})) << Logs();
+  nodes_["gamma"]->process->Signal(SIGKILL);
+  auto killed = Clock::now();
+  ASSERT_TRUE(Sees("alpha", {"alpha", "beta"}, seconds(kTtl + 10))) << Logs();
+  auto gone = Clock::now() - killed;
+  EXPECT_LE(gone, seconds(kTtl + 2)) << std::chrono::duration<double>(gone).count() << " s";
+  ASSERT_TRUE(Sees("beta", {"alpha", "beta"}, seconds(2))) << Logs();
+  // A clean stop withdraws at once.
+  nodes_["beta"]->process->Signal(SIGTERM);
+  ASSERT_TRUE(Sees("alpha", {"alpha"}, seconds(2))) << Logs();
+}
+
+TEST_F(ClusterTest, TheViewOutlivesEtcdAndRecoversWhenItIsBack) {
+  ASSERT_TRUE(Sees("alpha", {"alpha", "beta", "gamma"})) << Logs();
+  etcd_.Kill();
+  auto until = Clock::now() + seconds(15);
+  StatusOr<ClusterView> view = Status::Internal("not asked");
+  do {
+    std::this_thread::sleep_for(milliseconds(100));
+    view = nodes_["alpha"]->client->ListMembers();
+  } while (view.ok() && view->reachable && Clock::now() < until);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_FALSE(view->reachable);
+  EXPECT_FALSE(view->last_error.empty());
+  EXPECT_EQ(Members("alpha"), (std::vector<std::string>{"alpha", "beta", "gamma"}));
+  std::string out;
+  testing::RunCommand(RDMACTL_BINARY, {"--socket", nodes_["alpha"]->socket, "cluster"}, &out);
+  EXPECT_NE(out.find("UNREACHABLE"), std::string::npos) << out;
+  // A daemon that starts while etcd is away, then etcd comes back.
+  ASSERT_NO_FATAL_FAILURE(StartNode("delta"));
+  ASSERT_TRUE(etcd_.Start()) << etcd_.log();
+  for (const char* node : {"alpha", "delta"}) {
+    EXPECT_TRUE(Sees(node, {"alpha", "beta", "gamma", "delta"}, seconds(20))) << node << Logs();
+  }
+  view = nodes_["alpha"]->client->ListMembers();
+  ASSERT_TRUE(view.ok());
+  EXPECT_TRUE(view->reachable);
+}
+
+}  // namespace
+}  // namespace rdmad
