@@ -115,6 +115,8 @@ class PyClient {
 
 void BindDescriptor(py::module_& m);
 void BindChannel(py::module_& m);
+// Channel.send and recv as METH_FASTCALL methods (fast_calls.cc).
+void BindFastCalls(py::class_<Channel>& channel);
 // Channel's batched transfers and notifications (transfer_bindings.cc).
 void BindTransfers(py::module_& m, py::class_<Channel>& channel);
 void BindClient(py::module_& m);

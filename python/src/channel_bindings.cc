@@ -49,23 +49,6 @@ void BindChannel(py::module_& m) {
       .def_property_readonly(
           "transport", [](const Channel& c) { return ChannelTransportName(c.info().transport); })
       .def(
-          "send",
-          [](Channel& c, const py::buffer& data) {
-            py::buffer_info v = View(data, false);
-            Check(NoGil([&] { return c.Send(v.ptr, Bytes(v)); }));
-          },
-          py::arg("data"),
-          "Sends one message (any bytes-like object); returns when it may be reused.")
-      .def(
-          "recv",
-          [](Channel& c, std::optional<double> timeout) {
-            milliseconds t = Timeout(timeout);
-            std::vector<uint8_t> v = Value(NoGil([&] { return c.Recv(t); }));
-            return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
-          },
-          py::arg("timeout") = py::none(),
-          "The next whole message as bytes; DeadlineExceeded after timeout seconds.")
-      .def(
           "register",
           [](Channel& c, const py::buffer& memory, bool read_only) {
             py::buffer_info v = View(memory, true);
@@ -142,6 +125,7 @@ void BindChannel(py::module_& m) {
            "True when nothing is waiting and the completion fd will become readable when "
            "something happens; False when something already waits.");
   BindTransfers(m, channel);
+  BindFastCalls(channel);
 }
 
 }  // namespace rdmad::python

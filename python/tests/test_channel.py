@@ -1,6 +1,7 @@
 # Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 """The Python package against two real daemons (TCP off the lab)."""
 
+import inspect
 import os
 import threading
 import time
@@ -176,3 +177,25 @@ def test_channels_close_as_context_managers(pair):
     with b:
         with pytest.raises(rdmad.Unavailable):
             b.recv(timeout=10)
+
+
+def test_send_and_recv_take_their_arguments_either_way(channels):
+    a, b = channels
+    a.send(data=b"by keyword")
+    assert b.recv(10) == b"by keyword"
+    a.send(bytearray(b"mutable"))
+    assert b.recv(timeout=10.0) == b"mutable"
+    a.send(memoryview(b"xview")[1:])
+    assert b.recv(10) == b"view"
+    with pytest.raises(TypeError):
+        a.send()
+    with pytest.raises(TypeError):
+        a.send(b"x", b"y")
+    with pytest.raises(TypeError):
+        a.send(12345)  # not bytes-like
+    with pytest.raises(TypeError):
+        b.recv(timeout=1, other=2)
+    with pytest.raises(TypeError):
+        b.recv(timeout="soon")
+    assert inspect.signature(rdmad.Channel.recv).parameters["timeout"].default is None
+    assert list(inspect.signature(rdmad.Channel.send).parameters) == ["self", "data"]

@@ -1,0 +1,105 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Channel.send and Channel.recv, the two calls of a message round trip, as
+// CPython METH_FASTCALL methods. pybind11's general dispatcher (overloads,
+// keyword matching, argument casters) costs about 2,000 instructions a
+// call and a send's buffer_info about 1,000 more, which a 2-byte round trip
+// notices (docs/benchmarks.md, "The Python rows"). The contract is that of
+// every other method: the GIL released while the library works, an
+// rdmad.Error subclass for a failure, ValueError for a buffer that is not
+// C-contiguous or a negative timeout.
+
+#include <string>
+#include <vector>
+
+#include "python/src/bindings.h"
+
+namespace rdmad::python {
+namespace {
+
+// body(), with a C++ exception turned into the Python error (nullptr).
+template <typename F>
+PyObject* Guard(F&& body) {
+  try {
+    return body();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+// The one argument name (positional, or by keyword); nullptr if absent.
+PyObject* OneArg(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, const char* fn,
+                 const char* name) {
+  Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  if (nargs + nkw > 1 ||
+      (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), name) != 0)) {
+    throw py::type_error(std::string(fn) + "() takes one argument, " + name);
+  }
+  return nargs + nkw == 1 ? args[0] : nullptr;
+}
+
+PyObject* Send(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return Guard([&]() -> PyObject* {
+    PyObject* data = OneArg(args, nargs, kwnames, "send", "data");
+    if (data == nullptr) throw py::type_error("send() takes one argument, data");
+    Channel& channel = py::cast<Channel&>(py::handle(self));
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) != 0) {
+      bool buffer = PyObject_CheckBuffer(data) != 0;
+      PyErr_Clear();
+      if (buffer) throw py::value_error("the buffer is not C-contiguous");
+      throw py::type_error("send() takes a bytes-like object");
+    }
+    Status sent;
+    {
+      py::gil_scoped_release nogil;
+      sent = channel.Send(view.buf, size_t(view.len));
+    }
+    PyBuffer_Release(&view);
+    Check(sent);
+    Py_RETURN_NONE;
+  });
+}
+
+PyObject* Recv(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return Guard([&]() -> PyObject* {
+    PyObject* timeout = OneArg(args, nargs, kwnames, "recv", "timeout");
+    std::optional<double> seconds;
+    if (timeout != nullptr && timeout != Py_None) {
+      seconds = PyFloat_AsDouble(timeout);
+      if (*seconds == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    }
+    std::chrono::milliseconds limit = Timeout(seconds);
+    Channel& channel = py::cast<Channel&>(py::handle(self));
+    std::vector<uint8_t> message = Value(NoGil([&] { return channel.Recv(limit); }));
+    return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(message.data()),
+                                     Py_ssize_t(message.size()));
+  });
+}
+
+PyMethodDef kSend = {"send", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Send)),
+                     METH_FASTCALL | METH_KEYWORDS,
+                     "send($self, /, data)\n--\n\n"
+                     "Sends one message (any bytes-like object); returns when it may be reused."};
+PyMethodDef kRecv = {"recv", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Recv)),
+                     METH_FASTCALL | METH_KEYWORDS,
+                     "recv($self, /, timeout=None)\n--\n\n"
+                     "The next whole message as bytes; DeadlineExceeded after timeout seconds."};
+
+}  // namespace
+
+void BindFastCalls(py::class_<Channel>& channel) {
+  auto* type = reinterpret_cast<PyTypeObject*>(channel.ptr());
+  for (PyMethodDef* def : {&kSend, &kRecv}) {
+    py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, def));
+    if (!method) throw py::error_already_set();
+    channel.attr(def->ml_name) = method;
+  }
+}
+
+}  // namespace rdmad::python
