@@ -38,3 +38,17 @@ def test_a_listener_seen_through_both_apis(pair, stub):
     with pytest.raises(rdmad.AlreadyExists):
         pair.client_a.listen("py.raw")
     stream.cancel()
+
+
+def test_every_status_code_has_its_error_class():
+    """rdmad's exception classes name gRPC's status codes, one each."""
+    for status in grpc.StatusCode:
+        number, _ = status.value
+        if number == 0:
+            continue
+        cls = rdmad.error_class(number)
+        assert issubclass(cls, rdmad.Error) and cls is not rdmad.Error, status
+        assert (cls.code, cls.code_name) == (number, status.name)
+        error = cls("what happened")
+        assert str(error) == f"{status.name}: what happened"
+    assert rdmad.error_class(99) is rdmad.Error
