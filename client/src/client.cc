@@ -186,22 +186,7 @@ class GrpcClient final : public Client {
     request.set_service(service);
     v1::ListMembersResponse response;
     RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListMembers, "ListMembers", request, &response));
-    ClusterView view;
-    view.endpoints = response.endpoints();
-    view.reachable = response.reachable();
-    view.last_error = response.last_error();
-    view.unreachable_seconds = response.unreachable_seconds();
-    view.revision = response.revision();
-    view.registered = response.registered();
-    for (const v1::Member& m : response.members()) {
-      ClusterMember member{m.name(), m.peer_address(), m.version(), m.protocol(), {}, {}, m.self()};
-      for (const v1::MemberPort& p : m.ports()) {
-        member.ports.push_back({p.device(), p.port(), p.transport(), p.state(), p.active_mtu()});
-      }
-      member.services.assign(m.services().begin(), m.services().end());
-      view.members.push_back(std::move(member));
-    }
-    return view;
+    return FromProto(response);
   }
 
   StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {

@@ -138,4 +138,23 @@ PeerInfo FromProto(const v1::Peer& p) {
   return out;
 }
 
+ClusterView FromProto(const v1::ListMembersResponse& r) {
+  ClusterView view;
+  view.endpoints = r.endpoints();
+  view.reachable = r.reachable();
+  view.last_error = r.last_error();
+  view.unreachable_seconds = r.unreachable_seconds();
+  view.revision = r.revision();
+  view.registered = r.registered();
+  for (const v1::Member& m : r.members()) {
+    ClusterMember member{m.name(), m.peer_address(), m.version(), m.protocol(), {}, {}, m.self()};
+    for (const v1::MemberPort& p : m.ports()) {
+      member.ports.push_back({p.device(), p.port(), p.transport(), p.state(), p.active_mtu()});
+    }
+    member.services.assign(m.services().begin(), m.services().end());
+    view.members.push_back(std::move(member));
+  }
+  return view;
+}
+
 }  // namespace rdmad::internal

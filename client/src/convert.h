@@ -16,6 +16,7 @@ Event FromProto(const v1::Event& e);
 Device FromProto(const v1::Device& d);
 Path FromProto(const v1::Path& p);
 PeerInfo FromProto(const v1::Peer& p);
+ClusterView FromProto(const v1::ListMembersResponse& r);
 
 }  // namespace rdmad::internal
 

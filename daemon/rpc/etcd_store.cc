@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/pem_file.h"
 #include "etcd/kv.grpc.pb.h"
 
@@ -22,11 +23,6 @@ using Channel = std::shared_ptr<grpc::Channel>;
 
 constexpr int kDefaultPort = 2379;
 constexpr int kMaxMessage = 64 << 20;  // a Range of many members
-
-Status FromGrpc(const grpc::Status& status, const std::string& what) {
-  if (status.ok()) return Status::Ok();
-  return Status(StatusCodeFromInt(status.error_code()), what + ": " + status.error_message());
-}
 
 bool Unreachable(const Status& status) {
   return status.code() == StatusCode::kUnavailable ||
@@ -94,7 +90,7 @@ class EtcdWatch final : public StoreWatch {
     create->set_progress_notify(true);
     if (!stream_->Write(request)) {
       context_.TryCancel();
-      return FromGrpc(stream_->Finish(), "etcd Watch");
+      return FromGrpcStatus(stream_->Finish(), "etcd Watch: ");
     }
     reader_ = std::thread([this] { ReadLoop(); });
     std::unique_lock lock(mu_);
@@ -153,7 +149,7 @@ class EtcdWatch final : public StoreWatch {
     } else if (!end.ok()) {
       ended_ = end;
     } else {
-      Status st = FromGrpc(finished, "etcd Watch");
+      Status st = FromGrpcStatus(finished, "etcd Watch: ");
       ended_ = st.ok() || st.code() == StatusCode::kCancelled
                    ? Status::Unavailable("etcd ended the watch: " + st.message())
                    : st;
@@ -282,7 +278,7 @@ class EtcdStore final : public MembershipStore {
       size_t at = (current_.load() + i) % channels_.size();
       grpc::ClientContext context;
       context.set_deadline(std::chrono::system_clock::now() + timeout_);
-      last = FromGrpc(call(channels_[at], &context), std::string("etcd ") + what);
+      last = FromGrpcStatus(call(channels_[at], &context), std::string("etcd ") + what + ": ");
       if (!Unreachable(last)) {
         current_ = at;
         return last;

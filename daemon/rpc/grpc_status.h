@@ -9,9 +9,20 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/status.h>
 
+#include <string>
+#include <string_view>
+
 #include "rdmad/status.h"
 
 namespace rdmad {
+
+// The other way, for the daemon's own gRPC clients (peer links, etcd):
+// the code kept, the message after prefix.
+inline Status FromGrpcStatus(const grpc::Status& status, std::string_view prefix = "") {
+  if (status.ok()) return Status::Ok();
+  return Status(StatusCodeFromInt(status.error_code()),
+                std::string(prefix) + status.error_message());
+}
 
 inline grpc::Status ToGrpcStatus(const Status& status) {
   if (status.ok()) return grpc::Status::OK;

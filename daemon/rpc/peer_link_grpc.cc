@@ -9,6 +9,7 @@
 #include <set>
 
 #include "daemon/rpc/channel_convert.h"
+#include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/peer_convert.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 
@@ -16,11 +17,6 @@ namespace rdmad {
 namespace {
 
 constexpr int kMaxMessage = 1 << 20;
-
-Status FromGrpc(const grpc::Status& status, std::string_view what) {
-  if (status.ok()) return Status::Ok();
-  return Status(StatusCodeFromInt(status.error_code()), std::string(what) + status.error_message());
-}
 
 // One Session stream. Owned by the session (as PeerStream); the destructor
 // cancels and waits for OnDone, after which gRPC no longer touches it.
@@ -49,7 +45,7 @@ class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, publi
   }
 
   void OnDone(const grpc::Status& status) override {
-    on_end_(FromGrpc(status, ""));
+    on_end_(FromGrpcStatus(status));
     std::lock_guard lock(mu_);
     done_ = true;
     cv_.notify_all();
@@ -148,7 +144,7 @@ class GrpcPeerLink final : public PeerLink {
         &call->context, &call->request, &call->response,
         [this, call, done = std::move(done)](grpc::Status status) {
           if (!status.ok()) {
-            done(FromGrpc(status, ""));
+            done(FromGrpcStatus(status));
           } else if (!call->response.has_acceptor()) {
             done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
           } else {
@@ -173,7 +169,7 @@ class GrpcPeerLink final : public PeerLink {
     }
     stub_->async()->CloseChannel(&call->context, &call->request, &call->response,
                                  [this, call, done = std::move(done)](grpc::Status status) {
-                                   done(FromGrpc(status, ""));
+                                   done(FromGrpcStatus(status));
                                    std::lock_guard lock(mu_);
                                    calls_.erase(call);
                                    cv_.notify_all();
@@ -192,7 +188,7 @@ class GrpcPeerLink final : public PeerLink {
     }
     stub_->async()->ReclaimChannel(&call->context, &call->request, &call->response,
                                    [this, call, done = std::move(done)](grpc::Status status) {
-                                     done(FromGrpc(status, ""));
+                                     done(FromGrpcStatus(status));
                                      std::lock_guard lock(mu_);
                                      calls_.erase(call);
                                      cv_.notify_all();
@@ -210,7 +206,7 @@ class GrpcPeerLink final : public PeerLink {
   // names (docs/security.md).
   static StatusOr<PeerHello> Result(const grpc::Status& status, const v1::HelloResponse& reply,
                                     const PeerIdentity& identity) {
-    if (!status.ok()) return FromGrpc(status, "");
+    if (!status.ok()) return FromGrpcStatus(status);
     if (!reply.has_self()) return Status::InvalidArgument("the peer's reply has no self");
     PeerHello hello = FromProto(reply.self());
     Status valid = ValidateHello(hello, "the peer's reply: self");
