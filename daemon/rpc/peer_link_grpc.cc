@@ -63,35 +63,66 @@ class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, publi
   bool done_ = false;
 };
 
+// Counts a link's unary calls until each is destroyed, context and all.
+// gRPC 1.51 runs callbacks on threads that must not drop the last
+// reference to a grpc::Channel: such a thread would join itself and free
+// the queue it polls (grpc/grpc#32584). A ClientContext holds a reference,
+// and a callback's captures are destroyed on that thread, so the link
+// waits for every call to be gone before it lets go of its own channel.
+class CallCount {
+ public:
+  void Add() {
+    std::lock_guard lock(mu_);
+    ++live_;
+  }
+  void Remove() {
+    std::lock_guard lock(mu_);
+    --live_;
+    cv_.notify_all();
+  }
+  void WaitNone() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return live_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int live_ = 0;  // guarded by mu_
+};
+
 // A unary call in flight (cancelled when the link goes away).
 struct UnaryCall {
+  explicit UnaryCall(CallCount* count) : counted(count) {}
   virtual ~UnaryCall() = default;
+
+  struct Counted {
+    explicit Counted(CallCount* c) : count(c) { count->Add(); }
+    ~Counted() { count->Remove(); }
+    CallCount* count;
+  };
+  Counted counted;  // first member: destroyed last, after the context
   grpc::ClientContext context;
 };
 
-struct HelloCall : UnaryCall {
-  v1::HelloRequest request;
-  v1::HelloResponse response;
+template <typename Request, typename Response>
+struct Call : UnaryCall {
+  using UnaryCall::UnaryCall;
+  // The stub's callback method for this call.
+  using Method = void (v1::RdmadPeer::StubInterface::async_interface::*)(
+      grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>);
+  Request request;
+  Response response;
 };
 
-struct OpenCall : UnaryCall {
-  v1::OpenChannelRequest request;
-  v1::OpenChannelResponse response;
-};
-
-struct CloseCall : UnaryCall {
-  v1::CloseChannelRequest request;
-  v1::CloseChannelResponse response;
-};
-
-struct ReclaimCall : UnaryCall {
-  v1::ReclaimChannelRequest request;
-  v1::ReclaimChannelResponse response;
-};
+using HelloCall = Call<v1::HelloRequest, v1::HelloResponse>;
+using OpenCall = Call<v1::OpenChannelRequest, v1::OpenChannelResponse>;
+using CloseCall = Call<v1::CloseChannelRequest, v1::CloseChannelResponse>;
+using ReclaimCall = Call<v1::ReclaimChannelRequest, v1::ReclaimChannelResponse>;
 
 // A close is a small message to a live peer; a peer that does not answer
 // this fast is as good as gone (its session then says so).
-constexpr std::chrono::seconds kCloseTimeout{5};
+constexpr std::chrono::milliseconds kCloseTimeout{5000};
 
 class GrpcPeerLink final : public PeerLink {
  public:
@@ -107,92 +138,58 @@ class GrpcPeerLink final : public PeerLink {
       calls = calls_;
     }
     for (auto& call : calls) call->context.TryCancel();  // may complete inline
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return calls_.empty(); });
+    calls.clear();
+    count_.WaitNone();
   }
 
   const std::string& target() const override { return target_; }
 
   void Hello(const PeerHello& self, std::chrono::milliseconds timeout, HelloDone done) override {
-    auto call = std::make_shared<HelloCall>();
-    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    auto call = std::make_shared<HelloCall>(&count_);
     ToProto(self, call->request.mutable_self());
-    {
-      std::lock_guard lock(mu_);
-      calls_.insert(call);
-    }
-    stub_->async()->Hello(
-        &call->context, &call->request, &call->response,
-        [this, call, done = std::move(done)](grpc::Status status) {
-          done(Result(status, call->response, IdentityOf(call->context.auth_context())));
-          std::lock_guard lock(mu_);
-          calls_.erase(call);
-          cv_.notify_all();
-        });
+    Launch(call, timeout, &v1::RdmadPeer::StubInterface::async_interface::Hello,
+           [done = std::move(done)](const grpc::Status& status, HelloCall& c) {
+             done(Result(status, c.response, IdentityOf(c.context.auth_context())));
+           });
   }
 
   void OpenChannel(const OpenChannelCall& open, std::chrono::milliseconds timeout,
                    OpenDone done) override {
-    auto call = std::make_shared<OpenCall>();
-    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    auto call = std::make_shared<OpenCall>(&count_);
     ToProto(open, &call->request);
-    {
-      std::lock_guard lock(mu_);
-      calls_.insert(call);
-    }
-    stub_->async()->OpenChannel(
-        &call->context, &call->request, &call->response,
-        [this, call, done = std::move(done)](grpc::Status status) {
-          if (!status.ok()) {
-            done(FromGrpcStatus(status));
-          } else if (!call->response.has_acceptor()) {
-            done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
-          } else {
-            done(EndpointsFromProto(call->response.acceptor(), call->response.more_acceptors(),
-                                    "more_acceptors"));
-          }
-          std::lock_guard lock(mu_);
-          calls_.erase(call);
-          cv_.notify_all();
-        });
+    Launch(call, timeout, &v1::RdmadPeer::StubInterface::async_interface::OpenChannel,
+           [done = std::move(done)](const grpc::Status& status, OpenCall& c) {
+             if (!status.ok()) {
+               done(FromGrpcStatus(status));
+             } else if (!c.response.has_acceptor()) {
+               done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
+             } else {
+               done(EndpointsFromProto(c.response.acceptor(), c.response.more_acceptors(),
+                                       "more_acceptors"));
+             }
+           });
   }
 
   void CloseChannel(const CloseChannelCall& close, CloseDone done) override {
-    auto call = std::make_shared<CloseCall>();
-    call->context.set_deadline(std::chrono::system_clock::now() + kCloseTimeout);
+    auto call = std::make_shared<CloseCall>(&count_);
     call->request.set_channel_id(close.channel_id);
     call->request.set_reason(close.reason);
     call->request.set_initiator_instance(close.initiator_instance);
-    {
-      std::lock_guard lock(mu_);
-      calls_.insert(call);
-    }
-    stub_->async()->CloseChannel(&call->context, &call->request, &call->response,
-                                 [this, call, done = std::move(done)](grpc::Status status) {
-                                   done(FromGrpcStatus(status));
-                                   std::lock_guard lock(mu_);
-                                   calls_.erase(call);
-                                   cv_.notify_all();
-                                 });
+    Launch(call, kCloseTimeout, &v1::RdmadPeer::StubInterface::async_interface::CloseChannel,
+           [done = std::move(done)](const grpc::Status& status, CloseCall&) {
+             done(FromGrpcStatus(status));
+           });
   }
 
   void ReclaimChannel(const ReclaimChannelCall& reclaim, CloseDone done) override {
-    auto call = std::make_shared<ReclaimCall>();
-    call->context.set_deadline(std::chrono::system_clock::now() + kCloseTimeout);
+    auto call = std::make_shared<ReclaimCall>(&count_);
     call->request.set_channel_id(reclaim.channel_id);
     call->request.set_previous_instance(reclaim.previous_instance);
     call->request.set_instance(reclaim.instance);
-    {
-      std::lock_guard lock(mu_);
-      calls_.insert(call);
-    }
-    stub_->async()->ReclaimChannel(&call->context, &call->request, &call->response,
-                                   [this, call, done = std::move(done)](grpc::Status status) {
-                                     done(FromGrpcStatus(status));
-                                     std::lock_guard lock(mu_);
-                                     calls_.erase(call);
-                                     cv_.notify_all();
-                                   });
+    Launch(call, kCloseTimeout, &v1::RdmadPeer::StubInterface::async_interface::ReclaimChannel,
+           [done = std::move(done)](const grpc::Status& status, ReclaimCall&) {
+             done(FromGrpcStatus(status));
+           });
   }
 
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
@@ -216,12 +213,30 @@ class GrpcPeerLink final : public PeerLink {
     return hello;
   }
 
+  // Starts the call (method of the stub's async interface) with a deadline;
+  // finish runs with its status once, then the link forgets it.
+  template <typename CallT, typename Finish>
+  void Launch(const std::shared_ptr<CallT>& call, std::chrono::milliseconds timeout,
+              typename CallT::Method method, Finish finish) {
+    call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    {
+      std::lock_guard lock(mu_);
+      calls_.insert(call);
+    }
+    (stub_->async()->*method)(&call->context, &call->request, &call->response,
+                              [this, call, finish = std::move(finish)](grpc::Status status) {
+                                finish(status, *call);
+                                std::lock_guard lock(mu_);
+                                calls_.erase(call);
+                              });
+  }
+
   const std::string target_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::RdmadPeer::Stub> stub_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_
+  std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_; to cancel
+  CallCount count_;
 };
 
 class GrpcPeerConnector final : public PeerConnector {
