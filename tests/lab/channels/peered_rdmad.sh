@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # Sourced by the two-VM channel scripts: rdmad on this node, peered with
 # the other node's ("node-a"/"node-b") over the lab link. Sets build, work,
-# RDMAD_SOCKET, ctl and fail; peered_rdmad_start starts the daemon and waits
-# for its socket; peered_rdmad_stop (from the script's EXIT trap) stops
-# every background job and prints the daemon's log.
+# RDMAD_SOCKET, ctl and fail; peered_rdmad_start starts the daemon (its pid
+# in RDMAD_PID) and waits for its socket; peered_rdmad_stop (from the
+# script's EXIT trap) stops every background job and prints the daemon's log.
 
 build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
 work=$(mktemp -d)
@@ -14,7 +14,9 @@ fail() {
   exit 1
 }
 
-peered_rdmad_start() {
+# rdmad_start_with DAEMON_KEYS TABLES: start rdmad with this node's [daemon]
+# table (plus DAEMON_KEYS) and TABLES after it, and wait until it answers.
+rdmad_start_with() {
   cat >"$work/rdmad.toml" <<TOML
 [daemon]
 socket = "$RDMAD_SOCKET"
@@ -22,14 +24,21 @@ socket_group = ""
 log_level = "debug"
 peer_address = "$LAB_IP"
 peer_insecure = true
+$1
 
-[[peers]]
-name = "node-$([[ $LAB_NODE == a ]] && echo b || echo a)"
-address = "$LAB_PEER_IP"
+$2
 TOML
-  "$build/daemon/rdmad" --config "$work/rdmad.toml" 2>"$work/rdmad.log" &
+  rm -f "$RDMAD_SOCKET"
+  "$build/daemon/rdmad" --config "$work/rdmad.toml" 2>>"$work/rdmad.log" &
+  RDMAD_PID=$!
   for _ in $(seq 100); do [[ -S $RDMAD_SOCKET ]] && break; sleep 0.1; done
   ctl status >/dev/null || fail "rdmad did not start"
+}
+
+peered_rdmad_start() {
+  rdmad_start_with "" "[[peers]]
+name = \"node-$([[ $LAB_NODE == a ]] && echo b || echo a)\"
+address = \"$LAB_PEER_IP\""
 }
 
 peered_rdmad_stop() {
