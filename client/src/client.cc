@@ -277,6 +277,7 @@ std::string_view PeerStateName(PeerState state) {
     case PeerState::kDown: return "down";
     case PeerState::kVersionMismatch: return "version-mismatch";
     case PeerState::kCircuitOpen: return "circuit-open";
+    case PeerState::kIdle: return "idle";
     case PeerState::kUnspecified: break;
   }
   return "unspecified";

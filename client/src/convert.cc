@@ -122,7 +122,7 @@ PeerInfo FromProto(const v1::Peer& p) {
   out.name = p.name();
   out.address = p.address();
   int state = int(p.state());
-  out.state = state >= 1 && state <= 5 ? static_cast<PeerState>(state) : PeerState::kUnspecified;
+  out.state = state >= 1 && state <= 6 ? static_cast<PeerState>(state) : PeerState::kUnspecified;
   out.rtt_ms = p.rtt_ms();
   out.last_error = p.last_error();
   out.remote_host = p.remote_host();

@@ -102,6 +102,10 @@ struct BrokerOptions {
   std::function<StatusOr<PathDecision>(const PathRequest&)> resolve;
   // The peer for a [[peers]] name or address; NOT_FOUND for neither.
   std::function<StatusOr<BrokerPeer>(const std::string&)> find_peer;
+  // As find_peer, for Connect: a session still making its first attempt
+  // (opened by PlanChannel for this channel) is waited for, up to the time
+  // given; null: find_peer.
+  std::function<StatusOr<BrokerPeer>(const std::string&, std::chrono::milliseconds)> await_peer;
   // The source address for reaching a peer IP (where a TCP acceptor
   // listens); default KernelSourceAddress.
   SourceAddressLookup source_address;

@@ -122,7 +122,9 @@ StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
     call = OpenLocked(caller, channels, &peer_key);
   }
   if (!call.ok()) return call.status();
-  StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+  StatusOr<BrokerPeer> peer = options_.await_peer
+                                  ? options_.await_peer(peer_key, options_.open_timeout)
+                                  : options_.find_peer(peer_key);
   StatusOr<std::shared_ptr<PeerLink>> link =
       peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
   if (!link.ok()) {

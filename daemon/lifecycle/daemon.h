@@ -141,6 +141,8 @@ class Daemon : public DaemonCore {
   BrokerOptions MakeBrokerOptions();                // daemon_broker.cc
   void StartBroker();
   StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
+  StatusOr<BrokerPeer> AwaitBrokerPeer(const std::string& name_or_address,
+                                       std::chrono::milliseconds timeout);
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);
   // Cluster membership (daemon_cluster.cc): starts it when cluster.endpoints
   // is set; this daemon's record; puts it again after a change.

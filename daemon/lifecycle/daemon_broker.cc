@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <unistd.h>
 
+#include <thread>
 #include <vector>
 
 #include "daemon/lifecycle/daemon.h"
@@ -30,6 +31,9 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
   o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
   o.find_peer = [this](const std::string& name) { return FindBrokerPeer(name); };
+  o.await_peer = [this](const std::string& name, std::chrono::milliseconds timeout) {
+    return AwaitBrokerPeer(name, timeout);
+  };
   o.find_instance = [this](const std::string& instance_id) { return LinkToInstance(instance_id); };
   o.send_event = [this](const std::string& instance_id, const PeerEvent& event) {
     return peers_.inbound().Send(instance_id, event);
@@ -171,6 +175,23 @@ StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) 
     peer.link = Status::Unavailable(link.status().message());
   }
   return peer;
+}
+
+// The first channel to a peer (on demand, or a cluster member not used
+// before) finds its session still on its first attempt: it gets that
+// attempt's time (the Hello timeout) rather than failing for being first.
+StatusOr<BrokerPeer> Daemon::AwaitBrokerPeer(const std::string& name_or_address,
+                                             std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    StatusOr<BrokerPeer> peer = FindBrokerPeer(name_or_address);
+    if (!peer.ok() || peer->link.ok() || std::chrono::steady_clock::now() >= until) return peer;
+    StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
+    if (!session.ok() || session.value()->snapshot().state != PeerSessionState::kConnecting) {
+      return peer;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace rdmad

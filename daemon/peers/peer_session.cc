@@ -45,6 +45,7 @@ std::string_view PeerSessionStateName(PeerSessionState state) {
     case PeerSessionState::kDown: return "down";
     case PeerSessionState::kVersionMismatch: return "version-mismatch";
     case PeerSessionState::kCircuitOpen: return "circuit-open";
+    case PeerSessionState::kIdle: return "idle";
   }
   return "unknown";
 }

@@ -51,9 +51,10 @@ enum class PeerSessionState {
   kDown = 3,
   kVersionMismatch = 4,
   kCircuitOpen = 5,  // failing too often: not dialled until circuit_open_until
+  kIdle = 6,         // a cluster member with no session yet (PeerSessions)
 };
 
-// "connecting", "up", "down", "version-mismatch", "circuit-open".
+// "connecting", "up", "down", "version-mismatch", "circuit-open", "idle".
 std::string_view PeerSessionStateName(PeerSessionState state);
 
 // Why a session exists: a [[peers]] entry, a cluster member (etcd), or a

@@ -3,6 +3,7 @@
 #include "daemon/peers/peer_sessions.h"
 
 #include <algorithm>
+#include <map>
 
 #include "spdlog/spdlog.h"
 
@@ -101,15 +102,6 @@ std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
 }
 
 void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {
-  SetPeers(PeerOrigin::kConfigured, peers);
-}
-
-void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
-  SetPeers(PeerOrigin::kDiscovered, peers);
-}
-
-void PeerSessions::SetPeers(PeerOrigin origin, const std::vector<PeerConfig>& peers) {
-  const bool discovered = origin == PeerOrigin::kDiscovered;
   std::vector<std::shared_ptr<PeerSession>> removed;
   {
     std::lock_guard lock(mu_);
@@ -117,42 +109,66 @@ void PeerSessions::SetPeers(PeerOrigin origin, const std::vector<PeerConfig>& pe
     std::vector<std::shared_ptr<PeerSession>> next;
     for (const PeerConfig& p : peers) {
       auto target = NormalizePeerAddress(p.address);
-      if (!target.ok()) {  // ValidateConfig and the member records keep these out
+      if (!target.ok()) {  // ValidateConfig keeps these out
         spdlog::error("peer {}: {}; no session", p.name, target.status().message());
         continue;
       }
-      if (discovered && std::any_of(sessions_.begin(), sessions_.end(), [&](const auto& s) {
-            return s->configured() && s->name() == p.name;
-          })) {
-        continue;  // [[peers]] says where it is
-      }
       auto same = std::find_if(sessions_.begin(), sessions_.end(), [&](const auto& s) {
-        return s->origin() == origin && s->name() == p.name && s->address() == *target;
+        return s->configured() && s->name() == p.name && s->address() == *target;
       });
       if (same != sessions_.end()) {
         next.push_back(*same);
         continue;
       }
-      spdlog::info("peer {}: opening a session to {} ({})", p.name, *target,
-                   discovered ? "a cluster member" : "[[peers]]");
-      next.push_back(NewSession(p.name, *target, origin));
+      spdlog::info("peer {}: opening a session to {} ([[peers]])", p.name, *target);
+      next.push_back(NewSession(p.name, *target, PeerOrigin::kConfigured));
     }
     for (auto& s : sessions_) {
       bool kept = std::find(next.begin(), next.end(), s) != next.end();
-      if (s->origin() == origin && !kept) {
-        spdlog::info("peer {} ({}) is no longer {}; closing its session", s->name(), s->address(),
-                     discovered ? "a cluster member" : "configured");
+      // A member that is now configured, too, is reached as configured.
+      bool shadowed = s->origin() == PeerOrigin::kDiscovered &&
+                      std::any_of(peers.begin(), peers.end(),
+                                  [&](const PeerConfig& p) { return p.name == s->name(); });
+      if ((s->configured() && !kept) || shadowed) {
+        spdlog::info("peer {} ({}) is no longer configured; closing its session", s->name(),
+                     s->address());
         removed.push_back(s);
-      } else if (s->origin() != origin) {
+      } else if (!s->configured()) {
         next.push_back(s);
       }
     }
-    // Configured sessions first, in config order; then the others as before.
-    std::stable_partition(next.begin(), next.end(), [](const auto& s) { return s->configured(); });
-    sessions_ = std::move(next);
+    sessions_ = std::move(next);  // configured first, in config order; then the others
   }
   for (auto& s : removed) Post([s] { s->Shutdown(); });
   Post([] {});  // wake the worker to poll the new sessions
+}
+
+void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
+  std::vector<std::shared_ptr<PeerSession>> removed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    std::map<std::string, std::string> members;
+    for (const PeerConfig& p : peers) {
+      auto target = NormalizePeerAddress(p.address);
+      if (!target.ok()) {  // the member records keep these out
+        spdlog::error("cluster member {}: {}; not a peer", p.name, target.status().message());
+        continue;
+      }
+      members[p.name] = *target;
+    }
+    std::erase_if(sessions_, [&](const std::shared_ptr<PeerSession>& s) {
+      if (s->origin() != PeerOrigin::kDiscovered) return false;
+      auto member = members.find(s->name());
+      if (member != members.end() && member->second == s->address()) return false;
+      spdlog::info("peer {} ({}) is no longer a cluster member there; closing its session",
+                   s->name(), s->address());
+      removed.push_back(s);
+      return true;
+    });
+    members_ = std::move(members);
+  }
+  for (auto& s : removed) Post([s] { s->Shutdown(); });
 }
 
 StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& name_or_address) {
@@ -160,40 +176,65 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
   {
     std::lock_guard lock(mu_);
     if (stopped_) return Status::FailedPrecondition("rdmad is stopping");
-    for (auto& s : sessions_) {
+    for (auto& s : sessions_) {  // a [[peers]] name wins over a member's
       if (s->name() == name_or_address) return s;
     }
-    auto target = NormalizePeerAddress(name_or_address);
-    if (!target.ok()) {
-      return Status::InvalidArgument("no peer named \"" + name_or_address +
-                                     "\", and it is not an address (HOST, HOST:PORT or "
-                                     "[IPV6]:PORT)");
+    auto member = members_.find(name_or_address);
+    if (member != members_.end()) {
+      created = NewSession(member->first, member->second, PeerOrigin::kDiscovered);
+    } else {
+      auto target = NormalizePeerAddress(name_or_address);
+      if (!target.ok()) {
+        return Status::InvalidArgument("no peer named \"" + name_or_address +
+                                       "\", and it is not an address (HOST, HOST:PORT or "
+                                       "[IPV6]:PORT)");
+      }
+      for (auto& s : sessions_) {
+        if (s->address() == *target) return s;
+      }
+      created = NewSession(*target, *target, PeerOrigin::kOnDemand);
     }
-    for (auto& s : sessions_) {
-      if (s->address() == *target) return s;
-    }
-    created = NewSession(*target, *target, PeerOrigin::kOnDemand);
     sessions_.push_back(created);
   }
-  spdlog::info("peer {}: opening a session on demand", created->name());
+  spdlog::info("peer {}: opening a session to {} on first use ({})", created->name(),
+               created->address(), PeerOriginName(created->origin()));
   Post([] {});
   return created;
 }
 
 std::vector<PeerSnapshot> PeerSessions::List() const {
   std::vector<std::shared_ptr<PeerSession>> sessions;
+  std::vector<PeerSnapshot> idle;
   {
     std::lock_guard lock(mu_);
     sessions = sessions_;
+    for (const auto& [name, address] : members_) {
+      if (std::none_of(sessions_.begin(), sessions_.end(),
+                       [&](const auto& s) { return s->name() == name; })) {
+        PeerSnapshot p;
+        p.name = name;
+        p.address = address;
+        p.configured = false;
+        p.origin = PeerOrigin::kDiscovered;
+        p.state = PeerSessionState::kIdle;
+        idle.push_back(std::move(p));
+      }
+    }
   }
   std::vector<PeerSnapshot> out;
   for (const auto& s : sessions) out.push_back(s->snapshot());
+  out.insert(out.end(), std::make_move_iterator(idle.begin()), std::make_move_iterator(idle.end()));
   return out;
 }
 
 size_t PeerSessions::size() const {
   std::lock_guard lock(mu_);
-  return sessions_.size();
+  size_t idle = 0;
+  for (const auto& [name, address] : members_) {
+    idle += std::none_of(sessions_.begin(), sessions_.end(),
+                         [&](const auto& s) { return s->name() == name; });
+  }
+  return sessions_.size() + idle;
 }
 
 SteadyTime PeerSessions::PollAll(SteadyTime now) {

@@ -2,7 +2,10 @@
 //
 // PeerSessions keeps one PeerSession per peer daemon: one per [[peers]]
 // entry (followed on reload: added, removed, re-dialled when the address
-// changes) and one per address the broker asks for on demand (Peer()).
+// changes), one per cluster member that is used, and one per address the
+// broker asks for on demand (Peer()). Cluster members are dialled on first
+// use, not all at once: a node keeps sessions only to the members it talks
+// to, not to every member of a large cluster (docs/cluster.md).
 // Every session's state machine runs on one worker thread; the transport's
 // completions are queued to it, so a session's state changes in one place
 // and in order.
@@ -19,6 +22,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -57,20 +61,23 @@ class PeerSessions {
   // missing names lose theirs, a changed address starts over.
   void SetConfiguredPeers(const std::vector<PeerConfig>& peers);
 
-  // Makes the discovered sessions (cluster members) those of peers, the
-  // same way; a name that is also configured keeps its [[peers]] session.
+  // Makes the cluster members those of peers. A member has no session
+  // (state idle) until Peer() names it; a member that goes, or moves to
+  // another address, loses its session. A name that is also configured
+  // keeps its [[peers]] session.
   void SetDiscoveredPeers(const std::vector<PeerConfig>& peers);
 
-  // The session for a configured name, or for an address (a session of that
-  // address, else a new on-demand session named by the address).
+  // The session for a configured name or a member (opened now if it has
+  // none), or for an address (a session of that address, else a new
+  // on-demand session named by the address).
   // INVALID_ARGUMENT when it is neither a known name nor an address;
   // FAILED_PRECONDITION after Stop.
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
 
-  // Every session: configured ones in config order, then discovered and
-  // on-demand ones.
+  // Every peer: configured sessions in config order, then the other
+  // sessions, then the members without one (idle).
   std::vector<PeerSnapshot> List() const;
-  size_t size() const;
+  size_t size() const;  // List().size()
 
   // Without Start (tests): runs the queued completions and what is due at
   // the clock's now; returns when something is due next.
@@ -84,9 +91,6 @@ class PeerSessions {
   SteadyTime PollAll(SteadyTime now);
   std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,
                                           PeerOrigin origin);
-  // Makes the sessions of origin those of peers (SetConfiguredPeers,
-  // SetDiscoveredPeers).
-  void SetPeers(PeerOrigin origin, const std::vector<PeerConfig>& peers);
 
   std::shared_ptr<Inbox> inbox_;
   std::shared_ptr<PeerConnector> connector_;
@@ -94,6 +98,7 @@ class PeerSessions {
 
   mutable std::mutex mu_;
   std::vector<std::shared_ptr<PeerSession>> sessions_;  // guarded by mu_
+  std::map<std::string, std::string> members_;          // name -> address; guarded by mu_
   bool stopped_ = false;                                // guarded by mu_
   StateObserver on_state_;                              // guarded by mu_
   EventObserver on_event_;                              // guarded by mu_

@@ -340,5 +340,51 @@ TEST(PeerSessionsThreadTest, TheWorkerBringsSessionsUpOnItsOwn) {
   sessions.Stop();
 }
 
+// Cluster members are listed (idle) without a session; the first use opens
+// one, and a member that goes or moves loses it. A [[peers]] name wins.
+TEST_F(PeerSessionsTest, MembersAreDialledOnFirstUseAndFollowTheirRecords) {
+  sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}, {"m2", "192.0.2.6"}});
+  sessions_->RunOnce();
+  EXPECT_EQ(LinkCount(), 0u);
+  ASSERT_EQ(sessions_->List().size(), 2u);
+  EXPECT_EQ(sessions_->size(), 2u);
+  for (const PeerSnapshot& p : sessions_->List()) {
+    EXPECT_EQ(p.state, PeerSessionState::kIdle) << p.name;
+    EXPECT_EQ(p.origin, PeerOrigin::kDiscovered) << p.name;
+    EXPECT_FALSE(p.configured) << p.name;
+  }
+  EXPECT_EQ(Peer(0).address, "192.0.2.5:7581");
+
+  auto m1 = sessions_->Peer("m1");
+  ASSERT_TRUE(m1.ok()) << m1.status().ToString();
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), 1u);
+  EXPECT_EQ(Link().target(), "192.0.2.5:7581");
+  EXPECT_EQ(Peer(0).name, "m1");
+  EXPECT_EQ(Peer(0).state, PeerSessionState::kConnecting);
+  EXPECT_EQ(Peer(0).origin, PeerOrigin::kDiscovered);
+  EXPECT_EQ(Peer(1).name, "m2");
+  EXPECT_EQ(Peer(1).state, PeerSessionState::kIdle);
+  EXPECT_EQ(sessions_->Peer("m1").value(), m1.value());  // one session per member
+
+  // m1 leaves; m2 moves (after it was used).
+  ASSERT_TRUE(sessions_->Peer("m2").ok());
+  sessions_->SetDiscoveredPeers({{"m2", "192.0.2.7"}});
+  sessions_->RunOnce();
+  ASSERT_EQ(sessions_->List().size(), 1u);
+  EXPECT_EQ(Peer(0).name, "m2");
+  EXPECT_EQ(Peer(0).state, PeerSessionState::kIdle);
+  EXPECT_EQ(Peer(0).address, "192.0.2.7:7581");
+
+  // A [[peers]] entry of the same name is what the name means.
+  ASSERT_TRUE(sessions_->Peer("m2").ok());
+  sessions_->SetConfiguredPeers({{"m2", "192.0.2.9"}});
+  sessions_->RunOnce();
+  ASSERT_EQ(sessions_->List().size(), 1u);
+  EXPECT_TRUE(Peer(0).configured);
+  EXPECT_EQ(Peer(0).address, "192.0.2.9:7581");
+  EXPECT_TRUE(sessions_->Peer("m2").value()->configured());
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -18,6 +18,7 @@ v1::PeerState ToProto(PeerSessionState state) {
     case PeerSessionState::kDown: return v1::PEER_DOWN;
     case PeerSessionState::kVersionMismatch: return v1::PEER_VERSION_MISMATCH;
     case PeerSessionState::kCircuitOpen: return v1::PEER_CIRCUIT_OPEN;
+    case PeerSessionState::kIdle: return v1::PEER_IDLE;
   }
   return v1::PEER_STATE_UNSPECIFIED;
 }

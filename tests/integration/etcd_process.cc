@@ -25,8 +25,9 @@ bool Accepts(int port) {
 
 }  // namespace
 
-EtcdProcess::EtcdProcess(const TempDir& dir)
-    : data_dir_(dir.File("etcd.data")),
+EtcdProcess::EtcdProcess(const TempDir& dir, EtcdTls tls)
+    : tls_(std::move(tls)),
+      data_dir_(dir.File("etcd.data")),
       log_path_(dir.File("etcd.log")),
       client_port_(FreeLoopbackPort()),
       peer_port_(FreeLoopbackPort()) {}
@@ -36,15 +37,33 @@ std::string EtcdProcess::Binary() {
 }
 
 bool EtcdProcess::Start(std::chrono::milliseconds timeout) {
-  std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+  std::string scheme = tls_.cert.empty() ? "http://" : "https://";
+  std::string client = scheme + "127.0.0.1:" + std::to_string(client_port_);
   std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
-  process_ = std::make_unique<Process>(
-      Binary(),
-      std::vector<std::string>{"--name", "t", "--data-dir", data_dir_, "--listen-client-urls",
-                               client, "--advertise-client-urls", client, "--listen-peer-urls",
-                               peer, "--initial-advertise-peer-urls", peer, "--initial-cluster",
-                               "t=" + peer, "--log-level", "warn"},
-      std::map<std::string, std::string>{}, log_path_);
+  std::vector<std::string> args = {"--name",
+                                   "t",
+                                   "--data-dir",
+                                   data_dir_,
+                                   "--listen-client-urls",
+                                   client,
+                                   "--advertise-client-urls",
+                                   client,
+                                   "--listen-peer-urls",
+                                   peer,
+                                   "--initial-advertise-peer-urls",
+                                   peer,
+                                   "--initial-cluster",
+                                   "t=" + peer,
+                                   "--log-level",
+                                   "warn"};
+  if (!tls_.cert.empty()) {
+    args.insert(args.end(), {"--cert-file", tls_.cert, "--key-file", tls_.key});
+  }
+  if (!tls_.client_ca.empty()) {
+    args.insert(args.end(), {"--client-cert-auth", "--trusted-ca-file", tls_.client_ca});
+  }
+  process_ =
+      std::make_unique<Process>(Binary(), args, std::map<std::string, std::string>{}, log_path_);
   auto until = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < until) {
     if (!process_->running()) return false;

@@ -2,7 +2,9 @@
 //
 // A real etcd (Debian's etcd-server) for the cluster tests: one member on
 // loopback ports of its own, with its data in a temporary directory. It
-// can be killed and started again on the same ports and data.
+// can be killed and started again on the same ports and data. With TLS it
+// serves its clients over TLS only, and with a client CA it requires a
+// client certificate that CA signed.
 
 #ifndef RDMAD_TESTS_INTEGRATION_ETCD_PROCESS_H_
 #define RDMAD_TESTS_INTEGRATION_ETCD_PROCESS_H_
@@ -15,10 +17,16 @@
 
 namespace rdmad::testing {
 
+struct EtcdTls {
+  std::string cert;  // PEM paths of its server certificate and key
+  std::string key;
+  std::string client_ca;  // "": any client; else its certificate is required
+};
+
 class EtcdProcess {
  public:
   // Picks the ports; Start() runs it.
-  explicit EtcdProcess(const TempDir& dir);
+  explicit EtcdProcess(const TempDir& dir, EtcdTls tls = {});
 
   // Starts etcd and waits until it serves (false with its log otherwise).
   bool Start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
@@ -33,6 +41,7 @@ class EtcdProcess {
   static std::string Binary();
 
  private:
+  EtcdTls tls_;
   std::string data_dir_;
   std::string log_path_;
   int client_port_;

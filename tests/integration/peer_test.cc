@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/test_certs.h"
 
 namespace rdmad {
 namespace {
@@ -26,8 +27,6 @@ using testing::RunCommand;
 using testing::TempDir;
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-constexpr char kOpenssl[] = "/usr/bin/openssl";
 
 struct Node {
   std::string name;
@@ -104,35 +103,7 @@ class PeerTest : public ::testing::Test {
   // Makes a CA and a certificate for each name: the node NAME at 127.0.0.1
   // (SAN DNS:NAME, IP:127.0.0.1).
   bool MakeCerts(const std::string& ca, const std::vector<std::string>& names) {
-    if (access(kOpenssl, X_OK) != 0) return false;
-    std::string out;
-    auto run = [&](std::vector<std::string> args) {
-      int code = RunCommand(kOpenssl, args, &out);
-      EXPECT_EQ(code, 0) << out;
-      return code == 0;
-    };
-    if (!run({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-              "-keyout", dir_.File(ca + ".key"), "-out", dir_.File(ca + ".pem"), "-days", "2",
-              "-subj", "/CN=rdmad test " + ca, "-addext", "basicConstraints=critical,CA:TRUE",
-              "-addext", "keyUsage=critical,keyCertSign,cRLSign"})) {
-      return false;
-    }
-    for (const std::string& name : names) {
-      std::string ext =
-          dir_.Write(name + ".cnf", "subjectAltName = DNS:" + name +
-                                        ", IP:127.0.0.1\n"
-                                        "basicConstraints = CA:FALSE\n"
-                                        "extendedKeyUsage = serverAuth, clientAuth\n");
-      if (!run({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                "-keyout", dir_.File(name + ".key"), "-out", dir_.File(name + ".csr"), "-subj",
-                "/CN=127.0.0.1"}) ||
-          !run({"x509", "-req", "-in", dir_.File(name + ".csr"), "-CA", dir_.File(ca + ".pem"),
-                "-CAkey", dir_.File(ca + ".key"), "-CAcreateserial", "-out",
-                dir_.File(name + ".pem"), "-days", "2", "-extfile", ext})) {
-        return false;
-      }
-    }
-    return true;
+    return testing::MakeTestCerts(dir_, ca, names);
   }
 
   // The [daemon] keys of node `node` with the certificate of `cert`.

@@ -24,9 +24,10 @@ enum class PeerState {
   kDown = 3,             // not reachable; rdmad retries with backoff
   kVersionMismatch = 4,  // another major protocol version; not used
   kCircuitOpen = 5,      // failed too often; not dialled until circuit_open_until
+  kIdle = 6,             // a cluster member not used yet: dialled on first use
 };
 
-// "connecting", "up", "down", "version-mismatch", "circuit-open"
+// "connecting", "up", "down", "version-mismatch", "circuit-open", "idle"
 // ("unspecified").
 RDMAD_EXPORT std::string_view PeerStateName(PeerState state);
 
