@@ -70,10 +70,17 @@ class HoldStream::Call final : public Current, public grpc::ClientReadReactor<v1
 // A batch's HoldChannel stream, shared by its channels' HoldStreams (the
 // members). Member callbacks are made under mu_, so that a member that
 // left (Leave) is never called again; members never call in while holding
-// their own lock. It lives until gRPC is done with it (self_).
+// their own lock. It lives until gRPC is done with it (self_) and its last
+// share is gone: that share's owner (a HoldStream going away on an
+// application's thread) waits for OnDone, so the batch, whose stub and
+// context hold references to the client's grpc::Channel, is destroyed
+// there and never on a gRPC callback thread. gRPC 1.51's callback threads
+// must not drop the last reference to a channel: one would join itself and
+// free the queue it polls (grpc/grpc#32584).
 class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent> {
  public:
-  explicit Batch(std::vector<HoldStream*> members) : members_(std::move(members)) {}
+  explicit Batch(std::vector<HoldStream*> members)
+      : shares_(members.size()), members_(std::move(members)) {}
 
   void Start(std::shared_ptr<Batch> self, const std::shared_ptr<grpc::Channel>& rpc,
              const std::vector<uint64_t>& ids) {
@@ -105,6 +112,12 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
     }
   }
 
+  // A share is gone; the last one waits until gRPC is done with the call.
+  void Drop() {
+    std::unique_lock lock(mu_);
+    if (--shares_ == 0) cv_.wait(lock, [this] { return done_; });
+  }
+
   // The daemon took the holds: one lease per channel, in order.
   void OnReadInitialMetadataDone(bool ok) override {
     if (!ok) return;
@@ -131,11 +144,13 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
   }
   // Every member still here carries on alone (re-attaches, or ends).
   void OnDone(const grpc::Status& status) override {
-    std::shared_ptr<Batch> keep = std::move(self_);  // this may go with it
     std::lock_guard lock(mu_);
     for (HoldStream*& member : members_) {
       if (member != nullptr) std::exchange(member, nullptr)->OnCallDone(status, false);
     }
+    self_.reset();  // not the last reference: a share is left until done_
+    done_ = true;
+    cv_.notify_all();
   }
 
  private:
@@ -146,12 +161,16 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
   v1::ChannelEvent event_;
   std::map<uint64_t, size_t> index_;  // channel id -> member
   std::mutex mu_;
+  std::condition_variable cv_;
+  size_t shares_;                     // guarded by mu_
+  bool done_ = false;                 // OnDone ran; guarded by mu_
   std::vector<HoldStream*> members_;  // null once left or done; guarded by mu_
 };
 
 class HoldStream::Share final : public Current {
  public:
   Share(std::shared_ptr<Batch> batch, size_t index) : batch_(std::move(batch)), index_(index) {}
+  ~Share() override { batch_->Drop(); }
   void Cancel() override { batch_->Leave(index_); }
 
  private:

@@ -118,5 +118,41 @@ TEST_F(ConnectManyTest, ARejectedBatchOpensNoChannel) {
   EXPECT_EQ(a_.client->ConnectMany("B", "svc", 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+// A batch's channels may outlive the Client that opened them: they still
+// carry messages, and closing them afterwards (the batch's hold stream
+// ending with nothing else left of the client) is clean, round after round.
+TEST_F(ConnectManyTest, ABatchOutlivesItsClient) {
+  auto listener = b_.client->Listen("svc");
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  constexpr int kRounds = 5;
+  constexpr size_t kBatch = 4;
+  std::thread app_b([&] {
+    for (size_t i = 0; i < kRounds * kBatch; ++i) {
+      auto channel = listener.value()->Accept(seconds(60));
+      ASSERT_TRUE(channel.ok()) << i << ": " << channel.status().ToString();
+      auto msg = channel.value()->Recv(seconds(20));
+      ASSERT_TRUE(msg.ok()) << msg.status().ToString();
+      ASSERT_TRUE(channel.value()->Send(msg.value().data(), msg.value().size()).ok());
+    }
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    ClientOptions options;
+    options.socket_path = a_.socket;
+    auto client = Client::Open(options);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    auto channels = client.value()->ConnectMany("B", "svc", kBatch);
+    ASSERT_TRUE(channels.ok()) << channels.status().ToString() << "\n" << pair_.Logs();
+    client.value().reset();
+    for (auto& c : channels.value()) {
+      uint8_t byte = uint8_t(round);
+      ASSERT_TRUE(c->Send(&byte, 1).ok());
+      auto echo = c->Recv(seconds(20));
+      ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+      EXPECT_EQ(echo.value(), std::vector<uint8_t>{byte});
+    }
+  }
+  app_b.join();
+}
+
 }  // namespace
 }  // namespace rdmad
