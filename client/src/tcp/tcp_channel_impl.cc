@@ -231,6 +231,7 @@ Status TcpChannel::RoundTrip(FrameHeader header, const void* payload, uint8_t* d
   {
     std::lock_guard lock(mu_);
     if (!status_.ok()) return status_;
+    if (aborted_) return *aborted_;
     header.request_id = next_request_id_++;
     pending_[header.request_id] = &op;
   }
@@ -262,7 +263,7 @@ Status TcpChannel::status() const {
 void TcpChannel::Fail(const Status& status) {
   {
     std::lock_guard lock(mu_);
-    if (status_.ok()) status_ = status;
+    if (status_.ok()) status_ = aborted_ ? *aborted_ : status;  // a send after Abort
     signal_.Notify();
   }
   recv_cv_.notify_all();
@@ -270,12 +271,18 @@ void TcpChannel::Fail(const Status& status) {
   shutdown(fd_.get(), SHUT_RDWR);
 }
 
+// The daemon's word can overtake the peer's last frames on the data path
+// (a peer that sends, then closes): the I/O thread still takes every frame
+// that has arrived, up to the peer's CLOSE, before the channel ends, with
+// the peer's CLOSE if it came, else with status. Shutting the socket down
+// wakes it, and ends what it reads once the arrived bytes are taken.
 void TcpChannel::Abort(const Status& status) {
   {
     std::lock_guard lock(mu_);
-    if (!status_.ok()) return;  // closed here, failed, or the peer's CLOSE came
+    if (!status_.ok() || aborted_) return;  // closed here, failed, or the peer's CLOSE came
+    aborted_ = status;
   }
-  Fail(status);
+  shutdown(fd_.get(), SHUT_RDWR);
 }
 
 void TcpChannel::Close() {

@@ -48,6 +48,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -170,6 +171,7 @@ class TcpChannel final : public AbortableChannel {
   std::condition_variable op_cv_;     // an op completed
   Status status_;                     // OK while usable; the first error wins
   bool closed_locally_ = false;
+  std::optional<Status> aborted_;  // Abort's status, the I/O thread draining; guarded by mu_
   std::deque<std::vector<uint8_t>> queue_;
   std::deque<std::vector<uint8_t>> notes_;  // notifications, not yet taken
   size_t queued_bytes_ = 0;

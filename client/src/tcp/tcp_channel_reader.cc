@@ -248,7 +248,8 @@ void TcpChannel::Finish(const Status& status) {
   Status final;
   {
     std::lock_guard lock(mu_);
-    if (status_.ok()) status_ = status;
+    bool peer_closed = status.message().rfind("closed by peer", 0) == 0;
+    if (status_.ok()) status_ = aborted_ && !peer_closed ? *aborted_ : status;
     final = status_;
     signal_.Notify();
   }
