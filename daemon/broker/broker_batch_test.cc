@@ -158,7 +158,7 @@ TEST(BrokerBatchTest, OnOpenChannelOffersABatchAsOneRequest) {
   auto sink = std::make_shared<BatchSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
   call.more = {{78, TcpEnd(1)}, {79, TcpEnd(1)}};
   auto answer = f.broker.OnOpenChannel(call, "127.0.0.1");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
@@ -170,7 +170,7 @@ TEST(BrokerBatchTest, OnOpenChannelOffersABatchAsOneRequest) {
     EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
     EXPECT_EQ(f.Record(id).owner_uid, kApp.uid);
   }
-  OpenChannelCall repeated{90, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  OpenChannelCall repeated{90, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
   repeated.more = {{90, TcpEnd(1)}};
   EXPECT_EQ(f.broker.OnOpenChannel(repeated, "127.0.0.1").status().code(),
             StatusCode::kInvalidArgument);
@@ -189,7 +189,7 @@ TEST(BrokerBatchTest, ABatchCountsWholeAgainstTheLimits) {
   g.broker.SetLimits(2, 0);
   auto sink = std::make_shared<BatchSink>(&g.broker.services());
   auto reg = g.broker.services().Register("svc", sink, kApp);
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
   call.more = {{78, TcpEnd(1)}, {79, TcpEnd(1)}};
   EXPECT_EQ(g.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
             StatusCode::kResourceExhausted);

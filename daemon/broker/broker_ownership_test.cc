@@ -102,7 +102,7 @@ TEST(BrokerOwnershipTest, AnAcceptedChannelBelongsToTheListener) {
   };
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
   ASSERT_TRUE(f.broker.OnOpenChannel(call, "127.0.0.1").ok());
   ASSERT_TRUE(held_at_once.has_value());
   EXPECT_TRUE(held_at_once->ok()) << held_at_once->status().ToString();

@@ -93,7 +93,7 @@ class AcceptingSink : public ServiceSink {
 
 TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   Fixture f;
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1)};
+  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().message(),
             "no service svc on hostA");
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
@@ -120,7 +120,7 @@ TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
   auto reg = f.broker.services().Register("svc", sink, kApp);
   uint64_t id = 100;
   auto bind_host = [&](const std::string& peer_ip) {
-    OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1)};
+    OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
     EXPECT_TRUE(f.broker.OnOpenChannel(call, peer_ip).ok());
     return sink->seen.plan.tcp_bind_host;
   };

@@ -47,6 +47,7 @@ void ClusterMembership::Update(MemberRecord self) {
 
 void ClusterMembership::Stop(bool withdraw) {
   int64_t lease = 0;
+  bool reachable = false;
   {
     std::lock_guard lock(mu_);
     if (stopping_) return;
@@ -54,10 +55,16 @@ void ClusterMembership::Stop(bool withdraw) {
     if (watch_) watch_->Cancel();
     cv_.notify_all();
     lease = lease_;
+    reachable = reachable_;
   }
   if (lease_thread_.joinable()) lease_thread_.join();
   if (watch_thread_.joinable()) watch_thread_.join();
-  if (withdraw && lease != 0) {
+  if (withdraw && lease != 0 && !reachable) {
+    // Not worth a stop that waits out every endpoint's deadline.
+    spdlog::info(
+        "cluster: etcd is unreachable; member {} goes when its lease expires (within {} s)",
+        self().name, options_.ttl.count());
+  } else if (withdraw && lease != 0) {
     Status revoked = store_->RevokeLease(lease);
     if (revoked.ok()) {
       spdlog::info("cluster: withdrew member {} (lease revoked)", self().name);

@@ -116,6 +116,25 @@ TEST_F(ClusterMembershipTest, TheViewOutlivesTheStoreAndResynchronises) {
   ASSERT_TRUE(Eventually([&] { return Names(a->Members()) == std::vector<std::string>{"b"}; }));
 }
 
+// A stop while etcd is known to be away does not wait for it: the record
+// goes with its lease's TTL.
+TEST_F(ClusterMembershipTest, AStopWhileTheStoreIsAwayLeavesTheLeaseToExpire) {
+  auto a = Member("a");
+  ASSERT_TRUE(Eventually([&] { return a->health().registered; }));
+  store_->SetDown(true);
+  ASSERT_TRUE(Eventually([&] { return !a->health().reachable; }));
+  a->Stop(/*withdraw=*/true);
+  EXPECT_EQ(store_->revokes(), 0);
+  EXPECT_EQ(store_->leases().size(), 1u);
+
+  auto b = Member("b");  // and with etcd there, a stop revokes
+  store_->SetDown(false);
+  ASSERT_TRUE(Eventually([&] { return b->health().registered && b->health().reachable; }));
+  b->Stop(/*withdraw=*/true);
+  EXPECT_EQ(store_->revokes(), 1);
+  EXPECT_EQ(store_->leases().size(), 1u);  // a's, until it expires
+}
+
 TEST_F(ClusterMembershipTest, ALostLeaseIsReplacedAndTheRecordPutAgain) {
   auto a = Member("a");
   auto b = Member("b");

@@ -46,6 +46,10 @@ class FakeMembershipStore final : public MembershipStore {
     std::lock_guard lock(mu_);
     Write(key, value, 0);
   }
+  int revokes() const {  // RevokeLease calls
+    std::lock_guard lock(mu_);
+    return revokes_;
+  }
   std::set<int64_t> leases() const {
     std::lock_guard lock(mu_);
     return leases_;
@@ -66,6 +70,7 @@ class FakeMembershipStore final : public MembershipStore {
   }
   Status RevokeLease(int64_t lease) override {
     std::lock_guard lock(mu_);
+    ++revokes_;
     if (down_) return Status::Unavailable("fake etcd is down");
     if (!leases_.erase(lease)) return Status::NotFound("no such lease");
     DropLeaseKeys(lease);
@@ -142,6 +147,7 @@ class FakeMembershipStore final : public MembershipStore {
   int64_t next_lease_ = 100;
   int keepalives_ = 0;
   bool down_ = false;
+  int revokes_ = 0;
 };
 
 class FakeMembershipStore::FakeWatch final : public StoreWatch {
