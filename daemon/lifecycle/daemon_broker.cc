@@ -148,10 +148,7 @@ StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& in
 // demand; a peer whose session is not up gives UNAVAILABLE with the
 // session's last error (at once, from find_peer, while its circuit is open).
 StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) {
-  bool known = IsIpLiteral(HostOfAddress(name_or_address));
-  for (const PeerSnapshot& p : peers_.List()) {
-    known = known || p.name == name_or_address || p.address == name_or_address;
-  }
+  bool known = IsIpLiteral(HostOfAddress(name_or_address)) || peers_.Knows(name_or_address);
   if (!known) {
     return Status::NotFound("unknown peer " + name_or_address +
                             ": not a [[peers]] name nor an IP address");

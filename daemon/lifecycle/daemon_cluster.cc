@@ -4,6 +4,7 @@
 // registers in etcd (its name, peer listener, ports and services, put
 // again when they change), and the other members as peer sessions.
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "daemon/lifecycle/daemon.h"
@@ -16,12 +17,6 @@ namespace {
 std::string HostPort(const std::string& host, int port) {
   bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
 }
 
 }  // namespace
@@ -62,7 +57,7 @@ Status Daemon::StartCluster(const ApiServerFactory& make_server) {
   ClusterOptions options;
   options.prefix = c.prefix;
   options.ttl = std::chrono::seconds(c.lease_ttl_s);
-  options.endpoints = Join(c.endpoints);
+  options.endpoints = fmt::format("{}", fmt::join(c.endpoints, ", "));
   cluster_ = std::make_unique<ClusterMembership>(std::move(store).value(), options,
                                                  [this](const std::vector<MemberRecord>& members) {
                                                    std::vector<PeerConfig> peers;

@@ -115,6 +115,11 @@ std::vector<PeerSnapshot> PeerHub::List() const {
   return sessions ? sessions->List() : std::vector<PeerSnapshot>{};
 }
 
+bool PeerHub::Knows(const std::string& name_or_address) const {
+  PeerSessions* sessions = running_;
+  return sessions && sessions->Knows(name_or_address);
+}
+
 StatusOr<std::shared_ptr<PeerSession>> PeerHub::Peer(const std::string& name_or_address) {
   PeerSessions* sessions = running_;
   if (!sessions) return Status::FailedPrecondition("peer sessions are not running");

@@ -52,6 +52,7 @@ class PeerHub {
   void Stop();
 
   std::vector<PeerSnapshot> List() const;
+  bool Knows(const std::string& name_or_address) const;  // PeerSessions::Knows
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
   size_t session_count() const;
   const std::string& instance_id() const { return instance_id_; }

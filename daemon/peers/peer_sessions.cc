@@ -227,6 +227,17 @@ std::vector<PeerSnapshot> PeerSessions::List() const {
   return out;
 }
 
+bool PeerSessions::Knows(const std::string& name_or_address) const {
+  std::lock_guard lock(mu_);
+  auto named = [&](const std::string& name, const std::string& address) {
+    return name == name_or_address || address == name_or_address;
+  };
+  return std::any_of(sessions_.begin(), sessions_.end(),
+                     [&](const auto& s) { return named(s->name(), s->address()); }) ||
+         std::any_of(members_.begin(), members_.end(),
+                     [&](const auto& m) { return named(m.first, m.second); });
+}
+
 size_t PeerSessions::size() const {
   std::lock_guard lock(mu_);
   size_t idle = 0;

@@ -78,6 +78,9 @@ class PeerSessions {
   // sessions, then the members without one (idle).
   std::vector<PeerSnapshot> List() const;
   size_t size() const;  // List().size()
+  // Whether some entry of List() has this name or address, without
+  // making the list.
+  bool Knows(const std::string& name_or_address) const;
 
   // Without Start (tests): runs the queued completions and what is due at
   // the clock's now; returns when something is due next.

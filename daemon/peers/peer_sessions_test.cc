@@ -354,6 +354,9 @@ TEST_F(PeerSessionsTest, MembersAreDialledOnFirstUseAndFollowTheirRecords) {
     EXPECT_FALSE(p.configured) << p.name;
   }
   EXPECT_EQ(Peer(0).address, "192.0.2.5:7581");
+  EXPECT_TRUE(sessions_->Knows("m2"));
+  EXPECT_TRUE(sessions_->Knows("192.0.2.6:7581"));
+  EXPECT_FALSE(sessions_->Knows("m3"));
 
   auto m1 = sessions_->Peer("m1");
   ASSERT_TRUE(m1.ok()) << m1.status().ToString();
