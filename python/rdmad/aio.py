@@ -5,13 +5,14 @@
     note = await rdmad.aio.recv_notification(channel)
     await rdmad.aio.wait(channel, transfer)      # a Channel.submit batch
     channel = await rdmad.aio.accept(listener)
+    await rdmad.aio.reject(listener, "busy")
 
 Each waits on the channel's completion fd with ``loop.add_reader``: it tries
 the non-blocking call, arms the channel when nothing is there, and sleeps
 until the fd says there may be news. Any number of coroutines may wait on
 the same channel (one receiving messages, one notifications, several
-transfers); each retries its own call when woken. accept waits on the
-listener's request fd the same way.
+transfers); each retries its own call when woken. accept and reject wait
+on the listener's request fd the same way.
 """
 
 import asyncio
@@ -88,6 +89,24 @@ async def wait(channel, transfer):
         await _news(channel)
 
 
+async def _take_request(listener, call):
+    """call(timeout=0) once a request waits on the listener, in the loop's executor."""
+    loop = asyncio.get_running_loop()
+    fd = listener.request_fd()
+    while True:
+        if not select.select([fd], [], [], 0)[0]:
+            await _readable(fd)
+            continue
+        try:
+            return await loop.run_in_executor(None, functools.partial(call, timeout=0))
+        except DeadlineExceeded:
+            # Another accept or reject took the request; or what waits is
+            # the rest of an accepted batch, which only accept takes: look
+            # again a little later rather than spin on the readable fd.
+            if select.select([fd], [], [], 0)[0]:
+                await asyncio.sleep(0.01)
+
+
 async def accept(listener):
     """The next channel to the listener's service.
 
@@ -96,14 +115,10 @@ async def accept(listener):
     loop's default executor, so that the loop keeps serving meanwhile.
     Any number of coroutines may accept on one listener.
     """
-    loop = asyncio.get_running_loop()
-    fd = listener.request_fd()
-    while True:
-        if not select.select([fd], [], [], 0)[0]:
-            await _readable(fd)
-            continue
-        try:
-            return await loop.run_in_executor(
-                None, functools.partial(listener.accept, timeout=0))
-        except DeadlineExceeded:
-            pass  # another accept took the request
+    return await _take_request(listener, listener.accept)
+
+
+async def reject(listener, reason):
+    """Refuses the next request to the listener's service (the initiator
+    gets PermissionDenied), waiting for it as accept does."""
+    await _take_request(listener, functools.partial(listener.reject, reason))

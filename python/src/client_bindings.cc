@@ -1,7 +1,7 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // rdmad.Client and rdmad.Listener: queries of the local rdmad as dicts,
-// listen, accept, reject and connect.
+// listen, accept, reject, connect and connect_many.
 
 #include <string>
 
@@ -160,6 +160,32 @@ void BindClient(py::module_& m) {
           py::arg("timeout") = 15.0,
           "Opens a channel to service on peer (a peer daemon's name), over RDMA when "
           "both sides have a path, else TCP.")
+      .def(
+          "connect_many",
+          [](const PyClient& c, const std::string& peer, const std::string& service, size_t count,
+             bool force_tcp, double timeout) {
+            ConnectOptions options;
+            options.force_tcp = force_tcp;
+            options.timeout = Timeout(timeout);
+            auto channels = Value(c.Run(
+                [&](Client& client) { return client.ConnectMany(peer, service, count, options); }));
+            py::list out;
+            for (std::unique_ptr<Channel>& channel : channels)
+              out.append(py::cast(std::move(channel)));
+            return out;
+          },
+          py::arg("peer"), py::arg("service"), py::arg("count"), py::arg("force_tcp") = false,
+          py::arg("timeout") = 15.0,
+          "count channels to service on peer at once (one per worker, a KV-cache fan-out), "
+          "set up in batches of up to 64; all or nothing. timeout bounds each batch.")
+      .def(
+          "close_channel",
+          [](const PyClient& c, uint64_t id, const std::string& reason) {
+            Check(c.Run([&](Client& client) { return client.CloseChannel(id, reason); }));
+          },
+          py::arg("id"), py::arg("reason") = "",
+          "Closes one of this user's channels by its id in channels() (rdmactl close); "
+          "NotFound for an unknown id or another user's.")
       .def("close", &PyClient::Close,
            "Lets the client go (calls then raise FailedPrecondition); its channels, "
            "listeners and event streams live on.")

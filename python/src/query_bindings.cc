@@ -1,8 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// rdmad.Client's device and path queries (devices, route, pools, prewarm)
-// as dicts, and its events iterator (rdmad.Events): what rdmactl devices,
-// gids, route, pools and events show.
+// rdmad.Client's device and path queries (devices, gids, counters, route,
+// pools, prewarm) as dicts, and its events iterator (rdmad.Events): what
+// rdmactl devices, gids, counters, route, pools and events show.
 
 #include <string>
 #include <vector>
@@ -168,6 +168,36 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
                           DeviceDict);
           },
           "The RDMA devices with their ports and GIDs (rdmactl devices, gids).")
+      .def(
+          "gids",
+          [](const PyClient& c, const std::string& device) {
+            std::vector<Device> devices =
+                Value(c.Run([&](Client& client) { return client.ListDevices(); }));
+            py::list out;
+            for (const Device& v : devices) {
+              if (!device.empty() && v.name != device) continue;
+              for (const Port& p : v.ports) {
+                for (const Gid& g : p.gids) {
+                  py::dict row = GidDict(g);
+                  row["device"] = v.name;
+                  row["port"] = p.port;
+                  out.append(row);
+                }
+              }
+            }
+            return out;
+          },
+          py::arg("device") = "",
+          "Every GID of every port, one dict each with its device and port (rdmactl gids); "
+          "with device, that device's.")
+      .def(
+          "counters",
+          [](const PyClient& c, const std::string& device, uint32_t port) {
+            return Value(
+                c.Run([&](Client& client) { return client.GetPortCounters(device, port); }));
+          },
+          py::arg("device"), py::arg("port"),
+          "A port's counters by name (rdmactl counters); NotFound for an unknown device.")
       .def(
           "route",
           [](const PyClient& c, const std::string& peer_address) {

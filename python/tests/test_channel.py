@@ -199,3 +199,41 @@ def test_send_and_recv_take_their_arguments_either_way(channels):
         b.recv(timeout="soon")
     assert inspect.signature(rdmad.Channel.recv).parameters["timeout"].default is None
     assert list(inspect.signature(rdmad.Channel.send).parameters) == ["self", "data"]
+
+
+def test_connect_many_opens_a_batch(pair):
+    listener = pair.client_b.listen("py.many")
+    accepted = []
+    thread = threading.Thread(
+        target=lambda: accepted.extend(listener.accept(timeout=30) for _ in range(5)))
+    thread.start()
+    initiators = pair.client_a.connect_many("B", "py.many", 5)
+    thread.join()
+    assert len(initiators) == 5 and len(accepted) == 5
+    assert len({c.info["id"] for c in initiators}) == 5
+    for i, channel in enumerate(initiators):
+        channel.send(b"worker %d" % i)
+    got = sorted(c.recv(timeout=30) for c in accepted)
+    assert got == [b"worker %d" % i for i in range(5)]
+    with pytest.raises(rdmad.InvalidArgument):
+        pair.client_a.connect_many("B", "py.many", 0)
+    listener.close()
+    with pytest.raises(rdmad.NotFound):  # nobody listens any more
+        pair.client_a.connect_many("B", "py.many", 2)
+    for channel in initiators + accepted:
+        channel.close()
+
+
+def test_close_channel_by_its_id(pair):
+    a, b = pair.channel_pair()
+    channel_id = a.info["id"]
+    assert channel_id in {c["id"] for c in pair.client_a.channels()}
+    pair.client_a.close_channel(channel_id, "drained")
+    with pytest.raises(rdmad.Error):  # the peer sees its channel end
+        b.recv(timeout=30)
+    with pytest.raises(rdmad.Error):
+        a.recv(timeout=30)
+    with pytest.raises(rdmad.NotFound):
+        pair.client_a.close_channel(0xFFFFFFFF, "no such channel")
+    a.close()
+    b.close()

@@ -1,5 +1,5 @@
 # Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
-"""Client's queries: devices, route, pools and prewarm, events."""
+"""Client's queries: devices, gids, counters, route, pools and prewarm, events."""
 
 import os
 import signal
@@ -29,6 +29,24 @@ def test_devices_and_route(pair):
     assert path["device"] == LAB_DEV
     assert path["gid_type"] == "RoCE v2"
     assert path["reasons"]
+
+
+def test_gids_and_counters(pair):
+    gids = pair.client_a.gids()
+    if not LAB_DEV:  # the host: no RDMA device
+        assert gids == []
+        with pytest.raises(rdmad.NotFound):
+            pair.client_a.counters("no_such_dev", 1)
+        return
+    rows = [g for g in gids if g["device"] == LAB_DEV]
+    assert rows and all(g["port"] == 1 for g in rows)
+    assert any(g["type"] == "RoCE v2" and g["ip"] == os.environ["LAB_IP"] for g in rows)
+    assert pair.client_a.gids(device=LAB_DEV) == rows
+    assert pair.client_a.gids(device="no_such_dev") == []
+    counters = pair.client_a.counters(LAB_DEV, 1)
+    assert counters and all(isinstance(v, int) for v in counters.values())
+    with pytest.raises(rdmad.NotFound):
+        pair.client_a.counters("no_such_dev", 1)
 
 
 def test_prewarm_fills_the_pool(pair):

@@ -124,3 +124,20 @@ def test_asyncio_accepts_on_the_request_fd(pair):
             channel.close()
 
     asyncio.run(main())
+
+
+def test_asyncio_rejects_on_the_request_fd(pair):
+    """A coroutine refuses the next request; the initiator is PermissionDenied."""
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        with pair.client_b.listen("py.async.reject") as listener:
+            refusal = asyncio.ensure_future(rdmad.aio.reject(listener, "full up"))
+            await asyncio.sleep(0.2)
+            assert not refusal.done()
+            with pytest.raises(rdmad.PermissionDenied) as denied:
+                await loop.run_in_executor(None, pair.client_a.connect, "B", "py.async.reject")
+            await asyncio.wait_for(refusal, 30)
+        assert "full up" in denied.value.message
+
+    asyncio.run(main())
