@@ -275,6 +275,20 @@ std::vector<ChannelRecord> Broker::ChannelsFor(const Caller& caller) const {
   return all;
 }
 
+bool Broker::HasChannelsWith(const std::string& name, const std::string& address,
+                             const std::string& instance_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, e] : channels_) {
+    if (ChannelEnded(e.record.state)) continue;
+    const ChannelRecord& r = e.record;
+    if (r.peer == name || r.peer == address || e.peer_key == name || e.peer_key == address ||
+        (!instance_id.empty() && r.peer_instance == instance_id)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::vector<ChannelRecord> Broker::Channels() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<ChannelRecord> out;

@@ -320,6 +320,11 @@ class Broker {
   void StartSweeper(std::chrono::milliseconds period = std::chrono::milliseconds(1000));
 
   std::vector<ChannelRecord> Channels() const;
+  // Whether a channel with this peer (its session's name or address, or
+  // its daemon's instance id) has not ended: the peer's session is in use.
+  // (Telling the peer that one ended names the session again.)
+  bool HasChannelsWith(const std::string& name, const std::string& address,
+                       const std::string& instance_id) const;
   // The channels caller reaches: its uid's, or all for an admin.
   std::vector<ChannelRecord> ChannelsFor(const Caller& caller) const;
 

@@ -227,8 +227,10 @@ TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
-  ASSERT_TRUE(f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
-  ASSERT_TRUE(f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+  ASSERT_TRUE(
+      f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
+  ASSERT_TRUE(
+      f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
   ASSERT_TRUE(f.broker.Release(kApp, 7, "closed by the application").ok());
   ASSERT_EQ(f.link->Closes().size(), 1u);
   EXPECT_EQ(f.link->Closes()[0].channel_id, 7u);
@@ -240,6 +242,25 @@ TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   EXPECT_EQ(f.events[0].first, kInstanceB);
   EXPECT_EQ(f.events[0].second.kind, PeerEvent::Kind::kChannelClosed);
   EXPECT_EQ(f.events[0].second.channel_id, 8u);
+}
+
+TEST(BrokerTest, HasChannelsWithSeesAPeersChannelsUntilTheyEnd) {
+  Fixture f;
+  const std::string kInstanceC(32, 'c');
+  EXPECT_FALSE(f.broker.HasChannelsWith("B", "127.0.0.1:7581", kInstanceB));
+  uint64_t id = f.Established();
+  EXPECT_TRUE(f.broker.HasChannelsWith("B", "", ""));  // by the session's name
+  EXPECT_TRUE(f.broker.HasChannelsWith("b-by-address", "", kInstanceB));
+  EXPECT_FALSE(f.broker.HasChannelsWith("C", "192.0.2.3:7581", kInstanceC));
+  ASSERT_TRUE(f.broker.Release(kApp, id, "closed by the application").ok());
+  EXPECT_FALSE(f.broker.HasChannelsWith("B", "127.0.0.1:7581", kInstanceB));
+  // An accepted channel: the initiator's daemon, by its instance id.
+  auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
+  auto reg = f.broker.services().Register("svc", sink, kApp);
+  ASSERT_TRUE(
+      f.broker.OnOpenChannel({9, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
+  EXPECT_TRUE(f.broker.HasChannelsWith("node-b", "192.0.2.2:7581", kInstanceB));
+  EXPECT_FALSE(f.broker.HasChannelsWith("C", "192.0.2.3:7581", kInstanceC));
 }
 
 TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
@@ -282,9 +303,9 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
   ASSERT_TRUE(
-      f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1)}, "127.0.0.1").ok());
+      f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
   Status total =
-      f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1)}, "127.0.0.1").status();
+      f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").status();
   EXPECT_EQ(total.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(total.message().find("limits.max_channels)"), std::string::npos) << total.ToString();
   // An ended channel frees its slot.

@@ -65,6 +65,7 @@ struct Config {
     int peer_breaker_failures = 5;  // failed attempts in a row; 0: never
     int peer_breaker_open_s = 30;   // seconds a tripped peer is not dialled
     int peer_channel_grace_s = 10;  // channels wait this long for a lost peer daemon
+    int peer_idle_close_s = 300;    // sessions opened on first use close unused; 0: never
     friend bool operator==(const Daemon&, const Daemon&) = default;
   } daemon;
 

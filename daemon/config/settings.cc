@@ -176,6 +176,14 @@ std::vector<Setting> DaemonSettings() {
        .min = 1,
        .max = 3600,
        .store = Store<&C::daemon, &C::Daemon::peer_channel_grace_s>},
+      {.key = "daemon.peer_idle_close_s",
+       .kind = K::kInt,
+       .default_toml = "300",
+       .help = "Seconds a peer session opened on first use stays up unused; 0: never closed.",
+       .env = "RDMAD_DAEMON_PEER_IDLE_CLOSE_S",
+       .min = 0,
+       .max = 86400,
+       .store = Store<&C::daemon, &C::Daemon::peer_idle_close_s>},
   };
 }
 

@@ -76,6 +76,10 @@ void Daemon::StartBroker() {
             CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
         if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
       });
+  peers_.SetSessionsInUse([broker](const PeerSnapshot& peer) {
+    return broker->HasChannelsWith(peer.name, peer.address,
+                                   peer.remote ? peer.remote->instance_id : "");
+  });
   broker_->StartSweeper();
   path_broker_.store(broker);
   ApplyChannelSettings(*config());

@@ -47,6 +47,8 @@ void PeerHub::ObserveSessions(PeerSessions::StateObserver on_state,
   on_event_ = std::move(on_event);
 }
 
+void PeerHub::SetSessionsInUse(PeerSessions::InUse in_use) { in_use_ = std::move(in_use); }
+
 Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
   if (!factory) {
     spdlog::info("peers: no transport in this build; peer sessions are off");
@@ -69,6 +71,8 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   sessions_ = std::make_unique<PeerSessions>(
       std::move(transport->connector), [this] { return LocalHello(); }, session_options);
   sessions_->Observe(on_state_, on_event_);
+  sessions_->SetInUse(in_use_);
+  sessions_->SetIdleClose(std::chrono::seconds(d.peer_idle_close_s));
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();
@@ -99,7 +103,10 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
         "daemon.peer_breaker_failures and peer_breaker_open_s changed; peer sessions "
         "keep their old circuit breaker settings until rdmad restarts");
   }
-  if (sessions_) sessions_->SetConfiguredPeers(next.peers);
+  if (sessions_) {
+    sessions_->SetIdleClose(std::chrono::seconds(b.peer_idle_close_s));
+    sessions_->SetConfiguredPeers(next.peers);
+  }
 }
 
 void PeerHub::Stop() {

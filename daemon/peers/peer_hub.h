@@ -36,6 +36,10 @@ class PeerHub {
   // The broker's hook on every session (PeerSessions::Observe); set before
   // Start.
   void ObserveSessions(PeerSessions::StateObserver on_state, PeerSessions::EventObserver on_event);
+  // Whether a session carries channels (PeerSessions::SetInUse); set before
+  // Start. Sessions opened on first use close after daemon.peer_idle_close_s
+  // unused.
+  void SetSessionsInUse(PeerSessions::InUse in_use);
 
   // Starts listening (daemon.peer_address:peer_port, TLS per daemon.tls_*)
   // and opens a session per [[peers]] entry. A null factory disables peers
@@ -71,6 +75,7 @@ class PeerHub {
   std::atomic<PeerSessions*> running_{nullptr};  // sessions_, for readers
   PeerSessions::StateObserver on_state_;         // set before Start
   PeerSessions::EventObserver on_event_;
+  PeerSessions::InUse in_use_;  // set before Start
   bool stopped_ = false;
 };
 

@@ -198,7 +198,7 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   FakeWriter writer;
   inbound_.NewStream(&writer)->Start(Open(), "ipv4:192.0.2.3:5000", cert_c);
   EXPECT_EQ(writer.final.code(), StatusCode::kPermissionDenied);
-  OpenChannelCall open{7, "svc", "node-b", kPeerId, {}};
+  OpenChannelCall open{7, "svc", "node-b", kPeerId, {}, {}};
   EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.3:5000", cert_c).status().code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.2:5000", cert_b).status().code(),

@@ -25,6 +25,7 @@
 #ifndef RDMAD_DAEMON_PEERS_PEER_SESSION_H_
 #define RDMAD_DAEMON_PEERS_PEER_SESSION_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -126,6 +127,11 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   uint64_t Subscribe(StateObserver on_state, EventObserver on_event);
   void Unsubscribe(uint64_t id);
 
+  // When the session was last used (PeerSessions closes sessions opened on
+  // first use that go unused); any thread.
+  void Touch(SteadyTime now) { last_used_.store(now.time_since_epoch().count()); }
+  SteadyTime last_used() const { return SteadyTime(SteadyTime::duration(last_used_.load())); }
+
   // Worker only. Does what is due at now; returns when to be polled next.
   SteadyTime Poll(SteadyTime now);
   // Worker only. Ends the session for good (removed, daemon stopping).
@@ -159,6 +165,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   std::chrono::system_clock::time_point open_until_wall_;
   bool probing_ = false;  // the half-open probe is under way
   std::shared_ptr<PeerLink> link_;
+  std::atomic<SteadyTime::rep> last_used_{0};
 
   // Worker only.
   Phase phase_ = Phase::kIdle;

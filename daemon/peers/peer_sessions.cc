@@ -83,11 +83,22 @@ void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
   on_event_ = std::move(on_event);
 }
 
+void PeerSessions::SetInUse(InUse in_use) {
+  std::lock_guard lock(mu_);
+  in_use_ = std::move(in_use);
+}
+
+void PeerSessions::SetIdleClose(std::chrono::milliseconds after) {
+  std::lock_guard lock(mu_);
+  idle_close_ = after;
+}
+
 // mu_ held.
 std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
                                                       const std::string& address,
                                                       PeerOrigin origin) {
   auto session = std::make_shared<PeerSession>(name, address, origin, env_);
+  session->Touch(env_->options.clock());
   if (on_state_ || on_event_) {
     std::weak_ptr<PeerSession> weak = session;
     PeerSession::EventObserver on_event;
@@ -176,8 +187,12 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
   {
     std::lock_guard lock(mu_);
     if (stopped_) return Status::FailedPrecondition("rdmad is stopping");
+    const SteadyTime now = env_->options.clock();
     for (auto& s : sessions_) {  // a [[peers]] name wins over a member's
-      if (s->name() == name_or_address) return s;
+      if (s->name() == name_or_address) {
+        s->Touch(now);
+        return s;
+      }
     }
     auto member = members_.find(name_or_address);
     if (member != members_.end()) {
@@ -190,7 +205,10 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
                                        "[IPV6]:PORT)");
       }
       for (auto& s : sessions_) {
-        if (s->address() == *target) return s;
+        if (s->address() == *target) {
+          s->Touch(now);
+          return s;
+        }
       }
       created = NewSession(*target, *target, PeerOrigin::kOnDemand);
     }
@@ -256,7 +274,51 @@ SteadyTime PeerSessions::PollAll(SteadyTime now) {
   }
   SteadyTime next = SteadyTime::max();
   for (auto& s : sessions) next = std::min(next, s->Poll(now));
+  CloseIdle(now);
   return next;
+}
+
+// Worker only. The worker polls at least every kMaxSleep, so a session is
+// closed within a second of its time.
+void PeerSessions::CloseIdle(SteadyTime now) {
+  std::vector<std::shared_ptr<PeerSession>> unused;
+  InUse in_use;
+  std::chrono::milliseconds after;
+  {
+    std::lock_guard lock(mu_);
+    after = idle_close_;
+    if (after.count() <= 0 || stopped_) return;
+    for (const auto& s : sessions_) {
+      if (!s->configured() && now - s->last_used() >= after) unused.push_back(s);
+    }
+    in_use = in_use_;
+  }
+  if (unused.empty()) return;
+  // A session that still carries channels counts as used now: it is asked
+  // again one idle-close time later, not on every poll.
+  std::erase_if(unused, [&](const std::shared_ptr<PeerSession>& s) {
+    if (!in_use || !in_use(s->snapshot())) return false;
+    s->Touch(now);
+    return true;
+  });
+  std::vector<std::shared_ptr<PeerSession>> closed;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(sessions_, [&](const std::shared_ptr<PeerSession>& s) {
+      // Named again meanwhile (Peer() touched it): it stays.
+      bool close = std::find(unused.begin(), unused.end(), s) != unused.end() &&
+                   now - s->last_used() >= after;
+      if (close) closed.push_back(s);
+      return close;
+    });
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(after).count();
+  for (auto& s : closed) {
+    spdlog::info("peer {} ({}): no channel and no use for {} s; closing its session{}", s->name(),
+                 s->address(), seconds,
+                 s->origin() == PeerOrigin::kDiscovered ? " (the member stays listed, idle)" : "");
+    s->Shutdown();
+  }
 }
 
 SteadyTime PeerSessions::RunOnce() {

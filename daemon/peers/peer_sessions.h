@@ -5,7 +5,9 @@
 // changes), one per cluster member that is used, and one per address the
 // broker asks for on demand (Peer()). Cluster members are dialled on first
 // use, not all at once: a node keeps sessions only to the members it talks
-// to, not to every member of a large cluster (docs/cluster.md).
+// to, not to every member of a large cluster (docs/cluster.md), and a
+// session opened on first use that goes unused (no channel, no new use)
+// for the idle-close time is closed again.
 // Every session's state machine runs on one worker thread; the transport's
 // completions are queued to it, so a session's state changes in one place
 // and in order.
@@ -51,6 +53,18 @@ class PeerSessions {
   using EventObserver = std::function<void(const PeerSnapshot&, const PeerEvent&)>;
   void Observe(StateObserver on_state, EventObserver on_event);
 
+  // Whether a session still carries channels (the broker's answer);
+  // called on the worker for sessions opened on first use that have gone
+  // unused for the idle-close time, without locks held. Set before Start;
+  // without it, no session carries any.
+  using InUse = std::function<bool(const PeerSnapshot&)>;
+  void SetInUse(InUse in_use);
+  // A session opened on first use (a cluster member, an address) is closed
+  // once it has gone this long without use: a member goes back to idle, an
+  // address's session is gone until it is named again. A use is Peer()
+  // naming it, or channels with it at a check. 0: never (the default).
+  void SetIdleClose(std::chrono::milliseconds after);
+
   // Starts the worker thread.
   void Start();
   // Ends every session (their streams are cancelled and their links
@@ -92,6 +106,7 @@ class PeerSessions {
   void Post(std::function<void()> work);
   void WorkerLoop();
   SteadyTime PollAll(SteadyTime now);
+  void CloseIdle(SteadyTime now);
   std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,
                                           PeerOrigin origin);
 
@@ -105,6 +120,8 @@ class PeerSessions {
   bool stopped_ = false;                                // guarded by mu_
   StateObserver on_state_;                              // guarded by mu_
   EventObserver on_event_;                              // guarded by mu_
+  InUse in_use_;                                        // guarded by mu_
+  std::chrono::milliseconds idle_close_{0};             // guarded by mu_
   std::thread worker_;
 };
 

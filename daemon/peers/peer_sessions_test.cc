@@ -5,6 +5,9 @@
 
 #include "daemon/peers/peer_sessions.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "daemon/peers/fake_peer_link.h"
@@ -387,6 +390,89 @@ TEST_F(PeerSessionsTest, MembersAreDialledOnFirstUseAndFollowTheirRecords) {
   EXPECT_TRUE(Peer(0).configured);
   EXPECT_EQ(Peer(0).address, "192.0.2.9:7581");
   EXPECT_TRUE(sessions_->Peer("m2").value()->configured());
+}
+
+TEST_F(PeerSessionsTest, SessionsOpenedOnFirstUseCloseWhenUnused) {
+  const milliseconds idle(60000);
+  connector_->configure = [](FakePeerLink& link) {  // every session comes up
+    link.hello_answer = [] { return Hello(1); };
+    link.beat_on_open = true;
+  };
+  // Moves time in steps of a second, every open stream beating meanwhile.
+  auto run = [&](milliseconds d) {
+    for (milliseconds done(0); done < d;) {
+      milliseconds step = std::min(milliseconds(1000), d - done);
+      now_ += step;
+      done += step;
+      for (auto& link : connector_->links) {
+        if (!link->streams.empty() && !link->streams.back()->ended &&
+            !link->streams.back()->cancelled) {
+          link->Beat();
+        }
+      }
+      sessions_->RunOnce();
+    }
+  };
+  std::set<std::string> in_use;
+  sessions_->SetInUse([&](const PeerSnapshot& p) { return in_use.count(p.name) > 0; });
+  sessions_->SetIdleClose(idle);
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}, {"m2", "192.0.2.6"}});
+  ASSERT_TRUE(sessions_->Peer("m1").ok());
+  ASSERT_TRUE(sessions_->Peer("m2").ok());
+  ASSERT_TRUE(sessions_->Peer("192.0.2.9").ok());
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), 4u);
+  auto state = [&](const std::string& name) -> std::optional<PeerSessionState> {
+    for (const PeerSnapshot& p : sessions_->List()) {
+      if (p.name == name) return p.state;
+    }
+    return std::nullopt;
+  };
+  // A session of its own: listed, and not idle.
+  auto open = [&](const std::string& name) {
+    auto s = state(name);
+    return s.has_value() && *s != PeerSessionState::kIdle;
+  };
+  in_use.insert("m1");  // m1 carries channels
+  run(idle / 2);
+  ASSERT_TRUE(sessions_->Peer("m2").ok());  // m2 is named again: used
+  run(idle / 2);
+  // The address's session is gone; m1 (channels) and m2 (used) stay;
+  // the configured one never closes.
+  EXPECT_EQ(state("192.0.2.9:7581"), std::nullopt);
+  ASSERT_EQ(Link(3).target(), "192.0.2.9:7581");
+  ASSERT_EQ(Link(3).streams.size(), 1u);
+  EXPECT_TRUE(Link(3).streams.back()->cancelled);  // the close ended its stream
+  EXPECT_FALSE(Link(0).streams.back()->cancelled);
+  EXPECT_TRUE(open("m1"));
+  EXPECT_TRUE(open("m2"));
+  EXPECT_TRUE(open("b"));
+  EXPECT_FALSE(sessions_->Knows("192.0.2.9:7581"));
+
+  in_use.clear();  // m1's channels end
+  run(idle / 2 + milliseconds(1));
+  EXPECT_EQ(state("m2"), PeerSessionState::kIdle);  // back to a member without a session
+  EXPECT_TRUE(open("m1"));                          // in use at its last check
+  run(idle / 2);
+  EXPECT_EQ(state("m1"), PeerSessionState::kIdle);
+  EXPECT_TRUE(open("b"));
+  EXPECT_EQ(sessions_->size(), 3u);
+
+  // Used again: a new session.
+  ASSERT_EQ(LinkCount(), 4u);  // no session went down meanwhile
+  const size_t links = LinkCount();
+  auto again = sessions_->Peer("m1");
+  ASSERT_TRUE(again.ok());
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), links + 1);
+  EXPECT_EQ(Link(links).target(), "192.0.2.5:7581");
+  EXPECT_TRUE(open("m1"));
+
+  // 0 turns it off.
+  sessions_->SetIdleClose(milliseconds(0));
+  run(idle * 10);
+  EXPECT_TRUE(open("m1"));
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // other's services, and reach each other by node name; one killed with
 // SIGKILL is gone within its lease TTL + 2 s; etcd killed and started
 // again: the daemons keep their view meanwhile, say etcd is unreachable,
-// and resynchronise after (a daemon started while it was away is seen).
+// and resynchronise after (a daemon started while it was away is seen); a
+// member's session closes when unused and opens again on use.
 
 #include <signal.h>
 
@@ -56,8 +57,8 @@ class ClusterTest : public ::testing::Test {
         name + ".toml", "[daemon]\nsocket = \"" + node->socket +
                             "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
                             "peer_address = \"127.0.0.1\"\nnode_name = \"" +
-                            name + "\"\n\n[cluster]\nendpoints = [\"" + etcd_.endpoint() +
-                            "\"]\nlease_ttl_s = " + std::to_string(kTtl) + "\n");
+                            name + "\"\n" + daemon_extra_ + "\n[cluster]\nendpoints = [\"" +
+                            etcd_.endpoint() + "\"]\nlease_ttl_s = " + std::to_string(kTtl) + "\n");
     node->process = testing::StartPeeredDaemon(config, node->port, dir_.File(name + ".log"));
     ASSERT_TRUE(testing::WaitForPath(node->socket, seconds(10))) << node->process->log();
     ClientOptions options;
@@ -96,6 +97,27 @@ class ClusterTest : public ::testing::Test {
     return out;
   }
 
+  // The state node sees peer in (PeerStateName), "" when not listed.
+  std::string PeerStateOf(const std::string& node, const std::string& peer) {
+    auto peers = nodes_[node]->client->ListPeers();
+    if (!peers.ok()) return "error: " + peers.status().ToString();
+    for (const PeerInfo& p : *peers) {
+      if (p.name == peer) return std::string(PeerStateName(p.state));
+    }
+    return "";
+  }
+
+  bool PeerStateBecomes(const std::string& node, const std::string& peer, const std::string& state,
+                        milliseconds timeout) {
+    auto until = Clock::now() + timeout;
+    while (PeerStateOf(node, peer) != state) {
+      if (Clock::now() > until) return false;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return true;
+  }
+
+  std::string daemon_extra_;  // more [daemon] keys, set before SetUp
   testing::TempDir dir_;
   EtcdProcess etcd_{dir_};
   std::map<std::string, std::unique_ptr<Node>> nodes_;
@@ -170,6 +192,53 @@ TEST_F(ClusterTest, TheViewOutlivesEtcdAndRecoversWhenItIsBack) {
   view = nodes_["alpha"]->client->ListMembers();
   ASSERT_TRUE(view.ok());
   EXPECT_TRUE(view->reachable);
+}
+
+// A member's session closes after daemon.peer_idle_close_s without a
+// channel or a use, and opens again when the member is used.
+class ClusterIdleTest : public ClusterTest {
+ protected:
+  ClusterIdleTest() { daemon_extra_ = "peer_idle_close_s = 1\n"; }
+};
+
+TEST_F(ClusterIdleTest, AnUnusedMemberSessionClosesAndOpensAgainOnUse) {
+  ASSERT_TRUE(Sees("alpha", {"alpha", "beta", "gamma"})) << Logs();
+  EXPECT_EQ(PeerStateOf("alpha", "gamma"), "idle");
+  auto listener = nodes_["gamma"]->client->Listen("idle.test");
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  StatusOr<std::unique_ptr<Channel>> accepted = Status::Internal("not accepted");
+  std::thread acceptor([&] { accepted = (*listener)->Accept(seconds(30)); });
+  auto channel = nodes_["alpha"]->client->Connect("gamma", "idle.test");
+  acceptor.join();
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString() << Logs();
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  EXPECT_EQ(PeerStateOf("alpha", "gamma"), "up");
+  // A channel keeps it in use, well past the idle time.
+  std::this_thread::sleep_for(seconds(3));
+  EXPECT_EQ(PeerStateOf("alpha", "gamma"), "up") << Logs();
+  ASSERT_TRUE((*channel)->Send("ping", 4).ok());
+  auto got = (*accepted)->Recv(seconds(10));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "ping");
+  (*accepted)->Close();
+  (*channel)->Close();
+  // Then it closes: gamma is an idle member again, still listed.
+  EXPECT_TRUE(PeerStateBecomes("alpha", "gamma", "idle", seconds(10))) << Logs();
+  EXPECT_NE(nodes_["alpha"]->process->log().find("no channel and no use for 1 s; closing its "
+                                                 "session (the member stays listed, idle)"),
+            std::string::npos);
+  // Used again: a new session, and the ping gets through.
+  std::string out;
+  int rc = testing::RunCommand(
+      RDMACTL_BINARY, {"--socket", nodes_["alpha"]->socket, "ping", "-c", "2", "gamma"}, &out);
+  EXPECT_EQ(rc, 0) << out << Logs();
+  const std::string log = nodes_["alpha"]->process->log();
+  size_t opened = 0;
+  for (size_t at = 0; (at = log.find("peer gamma: opening a session", at)) != std::string::npos;
+       ++at) {
+    ++opened;
+  }
+  EXPECT_EQ(opened, 2u) << log;
 }
 
 }  // namespace

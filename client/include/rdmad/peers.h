@@ -24,7 +24,7 @@ enum class PeerState {
   kDown = 3,             // not reachable; rdmad retries with backoff
   kVersionMismatch = 4,  // another major protocol version; not used
   kCircuitOpen = 5,      // failed too often; not dialled until circuit_open_until
-  kIdle = 6,             // a cluster member not used yet: dialled on first use
+  kIdle = 6,             // a cluster member without a session: dialled on use
 };
 
 // "connecting", "up", "down", "version-mismatch", "circuit-open", "idle"
