@@ -6,13 +6,17 @@
     await rdmad.aio.wait(channel, transfer)      # a Channel.submit batch
     channel = await rdmad.aio.accept(listener)
     await rdmad.aio.reject(listener, "busy")
+    channel = await rdmad.aio.connect(client, "nodeB", "kv")
+    channels = await rdmad.aio.connect_many(client, "nodeB", "kv", 8)
 
 Each waits on the channel's completion fd with ``loop.add_reader``: it tries
 the non-blocking call, arms the channel when nothing is there, and sleeps
 until the fd says there may be news. Any number of coroutines may wait on
 the same channel (one receiving messages, one notifications, several
 transfers); each retries its own call when woken. accept and reject wait
-on the listener's request fd the same way.
+on the listener's request fd the same way. connect and connect_many run the
+handshake (round trips through rdmad and the peer) in the loop's default
+executor, so that the loop keeps serving meanwhile.
 """
 
 import asyncio
@@ -122,3 +126,17 @@ async def reject(listener, reason):
     """Refuses the next request to the listener's service (the initiator
     gets PermissionDenied), waiting for it as accept does."""
     await _take_request(listener, functools.partial(listener.reject, reason))
+
+
+async def connect(client, peer, service, **options):
+    """client.connect(peer, service, **options) without stalling the loop."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        None, functools.partial(client.connect, peer, service, **options))
+
+
+async def connect_many(client, peer, service, count, **options):
+    """client.connect_many(peer, service, count, **options) without stalling the loop."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        None, functools.partial(client.connect_many, peer, service, count, **options))

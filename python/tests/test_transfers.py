@@ -141,3 +141,28 @@ def test_asyncio_rejects_on_the_request_fd(pair):
         assert "full up" in denied.value.message
 
     asyncio.run(main())
+
+
+def test_asyncio_connects_and_accepts_in_one_loop(pair):
+    """connect and connect_many leave the loop free: the accepts they wait
+    for run in the same loop meanwhile."""
+
+    async def main():
+        with pair.client_b.listen("py.async.connect") as listener:
+            accepts = [asyncio.ensure_future(rdmad.aio.accept(listener)) for _ in range(3)]
+            one = await asyncio.wait_for(
+                rdmad.aio.connect(pair.client_a, "B", "py.async.connect"), 30)
+            more = await asyncio.wait_for(
+                rdmad.aio.connect_many(pair.client_a, "B", "py.async.connect", 2), 30)
+            accepted = await asyncio.wait_for(asyncio.gather(*accepts), 30)
+        initiators = [one] + more
+        for i, channel in enumerate(initiators):
+            channel.send(b"async %d" % i)
+        got = sorted([await asyncio.wait_for(rdmad.aio.recv(c), 30) for c in accepted])
+        assert got == [b"async 0", b"async 1", b"async 2"]
+        with pytest.raises(rdmad.NotFound):
+            await rdmad.aio.connect(pair.client_a, "B", "py.async.nobody")
+        for channel in initiators + accepted:
+            channel.close()
+
+    asyncio.run(main())
