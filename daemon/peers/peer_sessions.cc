@@ -220,6 +220,12 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
   return created;
 }
 
+// mu_ held.
+bool PeerSessions::HasSessionNamed(const std::string& name) const {
+  return std::any_of(sessions_.begin(), sessions_.end(),
+                     [&](const auto& s) { return s->name() == name; });
+}
+
 std::vector<PeerSnapshot> PeerSessions::List() const {
   std::vector<std::shared_ptr<PeerSession>> sessions;
   std::vector<PeerSnapshot> idle;
@@ -227,8 +233,7 @@ std::vector<PeerSnapshot> PeerSessions::List() const {
     std::lock_guard lock(mu_);
     sessions = sessions_;
     for (const auto& [name, address] : members_) {
-      if (std::none_of(sessions_.begin(), sessions_.end(),
-                       [&](const auto& s) { return s->name() == name; })) {
+      if (!HasSessionNamed(name)) {
         PeerSnapshot p;
         p.name = name;
         p.address = address;
@@ -260,8 +265,7 @@ size_t PeerSessions::size() const {
   std::lock_guard lock(mu_);
   size_t idle = 0;
   for (const auto& [name, address] : members_) {
-    idle += std::none_of(sessions_.begin(), sessions_.end(),
-                         [&](const auto& s) { return s->name() == name; });
+    idle += !HasSessionNamed(name);
   }
   return sessions_.size() + idle;
 }

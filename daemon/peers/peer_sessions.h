@@ -107,6 +107,8 @@ class PeerSessions {
   void WorkerLoop();
   SteadyTime PollAll(SteadyTime now);
   void CloseIdle(SteadyTime now);
+  // Whether a session has this name (a member without one is idle); mu_ held.
+  bool HasSessionNamed(const std::string& name) const;
   std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,
                                           PeerOrigin origin);
 

@@ -95,14 +95,13 @@ async def wait(channel, transfer):
 
 async def _take_request(listener, call):
     """call(timeout=0) once a request waits on the listener, in the loop's executor."""
-    loop = asyncio.get_running_loop()
     fd = listener.request_fd()
     while True:
         if not select.select([fd], [], [], 0)[0]:
             await _readable(fd)
             continue
         try:
-            return await loop.run_in_executor(None, functools.partial(call, timeout=0))
+            return await _off_loop(call, timeout=0)
         except DeadlineExceeded:
             # Another accept or reject took the request; or what waits is
             # the rest of an accepted batch, which only accept takes: look
@@ -128,15 +127,17 @@ async def reject(listener, reason):
     await _take_request(listener, functools.partial(listener.reject, reason))
 
 
+async def _off_loop(call, *args, **options):
+    """call(*args, **options) in the loop's default executor."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(None, functools.partial(call, *args, **options))
+
+
 async def connect(client, peer, service, **options):
     """client.connect(peer, service, **options) without stalling the loop."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        None, functools.partial(client.connect, peer, service, **options))
+    return await _off_loop(client.connect, peer, service, **options)
 
 
 async def connect_many(client, peer, service, count, **options):
     """client.connect_many(peer, service, count, **options) without stalling the loop."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        None, functools.partial(client.connect_many, peer, service, count, **options))
+    return await _off_loop(client.connect_many, peer, service, count, **options)

@@ -44,6 +44,13 @@ py::dict ChannelDict(const ChannelSummary& c) {
   return d;
 }
 
+ConnectOptions MakeConnectOptions(bool force_tcp, double timeout) {
+  ConnectOptions options;
+  options.force_tcp = force_tcp;
+  options.timeout = Timeout(timeout);
+  return options;
+}
+
 py::dict StatusDict(const DaemonStatus& s) {
   py::dict d;
   d["version"] = s.version;
@@ -150,9 +157,7 @@ void BindClient(py::module_& m) {
           "connect",
           [](const PyClient& c, const std::string& peer, const std::string& service, bool force_tcp,
              double timeout) {
-            ConnectOptions options;
-            options.force_tcp = force_tcp;
-            options.timeout = Timeout(timeout);
+            ConnectOptions options = MakeConnectOptions(force_tcp, timeout);
             return Value(
                 c.Run([&](Client& client) { return client.Connect(peer, service, options); }));
           },
@@ -164,9 +169,7 @@ void BindClient(py::module_& m) {
           "connect_many",
           [](const PyClient& c, const std::string& peer, const std::string& service, size_t count,
              bool force_tcp, double timeout) {
-            ConnectOptions options;
-            options.force_tcp = force_tcp;
-            options.timeout = Timeout(timeout);
+            ConnectOptions options = MakeConnectOptions(force_tcp, timeout);
             auto channels = Value(c.Run(
                 [&](Client& client) { return client.ConnectMany(peer, service, count, options); }));
             py::list out;
