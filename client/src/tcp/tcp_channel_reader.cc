@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <new>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "client/src/client_log.h"
@@ -17,6 +18,11 @@
 
 namespace rdmad::internal {
 namespace {
+
+// How OnClose words the peer's CLOSE: the channel's status after it.
+constexpr std::string_view kClosedByPeer = "closed by peer";
+
+bool IsPeerClose(const Status& status) { return status.message().starts_with(kClosedByPeer); }
 
 // The I/O thread moves region bytes through a buffer of this size, so that
 // a region is only locked for one memcpy, never while waiting on the peer.
@@ -207,8 +213,9 @@ Status TcpChannel::OnAnswer(const FrameHeader& header) {
 Status TcpChannel::OnClose(const FrameHeader& header) {
   StatusOr<std::string> reason = ReadText(header.payload_len);
   if (!reason.ok()) return reason.status();
-  if (reason->empty()) return Status::Unavailable("closed by peer");
-  return Status::Unavailable("closed by peer: " + *reason);
+  std::string why(kClosedByPeer);
+  if (!reason->empty()) why += ": " + *reason;
+  return Status::Unavailable(why);
 }
 
 Status TcpChannel::Reply(FrameType type, uint64_t request_id, const Status& status) {
@@ -248,8 +255,7 @@ void TcpChannel::Finish(const Status& status) {
   Status final;
   {
     std::lock_guard lock(mu_);
-    bool peer_closed = status.message().rfind("closed by peer", 0) == 0;
-    if (status_.ok()) status_ = aborted_ && !peer_closed ? *aborted_ : status;
+    if (status_.ok()) status_ = aborted_ && !IsPeerClose(status) ? *aborted_ : status;
     final = status_;
     signal_.Notify();
   }
@@ -268,8 +274,7 @@ void TcpChannel::Finish(const Status& status) {
   recv_cv_.notify_all();
   space_cv_.notify_all();
   op_cv_.notify_all();
-  const bool normal =
-      final.code() == StatusCode::kCancelled || final.message().rfind("closed by peer", 0) == 0;
+  const bool normal = final.code() == StatusCode::kCancelled || IsPeerClose(final);
   if (normal) {
     ClientLog().debug("TCP channel {} to {}: {}", info_.id, info_.tcp_peer, final.ToString());
   } else if (final.code() == StatusCode::kUnavailable) {
