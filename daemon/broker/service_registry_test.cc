@@ -80,7 +80,7 @@ TEST(ServiceRegistryTest, MalformedNamesAreInvalid) {
 TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
   ServiceRegistry registry("hostB");
   auto sink = std::make_shared<FakeSink>();
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   sink->on_incoming = [&](const IncomingChannelRequest& r) {
     EXPECT_EQ(r.channel_id, 42u);
     threads.emplace_back([&registry, id = r.request_id] {

@@ -87,7 +87,7 @@ TEST(ClientLimiterTest, ZeroMeansNoBoundAndNewBoundsApplyToTheNextCall) {
 TEST(ClientLimiterTest, ConcurrentClientsNeverPassTheBound) {
   ClientLimiter limiter = MakeLimiter();
   std::atomic<int> inside{0}, most{0}, refusals{0};
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 2000; ++i) {

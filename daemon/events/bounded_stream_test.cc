@@ -183,7 +183,7 @@ TEST(BoundedStreamTest, ConcurrentProducersAndCompletions) {
     size_t finished_after = 0;
   } w;
   Stream s(&w, FailAfter(kProducers * kEach));
-  std::thread completer([&] {
+  std::jthread completer([&] {
     for (;;) {
       std::unique_lock lock(w.mu);
       w.cv.wait(lock, [&] { return w.pending || w.finishes > 0; });
@@ -193,7 +193,7 @@ TEST(BoundedStreamTest, ConcurrentProducersAndCompletions) {
       s.OnWriteDone(true);
     }
   });
-  std::vector<std::thread> producers;
+  std::vector<std::jthread> producers;
   for (int p = 0; p < kProducers; ++p) {
     producers.emplace_back([&, p] {
       for (int i = 0; i < kEach; ++i) s.Push(p * kEach + i);

@@ -20,7 +20,7 @@ namespace rdmad {
 struct QpPlan {
   std::string type = "RC";  // only RC for now
   int timeout = 14;         // 0..31: 4.096 us * 2^timeout; 0 infinite
-  int retry_cnt = 7;        // 0..7
+  int retry_cnt = 6;        // 0..7 (rxe: 7 retries for ever)
   int rnr_retry = 7;        // 0..7; 7 infinite
   int min_rnr_timer = 12;   // 0..31 (IB encoding; 12 = 0.64 ms)
   int traffic_class = 0;    // 0..255

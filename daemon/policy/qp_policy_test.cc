@@ -22,7 +22,7 @@ TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
   ASSERT_TRUE(qp.ok()) << qp.status().ToString();
   EXPECT_EQ(qp->type, "RC");
   EXPECT_EQ(qp->timeout, 14);
-  EXPECT_EQ(qp->retry_cnt, 7);
+  EXPECT_EQ(qp->retry_cnt, 6);
   EXPECT_EQ(qp->rnr_retry, 7);
   EXPECT_EQ(qp->min_rnr_timer, 12);
   EXPECT_EQ(qp->traffic_class, 0);
@@ -196,7 +196,7 @@ TEST(QpPolicyTest, DefaultsPassPeerValidation) {
 TEST(QpPolicyTest, DescribeDefaults) {
   // 4.096 us * 2^14 = 67.1 ms; RNR timer code 12 is 0.64 ms (IBTA).
   EXPECT_EQ(DescribeQpAttributes(QpPlan()),
-            "QP RC: timeout 14 (67.1 ms), retry_cnt 7, rnr_retry 7 "
+            "QP RC: timeout 14 (67.1 ms), retry_cnt 6, rnr_retry 7 "
             "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
             "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
             "128/32, 1 QP(s) per channel, spin 50 us, slot 4096 B, "

@@ -121,7 +121,11 @@ PoolTargets PoolRegistry::TargetsLocked(uint64_t id, const Client& client) const
 std::vector<PoolRow> PoolRegistry::List() const {
   std::lock_guard lock(mu_);
   std::vector<PoolRow> rows;
-  for (const auto& [id, client] : clients_) {
+  for (const auto& entry : clients_) {
+    // Named references, not structured bindings: the lambda below captures
+    // them (clang before 16 cannot capture a structured binding).
+    const auto& id = entry.first;
+    const auto& client = entry.second;
     PoolTargets targets = TargetsLocked(id, client);
     std::map<Key, PoolRow> by_key;
     // The row of (peer, service), its client's fields filled in.

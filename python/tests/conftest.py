@@ -8,6 +8,7 @@ the built package.
 """
 
 import os
+import random
 import socket
 import subprocess
 import threading
@@ -21,10 +22,32 @@ import rdmad
 IP = os.environ.get("LAB_IP", "127.0.0.1")
 
 
+_handed_out = set()
+
+
 def _free_port():
-    with socket.socket() as s:
-        s.bind((IP, 0))
-        return s.getsockname()[1]
+    """A port below the kernel's ephemeral range (where no outgoing
+    connection can take it before the daemon binds it), free on every
+    address, never the same twice in this process."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    if low <= 12000:
+        low = 32768
+    for _ in range(1000):
+        port = random.randrange(10000, low)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 class Daemon:
@@ -60,8 +83,14 @@ class Daemon:
                         return client
             except rdmad.Error:
                 pass
+            code = self.process.poll()
+            if code is not None:
+                raise RuntimeError(
+                    f"rdmad {self.name} exited with status {code} before it came up:\n"
+                    + self.logs())
             if time.monotonic() > deadline:
-                raise RuntimeError(f"rdmad {self.name} did not come up:\n" + self.logs())
+                raise RuntimeError(f"rdmad {self.name} did not come up in {timeout} s:\n"
+                                   + self.logs())
             time.sleep(0.05)
 
     def logs(self):
@@ -120,11 +149,32 @@ class Pair:
         self.b.stop()
 
 
+_pair = None  # the session's Pair, for the failure reports
+
+
 @pytest.fixture(scope="session")
 def pair(tmp_path_factory):
+    global _pair
     p = Pair(str(tmp_path_factory.mktemp("rdmad")))
+    _pair = p
     yield p
+    _pair = None
     p.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries both daemons' logs."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and _pair is not None:
+        for d in (_pair.a, _pair.b):
+            state = d.process.poll() if d.process else None
+            title = f"rdmad {d.name} log" + ("" if state is None else f" (exited: {state})")
+            try:
+                report.sections.append((title, d.logs()[-65536:]))
+            except OSError as e:
+                report.sections.append((title, f"unreadable: {e}"))
 
 
 @pytest.fixture

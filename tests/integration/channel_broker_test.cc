@@ -44,7 +44,9 @@ class ChannelBrokerTest : public ::testing::Test {
         n->name + ".toml", testing::LoopbackPeerConfig(n->socket, n->port, "socket_group = \"\"",
                                                        peer.name, peer.port));
     n->process = testing::StartPeeredDaemon(config, n->port, dir_.File(n->name + ".log"));
-    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
+    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10), n->process.get()))
+        << n->process->Describe() << "\n"
+        << n->process->log();
     n->stub = v1::Rdmad::NewStub(
         grpc::CreateChannel("unix:" + n->socket, grpc::InsecureChannelCredentials()));
   }
@@ -111,7 +113,7 @@ void Serve(v1::Rdmad::Stub* stub, grpc::ClientContext* ctx, bool accept,
 TEST_F(ChannelBrokerTest, EndpointsCrossBothDaemons) {
   grpc::ClientContext listen;
   v1::IncomingChannel seen;
-  std::thread app_b(Serve, b_.stub.get(), &listen, true, &seen);
+  std::jthread app_b(Serve, b_.stub.get(), &listen, true, &seen);
   std::this_thread::sleep_for(milliseconds(300));
   v1::ConnectResponse reply;
   grpc::Status status = Connect("B", "svc", &reply);
@@ -148,7 +150,7 @@ TEST_F(ChannelBrokerTest, NegativePathsAreClearStatuses) {
 
   grpc::ClientContext listen;
   v1::IncomingChannel seen;
-  std::thread app_b(Serve, b_.stub.get(), &listen, false, &seen);
+  std::jthread app_b(Serve, b_.stub.get(), &listen, false, &seen);
   std::this_thread::sleep_for(milliseconds(300));
   status = Connect("B", "svc", &reply);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
@@ -175,7 +177,7 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
             grpc::StatusCode::INVALID_ARGUMENT);
 
   grpc::ClientContext listen;
-  std::thread app_b([&] {
+  std::jthread app_b([&] {
     v1::ListenRequest req;
     req.set_service("svc");
     auto reader = b_.stub->Listen(&listen, req);

@@ -44,7 +44,7 @@ StatusOr<ChannelPair> MakeBrokeredPair(const std::string& service) {
   auto listener = d->b().client->Listen(service);
   if (!listener.ok()) return listener.status();
   StatusOr<std::unique_ptr<Channel>> accepted = Status::Unavailable("not accepted");
-  std::thread acceptor([&] { accepted = listener.value()->Accept(seconds(30)); });
+  std::jthread acceptor([&] { accepted = listener.value()->Accept(seconds(30)); });
   StatusOr<std::unique_ptr<Channel>> connected = d->ConnectAB(service);
   acceptor.join();
   if (!connected.ok()) return connected.status();
@@ -77,7 +77,7 @@ TEST(BrokeredChannelsTest, ManyChannelsAtOnce) {
   constexpr int kChannels = 32;
   std::vector<StatusOr<ChannelPair>> pairs;
   for (int i = 0; i < kChannels; ++i) pairs.emplace_back(Status::Unavailable("not made"));
-  std::vector<std::thread> makers;
+  std::vector<std::jthread> makers;
   for (int i = 0; i < kChannels; ++i) {
     makers.emplace_back([&, i] { pairs[i] = MakeBrokeredPair("many." + std::to_string(i)); });
   }
@@ -86,7 +86,7 @@ TEST(BrokeredChannelsTest, ManyChannelsAtOnce) {
     ASSERT_TRUE(pairs[i].ok()) << i << ": " << pairs[i].status().ToString() << "\n"
                                << Daemons()->Logs();
   }
-  std::vector<std::thread> users;
+  std::vector<std::jthread> users;
   std::atomic<int> good{0};
   for (int i = 0; i < kChannels; ++i) {
     users.emplace_back([&, i] {

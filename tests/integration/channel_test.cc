@@ -76,7 +76,7 @@ TEST_F(ChannelTest, LabComesUpAsRdma) {
   auto listener = b_.client->Listen("svc");
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
   ChannelInfo acceptor;
-  std::thread app_b([&] {
+  std::jthread app_b([&] {
     auto channel = listener.value()->Accept(seconds(30));
     ASSERT_TRUE(channel.ok()) << channel.status().ToString();
     EXPECT_EQ(channel.value()->info().transport, ChannelTransport::kRdma)
@@ -113,7 +113,7 @@ TEST_F(ChannelTest, FallsBackToTcpAndCarriesMessagesAndRegions) {
   auto listener = b_.client->Listen("svc");
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
   std::vector<uint8_t> region_b(4096, 0);
-  std::thread app_b([&] {
+  std::jthread app_b([&] {
     auto channel = listener.value()->Accept(seconds(20));
     ASSERT_TRUE(channel.ok()) << channel.status().ToString();
     Channel& c = *channel.value();
@@ -184,7 +184,7 @@ TEST_F(ChannelTest, ClearStatuses) {
   auto listener = b_.client->Listen("svc");
   ASSERT_TRUE(listener.ok());
   EXPECT_EQ(b_.client->Listen("svc").status().code(), StatusCode::kAlreadyExists);
-  std::thread app_b([&] { EXPECT_TRUE(listener.value()->Reject("busy", seconds(20)).ok()); });
+  std::jthread app_b([&] { EXPECT_TRUE(listener.value()->Reject("busy", seconds(20)).ok()); });
   auto rejected = ConnectAB("B");
   app_b.join();
   EXPECT_EQ(rejected.status().code(), StatusCode::kPermissionDenied);
@@ -210,7 +210,7 @@ TEST_F(ChannelTest, TheRequestFdSaysWhenAcceptWouldNotWaitAndCloseCancelsIt) {
             StatusCode::kDeadlineExceeded);
 
   StatusOr<std::unique_ptr<Channel>> initiator = Status::Internal("not run");
-  std::thread app_a([&] { initiator = ConnectAB("B"); });
+  std::jthread app_a([&] { initiator = ConnectAB("B"); });
   ASSERT_TRUE(Readable(fd.value(), milliseconds(20000))) << Logs();
   EXPECT_TRUE(Readable(fd.value(), milliseconds(0)));  // still: nobody took it
   auto accepted = listener.value()->Accept(milliseconds(0));
@@ -224,7 +224,7 @@ TEST_F(ChannelTest, TheRequestFdSaysWhenAcceptWouldNotWaitAndCloseCancelsIt) {
   EXPECT_EQ(std::string(got.value().begin(), got.value().end()), "hi");
 
   StatusOr<std::unique_ptr<Channel>> waiting = Status::Internal("not run");
-  std::thread app_b([&] { waiting = listener.value()->Accept(seconds(30)); });
+  std::jthread app_b([&] { waiting = listener.value()->Accept(seconds(30)); });
   std::this_thread::sleep_for(milliseconds(100));
   listener.value()->Close();
   app_b.join();

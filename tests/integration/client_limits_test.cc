@@ -340,7 +340,7 @@ TEST_F(ClientLimitsTest, APlanFloodIsRefusedAndOthersAreServed) {
   };
   measure("without a flood (anchor)", 1s);
   std::string flood_out;
-  std::thread flood([&] {
+  std::jthread flood([&] {
     testing::RunCommand(LOCAL_API_PROBE, {pair_.a().socket, "flood-plan", "B", "rdmad.echo", "3"},
                         &flood_out);
   });

@@ -75,7 +75,9 @@ class ClusterScaleTest : public ::testing::Test {
                                    "node_name = \"hub\"\n\n[cluster]\nendpoints = [\"" +
                                    etcd_.endpoint() + "\"]\nprefix = \"" + kPrefix + "\"\n");
     daemon_ = testing::StartPeeredDaemon(config, testing::FreeLoopbackPort(), dir_.File("hub.log"));
-    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10))) << daemon_->log();
+    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10), daemon_.get()))
+        << daemon_->Describe() << "\n"
+        << daemon_->log();
   }
 
   // rdmactl --json COMMAND on the hub's socket, parsed (null on failure).

@@ -60,7 +60,9 @@ class ClusterTest : public ::testing::Test {
                             name + "\"\n" + daemon_extra_ + "\n[cluster]\nendpoints = [\"" +
                             etcd_.endpoint() + "\"]\nlease_ttl_s = " + std::to_string(kTtl) + "\n");
     node->process = testing::StartPeeredDaemon(config, node->port, dir_.File(name + ".log"));
-    ASSERT_TRUE(testing::WaitForPath(node->socket, seconds(10))) << node->process->log();
+    ASSERT_TRUE(testing::WaitForPath(node->socket, seconds(10), node->process.get()))
+        << node->process->Describe() << "\n"
+        << node->process->log();
     ClientOptions options;
     options.socket_path = node->socket;
     auto client = Client::Open(options);
@@ -207,7 +209,7 @@ TEST_F(ClusterIdleTest, AnUnusedMemberSessionClosesAndOpensAgainOnUse) {
   auto listener = nodes_["gamma"]->client->Listen("idle.test");
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
   StatusOr<std::unique_ptr<Channel>> accepted = Status::Internal("not accepted");
-  std::thread acceptor([&] { accepted = (*listener)->Accept(seconds(30)); });
+  std::jthread acceptor([&] { accepted = (*listener)->Accept(seconds(30)); });
   auto channel = nodes_["alpha"]->client->Connect("gamma", "idle.test");
   acceptor.join();
   ASSERT_TRUE(channel.ok()) << channel.status().ToString() << Logs();

@@ -29,12 +29,14 @@ class ConnectManyTest : public ::testing::Test {
     ASSERT_TRUE(started.ok()) << started.ToString();
   }
 
-  // ConnectMany from A's application to B's "svc", retrying while A's
-  // session to B comes up.
-  StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(size_t count) {
+  // ConnectMany from A's application (or another client of A) to B's
+  // "svc", retrying while A's session to B comes up.
+  StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(size_t count,
+                                                              Client* client = nullptr) {
+    if (client == nullptr) client = a_.client.get();
     StatusOr<std::vector<std::unique_ptr<Channel>>> channels = Status::Unavailable("not tried");
     for (int i = 0; i < 50; ++i) {
-      channels = a_.client->ConnectMany("B", "svc", count);
+      channels = client->ConnectMany("B", "svc", count);
       if (channels.status().code() != StatusCode::kUnavailable) return channels;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -61,7 +63,7 @@ TEST_F(ConnectManyTest, OpensChannelsInBatchesThatEachCarryMessages) {
   auto listener = b_.client->Listen("svc");
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
   std::set<uint64_t> accepted_ids;
-  std::thread app_b([&] {
+  std::jthread app_b([&] {
     std::vector<std::unique_ptr<Channel>> accepted;
     for (size_t i = 0; i < kChannels; ++i) {
       auto channel = listener.value()->Accept(seconds(60));
@@ -107,7 +109,7 @@ TEST_F(ConnectManyTest, OpensChannelsInBatchesThatEachCarryMessages) {
 TEST_F(ConnectManyTest, ARejectedBatchOpensNoChannel) {
   auto listener = b_.client->Listen("svc");
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
-  std::thread app_b([&] { EXPECT_TRUE(listener.value()->Reject("busy", seconds(30)).ok()); });
+  std::jthread app_b([&] { EXPECT_TRUE(listener.value()->Reject("busy", seconds(30)).ok()); });
   auto channels = ConnectMany(5);
   app_b.join();
   EXPECT_EQ(channels.status().code(), StatusCode::kPermissionDenied)
@@ -126,7 +128,7 @@ TEST_F(ConnectManyTest, ABatchOutlivesItsClient) {
   ASSERT_TRUE(listener.ok()) << listener.status().ToString();
   constexpr int kRounds = 5;
   constexpr size_t kBatch = 4;
-  std::thread app_b([&] {
+  std::jthread app_b([&] {
     for (size_t i = 0; i < kRounds * kBatch; ++i) {
       auto channel = listener.value()->Accept(seconds(60));
       ASSERT_TRUE(channel.ok()) << i << ": " << channel.status().ToString();
@@ -140,7 +142,7 @@ TEST_F(ConnectManyTest, ABatchOutlivesItsClient) {
     options.socket_path = a_.socket;
     auto client = Client::Open(options);
     ASSERT_TRUE(client.ok()) << client.status().ToString();
-    auto channels = client.value()->ConnectMany("B", "svc", kBatch);
+    auto channels = ConnectMany(kBatch, client.value().get());
     ASSERT_TRUE(channels.ok()) << channels.status().ToString() << "\n" << pair_.Logs();
     client.value().reset();
     for (auto& c : channels.value()) {

@@ -41,8 +41,13 @@ Status DaemonPair::Start(const std::string& a_extra, const std::string& b_extra)
     }
     started = StartNode(&b_, a_, b_extra);
     if (started.ok()) started = StartNode(&a_, b_, a_extra);
-    if (started.message().find("Address already in use") == std::string::npos) return started;
+    if (started.message().find("Address already in use") == std::string::npos) break;
   }
+  if (!started.ok()) return started;
+  // Tests begin with both sessions up: a first Hello that timed out on a
+  // loaded machine would otherwise fail the test's first Connect.
+  started = WaitForPeer(a_, b_.name, /*up=*/true);
+  if (started.ok()) started = WaitForPeer(b_, a_.name, /*up=*/true);
   return started;
 }
 
@@ -53,7 +58,7 @@ Status DaemonPair::Restart(DaemonNode* n) {
     n->process->Signal(SIGKILL);
     n->process->WaitExit(std::chrono::seconds(5));
   }
-  unlink(n->socket.c_str());  // so that WaitForPath sees the new one
+  unlink(n->socket.c_str());  // so that StartNode waits for the new one
   return StartNode(n, peer, n->extra_toml);
 }
 
@@ -69,19 +74,21 @@ bool DaemonPair::WaitForLog(const DaemonNode& node, const std::string& text,
   }
 }
 
-// The socket is up before the config's [[peers]] are loaded: wait for them.
-Status DaemonPair::WaitForPeer(const DaemonNode& n, const std::string& peer) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+// The socket is up before the config's [[peers]] are loaded: wait for them
+// (and, with up, for the session to be up).
+Status DaemonPair::WaitForPeer(const DaemonNode& n, const std::string& peer, bool up) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(up ? 30 : 10);
   for (;;) {
     StatusOr<std::vector<PeerInfo>> peers = n.client->ListPeers();
     if (peers.ok()) {
       for (const PeerInfo& p : peers.value()) {
-        if (p.name == peer) return Status::Ok();
+        if (p.name == peer && (!up || p.state == PeerState::kUp)) return Status::Ok();
       }
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return Status::DeadlineExceeded("rdmad " + n.name + " never listed peer " + peer + ":\n" +
-                                      n.process->log());
+    if (!n.process->running() || std::chrono::steady_clock::now() >= deadline) {
+      return Status::DeadlineExceeded(
+          "rdmad " + n.name + (up ? " never had a session up with peer " : " never listed peer ") +
+          peer + " (" + n.process->Describe() + "):\n" + n.process->log());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -103,19 +110,31 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer, const std::s
       DaemonBinary(), std::vector<std::string>{"--config", config},
       std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(n->port)}},
       dir_.File(log));
-  if (!WaitForPath(n->socket, std::chrono::seconds(10))) {
-    return Status::Unavailable("rdmad " + n->name + " did not start:\n" + n->process->log());
+  // Up, or the reason why not: every wait below ends early if the daemon
+  // exits, and says how it ended with its log.
+  auto gone = [&](const std::string& step) -> Status {
+    return Status::Unavailable("rdmad " + n->name + " " + step + ": " + n->process->Describe() +
+                               "; its log:\n" + n->process->log());
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (access(n->socket.c_str(), F_OK) != 0) {
+    if (!n->process->running()) return gone("did not start");
+    if (std::chrono::steady_clock::now() >= deadline) return gone("never bound its socket in 10 s");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ClientOptions options;
   options.socket_path = n->socket;
   // The socket is bound before the daemon serves it; under an emulated
   // CPU its first answer can take longer than Open's own 2 s.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   StatusOr<std::unique_ptr<Client>> client = Client::Open(options);
-  while (!client.ok() && std::chrono::steady_clock::now() < deadline) {
+  while (!client.ok()) {
+    if (!n->process->running()) return gone("stopped before it served its socket");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return gone("did not answer on its socket in 10 s (" + client.status().ToString() + ")");
+    }
     client = Client::Open(options);
   }
-  if (!client.ok()) return client.status();
   n->client = std::move(client).value();
   return WaitForPeer(*n, peer.name);
 }

@@ -33,8 +33,10 @@ struct DaemonNode {
 
 class DaemonPair {
  public:
-  // Starts B, then A, and returns once each has its socket up and knows
-  // the other as a peer. a_extra and b_extra are TOML appended to each
+  // Starts B, then A, and returns once each has its socket up and its
+  // session with the other up; or says why not (a daemon's exit status and
+  // log), at once when a daemon exits. Starts both again on new ports when
+  // one lost its peer port to another test. a_extra and b_extra are TOML appended to each
   // config after [daemon] (e.g. "[echo]\nenabled = false\n").
   Status Start(const std::string& a_extra = "", const std::string& b_extra = "");
 
@@ -67,7 +69,7 @@ class DaemonPair {
 
  private:
   Status StartNode(DaemonNode* n, const DaemonNode& peer, const std::string& extra_toml);
-  static Status WaitForPeer(const DaemonNode& n, const std::string& peer);
+  static Status WaitForPeer(const DaemonNode& n, const std::string& peer, bool up = false);
 
   TempDir dir_;
   DaemonNode a_ = Named("A");

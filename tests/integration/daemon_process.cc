@@ -21,8 +21,12 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <random>
+#include <set>
 #include <sstream>
 #include <thread>
+
+#include "gtest/gtest.h"
 
 extern char** environ;
 
@@ -166,24 +170,57 @@ std::unique_ptr<Process> StartPeeredDaemon(const std::string& config, int port,
       std::map<std::string, std::string>{{"RDMAD_DAEMON_PEER_PORT", std::to_string(port)}}, log);
 }
 
-int FreeLoopbackPort() {
+namespace {
+
+// True if nothing on this host is bound to port (TCP, any address).
+bool PortFree(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);  // conflicts with any address's bind
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
-  return port;
+  return free;
+}
+
+// The low end of the kernel's ephemeral range, where outgoing connections
+// (the daemons' own dials among them) take their local ports.
+int EphemeralLow() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int lo = 0, hi = 0;
+  if (!(in >> lo >> hi) || lo <= 12000) return 32768;
+  return lo;
+}
+
+}  // namespace
+
+int FreeLoopbackPort() {
+  // Below the ephemeral range, so that no outgoing connection (another
+  // daemon dialling its peer before that peer is up) can hold the port
+  // the daemon is about to bind; never the same port twice in a process,
+  // and random across processes (tests run in parallel). A daemon that
+  // still loses its port says so (EADDRINUSE) and the fixtures retry.
+  static std::mutex mu;
+  static std::set<int> handed_out;
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  std::lock_guard lock(mu);
+  const int lo = 10000, hi = EphemeralLow();
+  std::uniform_int_distribution<int> pick(lo, hi - 1);
+  for (int i = 0; i < 1000; ++i) {
+    int port = pick(rng);
+    if (handed_out.count(port) == 0 && PortFree(port)) {
+      handed_out.insert(port);
+      return port;
+    }
+  }
+  return 0;
 }
 
 Process::Process(const std::string& binary, const std::vector<std::string>& args,
                  const std::map<std::string, std::string>& env, const std::string& log_path)
-    : log_path_(log_path) {
+    : binary_(std::filesystem::path(binary).filename()), log_path_(log_path) {
   int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   std::map<std::string, std::string> full_env = env;
   if (!full_env.count("RDMAD_DAEMON_PEER_PORT")) {
@@ -194,10 +231,30 @@ Process::Process(const std::string& binary, const std::vector<std::string>& args
 }
 
 Process::~Process() {
+  if (report_on_failure_ && ::testing::Test::HasFailure()) {
+    std::string state = Describe();
+    std::string text = log();
+    constexpr size_t kHead = 16 << 10, kTail = 48 << 10;
+    if (text.size() > kHead + kTail) {
+      text = text.substr(0, kHead) + "\n[... " + std::to_string(text.size() - kHead - kTail) +
+             " bytes ...]\n" + text.substr(text.size() - kTail);
+    }
+    std::printf("--- %s, log %s ---\n%s\n--- end of %s's log ---\n", state.c_str(),
+                log_path_.c_str(), text.c_str(), binary_.c_str());
+    std::fflush(stdout);
+  }
   if (running()) {
     kill(pid_, SIGKILL);
     WaitExit(std::chrono::seconds(5));
   }
+}
+
+std::string Process::Describe() {
+  std::string who = binary_ + " (pid " + std::to_string(pid_) + ")";
+  if (running()) return who + " is running";
+  if (!exit_code_) return who + " did not start";
+  if (*exit_code_ < 0) return who + " was killed by signal " + std::to_string(-*exit_code_);
+  return who + " exited with status " + std::to_string(*exit_code_);
 }
 
 void Process::Signal(int signo) const { kill(pid_, signo); }
@@ -224,6 +281,7 @@ int RunCommand(const std::string& binary, const std::vector<std::string>& args, 
   TempDir dir;
   std::string log = dir.File("out");
   Process p(binary, args, {}, log);
+  p.set_report_on_failure(false);  // the caller has the output
   auto code = p.WaitExit(std::chrono::seconds(30));
   *out = ReadFile(log);
   return code.value_or(-1000);
@@ -264,10 +322,11 @@ bool FakeNotifySocket::WaitFor(const std::string& prefix, std::chrono::milliseco
   }
 }
 
-bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout) {
+bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout, Process* owner) {
   auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) {
     if (access(path.c_str(), F_OK) == 0) return true;
+    if (owner != nullptr && !owner->running()) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;

@@ -38,7 +38,10 @@ std::string ReadFile(const std::string& path);
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeLoopbackPort();
 
-// A child process; killed (SIGKILL) on destruction if still running.
+// A child process; killed (SIGKILL) on destruction if still running. If
+// the test that started it has failed by then, its log (or the head and
+// tail of a long one) is printed, so that every failure shows what the
+// daemons and helpers said, whichever assertion failed.
 class Process {
  public:
   // Runs binary with args and env added to the test's own environment;
@@ -55,9 +58,16 @@ class Process {
   std::optional<int> WaitExit(std::chrono::milliseconds timeout);
   bool running();
   std::string log() const { return ReadFile(log_path_); }
+  // "rdmad (pid 123) exited with status 1" / "was killed by signal 9" /
+  // "is running": for failure messages.
+  std::string Describe();
+  // Off for commands whose output the caller returns (RunCommand).
+  void set_report_on_failure(bool report) { report_on_failure_ = report; }
 
  private:
   pid_t pid_ = -1;
+  std::string binary_;
+  bool report_on_failure_ = true;
   std::optional<int> exit_code_;
   std::string log_path_;
 };
@@ -83,8 +93,10 @@ class FakeNotifySocket {
   size_t scanned_ = 0;
 };
 
-// Waits until a file exists at path.
-bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout);
+// Waits until a file exists at path; false after timeout, or as soon as
+// owner (the process that is to create it, if given) has exited.
+bool WaitForPath(const std::string& path, std::chrono::milliseconds timeout,
+                 Process* owner = nullptr);
 
 // The config of an rdmad on loopback: its socket and peer port, more
 // [daemon] keys (daemon_extra, "key = value" lines), and one [[peers]]

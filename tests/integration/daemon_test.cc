@@ -46,7 +46,8 @@ class DaemonTest : public ::testing::Test {
                                        const std::string& log = "rdmad.log") {
     auto p = std::make_unique<Process>(RDMAD_BINARY, std::vector<std::string>{"--config", config_},
                                        env, dir_.File(log));
-    EXPECT_TRUE(testing::WaitForPath(socket_, seconds(10))) << p->log();
+    EXPECT_TRUE(testing::WaitForPath(socket_, seconds(10), p.get())) << p->Describe() << "\n"
+                                                                     << p->log();
     return p;
   }
 
@@ -297,7 +298,8 @@ TEST_F(DaemonTest, SocketFlagOverridesTheConfig) {
   std::string other = dir_.File("other.sock");
   Process daemon(RDMAD_BINARY, {"--config", config_, "--socket", other}, {},
                  dir_.File("rdmad.log"));
-  ASSERT_TRUE(testing::WaitForPath(other, seconds(10))) << daemon.log();
+  ASSERT_TRUE(testing::WaitForPath(other, seconds(10), &daemon)) << daemon.Describe() << "\n"
+                                                                 << daemon.log();
   EXPECT_NE(access(socket_.c_str(), F_OK), 0);
 }
 

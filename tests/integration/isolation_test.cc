@@ -144,7 +144,9 @@ class IsolationTest : public ::testing::Test {
         dir_.Write(n->name + ".toml",
                    testing::LoopbackPeerConfig(n->socket, n->port, keys, peer.name, peer.port));
     n->process = testing::StartPeeredDaemon(config, n->port, dir_.File(n->name + ".log"));
-    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
+    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10), n->process.get()))
+        << n->process->Describe() << "\n"
+        << n->process->log();
     n->stub = v1::Rdmad::NewStub(
         grpc::CreateChannel("unix:" + n->socket, grpc::InsecureChannelCredentials()));
   }
@@ -200,7 +202,7 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
   std::optional<grpc::Status> connected;
   v1::ConnectResponse reply;
   grpc::ClientContext connect_ctx;
-  std::thread connect([&] {
+  std::jthread connect([&] {
     v1::ConnectRequest req;
     req.set_channel_id(id);
     *req.mutable_endpoint() = TcpEndpoint(1111);

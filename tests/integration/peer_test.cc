@@ -66,7 +66,9 @@ class PeerTest : public ::testing::Test {
     n->process =
         std::make_unique<Process>(RDMAD_BINARY, std::vector<std::string>{"--config", n->config},
                                   env, dir_.File(n->name + ".log"));
-    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10))) << n->process->log();
+    ASSERT_TRUE(testing::WaitForPath(n->socket, seconds(10), n->process.get()))
+        << n->process->Describe() << "\n"
+        << n->process->log();
   }
 
   // `rdmactl --json peers` of node n (an empty array when it fails).

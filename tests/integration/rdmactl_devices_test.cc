@@ -42,7 +42,9 @@ class RdmactlDevicesTest : public ::testing::Test {
     daemon_ = std::make_unique<Process>(
         RDMAD_BINARY, std::vector<std::string>{"--config", config, "--sysfs-root", sysfs_root},
         std::map<std::string, std::string>{}, dir_.File("rdmad.log"));
-    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10))) << daemon_->log();
+    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10), daemon_.get()))
+        << daemon_->Describe() << "\n"
+        << daemon_->log();
   }
 
   // Runs rdmactl against the daemon; returns its exit code, output in *out.

@@ -97,7 +97,7 @@ TEST_F(ScaleTest, ManyChannelsBetweenTwoDaemonsAreAllUsable) {
   std::mutex error_mu;
   std::string first_error;
   auto t0 = Clock::now();
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < connectors; ++t) {
     threads.emplace_back([&] {
       for (int i; (i = next++) < n;) {

@@ -7,6 +7,7 @@
 #include "client/src/rdma/channel_impl.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -24,7 +25,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kPollBatch = 16;
 constexpr auto kCloseGrace = std::chrono::seconds(1);  // Close: time to deliver CLOSE
+// Close: time for the peer to READ the rendezvous pieces of our last messages.
+constexpr auto kFlushGrace = std::chrono::seconds(5);
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
+constexpr auto kLongWait = std::chrono::seconds(2);  // a wait this long is logged (debug)
 
 const char* OpName(WrKind kind, const char* one_sided_op) {
   switch (kind) {
@@ -90,27 +94,55 @@ Status RdmaChannel::Usable(Side side) const {
 
 Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline,
                             Side side) {
-  auto spin_end = Clock::now() + std::chrono::microseconds(res_->plan.spin_us);
+  auto start = Clock::now();
+  auto spin_end = start + std::chrono::microseconds(res_->plan.spin_us);
+  auto report_at = start + kLongWait;
   for (;;) {
     Drain();
     RDMAD_RETURN_IF_ERROR(Usable(side));
     if (done()) return Status::Ok();
     auto now = Clock::now();
-    if (deadline && now >= *deadline) return Status::DeadlineExceeded("timed out");
+    if (now >= report_at) {  // what it waits on, for the debug log
+      if (ClientLog().should_log(spdlog::level::debug)) {
+        ClientLog().debug(
+            "RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
+            side == Side::kSend ? "sender" : "receiver",
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+            StateForLog());
+      }
+      report_at = now + kLongWait;
+    }
+    if (deadline && now >= *deadline) {
+      if (ClientLog().should_log(spdlog::level::debug)) {
+        ClientLog().debug("RDMA channel {} QP {:#x}: timed out: {}", info_.id, local_.qpn,
+                          StateForLog());
+      }
+      return Status::DeadlineExceeded("timed out");
+    }
     if (now < spin_end) {
       lock.unlock();
       std::this_thread::yield();
       lock.lock();
-    } else if (poller_) {
-      if (deadline) {
-        cv_.wait_until(lock, *deadline);
-      } else {
-        cv_.wait(lock);
-      }
     } else {
-      Sleep(lock, deadline);
+      // Sleeps until news, the deadline, or the next report of a long wait.
+      auto until = deadline ? std::min(*deadline, report_at) : report_at;
+      if (poller_) {
+        cv_.wait_until(lock, until);
+      } else {
+        Sleep(lock, until);
+      }
     }
   }
+}
+
+std::string RdmaChannel::StateForLog() const {
+  return fmt::format(
+      "credits {} owed {} sq {}/{} recv posted {} ready {} notes {} | rndv sent {} send chunks {} "
+      "recv chunks {} reads {}/{} unread {} done owed {} | pool free {} | poller {} error {}",
+      credits_.credits(), credits_.owed(), sq_outstanding_, res_->send_depth, recv_posted_,
+      ready_.size(), notes_.size(), rndv_sent_.size(), send_chunks_, recv_chunks_, reads_done_,
+      reads_posted_, rndv_unread_, done_owed_, pool_->free_chunks(), poller_,
+      error_.ok() ? "none" : error_.ToString());
 }
 
 // Arms the CQ and sleeps on the completion channel and the wake eventfd.
@@ -261,8 +293,10 @@ void RdmaChannel::Repost(uint32_t slot) {
 }
 
 void RdmaChannel::MaybeSendCredits() {
-  if (closed_ || peer_closed_ || !error_.ok()) return;
-  bool due = credits_.CreditMessageDue() || (DoneDue() && credits_.CanSendControl());
+  if (peer_closed_ || !error_.ok()) return;
+  // Closing: no more credits for the peer, but what we finished (or will
+  // never) read of its memory, so that its Close need not wait for us.
+  bool due = (!closed_ && credits_.CreditMessageDue()) || (DoneDue() && credits_.CanSendControl());
   if (due && sq_outstanding_ < res_->send_depth) {
     Status s = PostControl(MessageType::kCredit);
     if (!s.ok()) Fail(s);
@@ -349,29 +383,51 @@ void RdmaChannel::Close() {
   cv_.notify_all();
   Drain();  // the peer's CLOSE may be waiting in the CQ
   if (!error_.ok() || peer_closed_) return;
-  // Tell the peer: CLOSE needs a credit and a send slot; wait a little for
-  // them, then for the CLOSE (and everything before it) to complete.
-  auto deadline = Clock::now() + kCloseGrace;
-  auto pump = [&](const std::function<bool()>& done) {
-    while (Drain(), !done() && error_.ok() && Clock::now() < deadline) {
+  // What the peer sent us by rendezvous will not be read now: report it
+  // done, so that the peer may reuse that memory (and its own Close need
+  // not wait for us). Descriptors arriving from now on are done at once.
+  DropUnreadRndv();
+  auto pump = [&](Clock::time_point deadline, const std::function<bool()>& done) {
+    while (Drain(), MaybeSendCredits(),
+           !done() && error_.ok() && !peer_closed_ && Clock::now() < deadline) {
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       lock.lock();
     }
     return done() && error_.ok() && !peer_closed_;
   };
-  if (!pump([&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
+  // Our messages that went by rendezvous wait in our memory until the
+  // peer has READ them, and the peer reports nothing after our CLOSE:
+  // first give it the time to read them (it does as its application
+  // receives), else they would be lost with the QP.
+  if (!rndv_sent_.empty() &&
+      !pump(Clock::now() + kFlushGrace, [&] { return rndv_sent_.empty(); })) {
+    if (!error_.ok() || peer_closed_) return;
+    ClientLog().info(
+        "RDMA channel {:#x} QP {:#x}: closing with {} rendezvous piece(s) the peer has not read "
+        "within {} s",
+        info_.id, local_.qpn, rndv_sent_.size(), kFlushGrace.count());
+  }
+  // Tell the peer: CLOSE needs a credit and a send slot; wait a little for
+  // them, then for the CLOSE (and everything before it) to complete.
+  auto deadline = Clock::now() + kCloseGrace;
+  if (!pump(deadline,
+            [&] { return credits_.CanSendControl() && sq_outstanding_ < res_->send_depth; })) {
     ClientLog().info("RDMA channel {} QP {}: could not tell the peer about the close",
                      local_.device, local_.qpn);
     return;
   }
   if (Status s = PostControl(MessageType::kClose); !s.ok()) return;
-  pump([&] { return sq_outstanding_ == 0; });
+  pump(deadline, [&] { return sq_outstanding_ == 0; });
 }
 
 void RdmaChannel::Abort(const Status& status) {
   Lock lock(mu_);
-  if (closed_ || !error_.ok()) return;
+  if (!error_.ok()) return;
+  if (closed_) {  // a Close waiting for the peer stops waiting
+    error_ = status;
+    return;
+  }
   Drain();                   // the peer's own CLOSE may be waiting in the CQ
   if (peer_closed_) return;  // Recv delivers what came before it, then says so
   ClientLog().info("RDMA channel on {} QP {:#x} (peer QP {:#x}): {}", local_.device, local_.qpn,

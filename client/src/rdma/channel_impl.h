@@ -123,6 +123,8 @@ class RdmaChannel final : public AbortableChannel {
   void OnAsyncEvent(int event_type);
   void DrainAfterError();
   Status CompletionError(const ibv_wc& wc) const;
+  // Credits, slots, rendezvous and pool counts, for the debug log (mu_ held).
+  std::string StateForLog() const;
 
   // channel_events.cc: the completion fd.
   // Something waits for the application (mu_ held): a whole message, a
@@ -166,6 +168,9 @@ class RdmaChannel final : public AbortableChannel {
   // giving that back once they are copied (mu_ held for both).
   const uint8_t* FragmentBytes(const Fragment& f) const;
   void Release(const Fragment& f);
+  // Closing (mu_ held): the peer's descriptors not yet read never will be;
+  // they are owed back as done (READs in flight count when they complete).
+  void DropUnreadRndv();
   // Done descriptors to piggyback on a message we send.
   uint8_t TakeDone();
   bool DoneDue() const;

@@ -125,9 +125,25 @@ void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm
     return;
   }
   Repost(slot);
+  if (closed_) {  // nobody will read it: done at once (DropUnreadRndv)
+    ++done_owed_;
+    return;
+  }
   ready_.push_back(f);
   ++rndv_unread_;
   if (imm.last) signal_.Notify();
+}
+
+void RdmaChannel::DropUnreadRndv() {
+  for (auto it = ready_.begin(); it != ready_.end();) {
+    if (it->rndv && !it->read_posted) {
+      ++done_owed_;
+      --rndv_unread_;
+      it = ready_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void RdmaChannel::QueueRead(Fragment& f, uint64_t local_addr, uint32_t lkey) {

@@ -68,7 +68,7 @@ TEST_F(MrCacheTest, AFailedRegistrationIsReturnedAndNotKept) {
 }
 
 TEST_F(MrCacheTest, ConcurrentUsersBalanceRegistrationsAndReleases) {
-  std::vector<std::thread> threads;
+  std::vector<std::jthread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 2000; ++i) {

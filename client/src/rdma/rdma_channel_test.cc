@@ -61,7 +61,7 @@ RdmaPlan LabPlan() {
   QpAttributes& qp = plan.qp;
   qp.type = "RC";
   qp.timeout = 14;
-  qp.retry_cnt = 7;
+  qp.retry_cnt = 6;
   qp.rnr_retry = 7;
   qp.min_rnr_timer = 12;
   qp.hop_limit = 64;

@@ -37,7 +37,7 @@ TEST(TcpAcceptorTest, WrongTokenIsRejectedAndTheRightOneStillGetsIn) {
   EXPECT_NE(endpoint.port, 0);
 
   StatusOr<std::unique_ptr<Channel>> accepted = Status::Internal("not yet");
-  std::thread acceptor_thread([&] { accepted = (*acceptor)->Accept(seconds(20), ChannelInfo{}); });
+  std::jthread acceptor_thread([&] { accepted = (*acceptor)->Accept(seconds(20), ChannelInfo{}); });
 
   std::array<uint8_t, 32> wrong = token;
   wrong[31] ^= 1;
@@ -148,7 +148,7 @@ TEST(TcpChannelTest, AbortWakesABlockedRecvWithTheDaemonsReason) {
   auto* second = dynamic_cast<AbortableChannel*>(pair->second.get());
   ASSERT_NE(second, nullptr);
   std::atomic<bool> woke{false};
-  std::thread receiver([&] {
+  std::jthread receiver([&] {
     Status s = pair->second->Recv(seconds(10)).status();
     EXPECT_EQ(s, Status::Unavailable("peer daemon b lost: gone"));
     woke = true;
@@ -180,7 +180,7 @@ TEST(TcpChannelTest, AFullReceiveQueuePushesBackOnTheSender) {
   ASSERT_TRUE(pair.ok()) << pair.status().ToString();
   constexpr int kMessages = 256;  // 256 MiB: far more than queue + socket buffers
   std::atomic<int> sent{0};
-  std::thread sender([&] {
+  std::jthread sender([&] {
     std::vector<uint8_t> message(1 << 20, 0x5a);
     for (int i = 0; i < kMessages; ++i) {
       if (!pair->first->Send(message.data(), message.size()).ok()) return;

@@ -157,7 +157,7 @@ TEST(TcpPeerDeathTest, DiesWhileAWriteWaitsForItsAck) {
   ASSERT_TRUE(local.ok());
   RegionDescriptor remote{1, 1000, 1, 0};
   Status wrote;
-  std::thread writer([&] { wrote = peer->channel->Write(**local, 0, remote, 0, 1000); });
+  std::jthread writer([&] { wrote = peer->channel->Write(**local, 0, remote, 0, 1000); });
   StatusOr<RawFrame> request = ReadRawFrame(peer->raw.get());  // the WRITE, never answered
   ASSERT_TRUE(request.ok()) << request.status().ToString();
   EXPECT_EQ(request->header.type, FrameType::kWrite);
@@ -175,7 +175,7 @@ TEST(TcpCloseTest, CloseWakesAReadWaitingForItsAnswer) {
   ASSERT_TRUE(local.ok());
   RegionDescriptor remote{1, 64, 1, 0};
   Status read;
-  std::thread reader([&] { read = peer->channel->Read(**local, 0, remote, 0, 64); });
+  std::jthread reader([&] { read = peer->channel->Read(**local, 0, remote, 0, 64); });
   ASSERT_TRUE(ReadRawFrame(peer->raw.get()).ok());  // the READ_REQ, never answered
   peer->channel->Close();
   reader.join();
