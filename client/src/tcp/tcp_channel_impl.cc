@@ -60,6 +60,12 @@ StatusOr<std::unique_ptr<TcpChannel>> TcpChannel::Start(UniqueFd fd, ChannelInfo
   info.transport = ChannelTransport::kTcp;
   info.tcp_local = LocalAddress(fd.get());
   info.tcp_peer = PeerAddress(fd.get());
+  // The I/O thread's reads wake this often when nothing comes, to see
+  // whether the daemon ended the channel (Abort) and the peer fell silent.
+  timeval quiet{0, int(std::chrono::microseconds(kAbortQuiet).count())};
+  if (setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &quiet, sizeof(quiet)) != 0) {
+    return Status::FromErrno(errno, "SO_RCVTIMEO");
+  }
   std::unique_ptr<TcpChannel> channel(new TcpChannel(std::move(fd), std::move(info)));
   try {
     channel->reader_ = std::thread([c = channel.get()] { c->ReaderMain(); });
@@ -272,17 +278,16 @@ void TcpChannel::Fail(const Status& status) {
 }
 
 // The daemon's word can overtake the peer's last frames on the data path
-// (a peer that sends, then closes): the I/O thread still takes every frame
-// that has arrived, up to the peer's CLOSE, before the channel ends, with
-// the peer's CLOSE if it came, else with status. Shutting the socket down
-// wakes it, and ends what it reads once the arrived bytes are taken.
+// (a peer that sends, then closes: its frames may still wait behind what
+// this application has not taken yet): the I/O thread still takes every
+// frame the peer sends, up to its CLOSE, and the channel ends with the
+// peer's CLOSE if it comes, else with status once the peer has been silent
+// for kAbortQuiet (Receive). The socket is not shut down here: that would
+// end the reading at the bytes that happen to have arrived.
 void TcpChannel::Abort(const Status& status) {
-  {
-    std::lock_guard lock(mu_);
-    if (!status_.ok() || aborted_) return;  // closed here, failed, or the peer's CLOSE came
-    aborted_ = status;
-  }
-  shutdown(fd_.get(), SHUT_RDWR);
+  std::lock_guard lock(mu_);
+  if (!status_.ok() || aborted_) return;  // closed here, failed, or the peer's CLOSE came
+  aborted_ = status;
 }
 
 void TcpChannel::Close() {

@@ -4,7 +4,8 @@
 // when either side has no RDMA path). Frames are those of tcp_frame.h.
 //
 // A background I/O thread reads every frame from the peer, blocking in
-// recv() (an idle channel costs no CPU):
+// recv() (an idle channel costs next to no CPU: the read wakes every
+// kAbortQuiet to see whether the daemon ended the channel):
 //   DATA       -> the receive queue that Recv pops. When the queue holds
 //                 more than kRecvQueueBytes the thread stops reading the
 //                 socket, so TCP flow control slows the sender down. While
@@ -67,6 +68,9 @@ namespace rdmad::internal {
 inline constexpr size_t kRecvQueueBytes = size_t{32} << 20;
 inline constexpr size_t kRecvQueueHardBytes = 4 * kRecvQueueBytes;
 inline constexpr size_t kQueuedMessageOverhead = 64;
+// After Abort, the I/O thread ends once the peer has sent nothing for this
+// long (and its reads wake this often while idle: SO_RCVTIMEO).
+inline constexpr std::chrono::milliseconds kAbortQuiet{500};
 
 // The send side of the socket: whole frames, granted in the order they were
 // asked for, so the I/O thread's answers never starve behind a caller that
@@ -147,6 +151,11 @@ class TcpChannel final : public AbortableChannel {
   void ReaderMain();
   Status ReadFrame();
   Status WaitForQueueSpace();
+  // Reads exactly len bytes (*got: how many came). After Abort it ends, as
+  // the socket's EOF would, once the peer has been silent for kAbortQuiet:
+  // until then the peer's last frames (flow-controlled behind what the
+  // application has not taken yet) still come in.
+  Status Receive(void* buf, size_t len, size_t* got = nullptr);
   Status ReadPayload(void* buf, size_t len);
   StatusOr<std::string> ReadText(uint64_t len);
   Status OnData(const FrameHeader& header);
@@ -183,6 +192,7 @@ class TcpChannel final : public AbortableChannel {
   std::vector<uint8_t> bounce_;  // the I/O thread's copy buffer
   std::once_flag close_once_;
   std::thread reader_;
+  std::chrono::steady_clock::time_point heard_{};  // the I/O thread's last news
 };
 
 }  // namespace rdmad::internal

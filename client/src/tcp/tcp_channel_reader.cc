@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <string>
 #include <string_view>
@@ -52,7 +53,8 @@ Status TcpChannel::ReadFrame() {
   RDMAD_RETURN_IF_ERROR(WaitForQueueSpace());
   RawFrameHeader raw;
   size_t got = 0;
-  Status read = RecvExact(fd_.get(), raw.data(), raw.size(), &got);
+  heard_ = std::chrono::steady_clock::now();  // waiting for the application is not silence
+  Status read = Receive(raw.data(), raw.size(), &got);
   if (!read.ok()) {
     if (got == 0 && IsEof(read)) {
       return Status::Unavailable("connection lost: the peer closed the connection without CLOSE");
@@ -83,8 +85,21 @@ Status TcpChannel::WaitForQueueSpace() {
   return status_;
 }
 
+Status TcpChannel::Receive(void* buf, size_t len, size_t* got) {
+  size_t heard_at = 0;  // bytes received when last heard
+  return RecvExact(fd_.get(), buf, len, got, [&](size_t received) {
+    auto now = std::chrono::steady_clock::now();
+    if (received != heard_at) {
+      heard_at = received;
+      heard_ = now;
+    }
+    std::lock_guard lock(mu_);
+    return aborted_.has_value() && now - heard_ >= kAbortQuiet;
+  });
+}
+
 Status TcpChannel::ReadPayload(void* buf, size_t len) {
-  Status read = RecvExact(fd_.get(), buf, len);
+  Status read = Receive(buf, len);
   if (!read.ok() && IsEof(read)) {
     return Status::Unavailable("connection lost in a frame's payload: " + read.message());
   }

@@ -195,17 +195,24 @@ Status SendAll(int fd, const void* buf, size_t len) {
   return SendAll(fd, &iov, 1);
 }
 
-Status RecvExact(int fd, void* buf, size_t len, size_t* received) {
+Status RecvExact(int fd, void* buf, size_t len, size_t* received,
+                 const std::function<bool(size_t)>& idle) {
   size_t got = 0;
   Status status;
   while (got < len) {
     ssize_t n = recv(fd, static_cast<uint8_t*>(buf) + got, len - got, 0);
     if (n > 0) {
       got += static_cast<size_t>(n);
-    } else if (n == 0) {
+    } else if (n == 0 ||
+               (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && idle && idle(got))) {
       status = Status::Unavailable("EOF after " + std::to_string(got) + " of " +
                                    std::to_string(len) + " bytes");
       break;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (!idle) {
+        status = Lost(errno, "recv");
+        break;
+      }
     } else if (errno != EINTR) {
       status = Lost(errno, "recv");
       break;

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "rdmad/status.h"
@@ -77,7 +78,10 @@ Status SendAllBefore(int fd, iovec* iov, int count, Clock::time_point deadline);
 
 // Receives exactly len bytes. UNAVAILABLE on EOF ("EOF after N of M bytes")
 // or on an error; *received (if given) says how many bytes did arrive.
-Status RecvExact(int fd, void* buf, size_t len, size_t* received = nullptr);
+// idle: for a socket with SO_RCVTIMEO, called (with the bytes received so
+// far) each time a read timed out; true ends the read as an EOF would.
+Status RecvExact(int fd, void* buf, size_t len, size_t* received = nullptr,
+                 const std::function<bool(size_t)>& idle = {});
 // The same, giving up with DEADLINE_EXCEEDED at deadline.
 Status RecvExactBefore(int fd, void* buf, size_t len, Clock::time_point deadline);
 
