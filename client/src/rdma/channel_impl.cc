@@ -387,9 +387,9 @@ void RdmaChannel::Close() {
   // done, so that the peer may reuse that memory (and its own Close need
   // not wait for us). Descriptors arriving from now on are done at once.
   DropUnreadRndv();
+  MaybeSendCredits();  // later ones go with the completions Drain takes (a returned credit)
   auto pump = [&](Clock::time_point deadline, const std::function<bool()>& done) {
-    while (Drain(), MaybeSendCredits(),
-           !done() && error_.ok() && !peer_closed_ && Clock::now() < deadline) {
+    while (Drain(), !done() && error_.ok() && !peer_closed_ && Clock::now() < deadline) {
       lock.unlock();
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       lock.lock();
