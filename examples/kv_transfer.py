@@ -25,20 +25,22 @@ import sys
 import time
 
 import numpy as np
+import numpy.typing as npt
 
 import rdmad
 
 PATIENCE = 30.0  # seconds
 
 
-def expected(round_, blocks, block_size):
+def expected(round_: int, blocks: int, block_size: int) -> npt.NDArray[np.uint8]:
     """The bytes of every block in a round: what prefill writes, decode checks."""
     i = np.arange(block_size, dtype=np.int64)
     b = np.arange(blocks, dtype=np.int64)[:, None]
-    return (((round_ * 131 + b * 31 + i * 7) ^ (i >> 8)) & 0xFF).astype(np.uint8)
+    values: npt.NDArray[np.int64] = ((round_ * 131 + b * 31 + i * 7) ^ (i >> 8)) & 0xFF
+    return values.astype(np.uint8)
 
 
-def prefill(client, args):
+def prefill(client: rdmad.Client, args: argparse.Namespace) -> None:
     with client.listen(args.service) as listener:
         print(f"prefill: listening on {args.service}", flush=True)
         channel = listener.accept(timeout=None)
@@ -59,7 +61,7 @@ def prefill(client, args):
     print(f"prefill: {args.rounds} rounds served")
 
 
-def decode(client, args):
+def decode(client: rdmad.Client, args: argparse.Namespace) -> None:
     with client.connect(args.peer, args.service) as channel:
         layout = channel.recv(timeout=PATIENCE)
         if len(layout) != 48:
@@ -92,7 +94,7 @@ def decode(client, args):
         print(f"KV OK over {channel.transport}")
 
 
-def main():
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     roles = parser.add_subparsers(dest="role", required=True)
     for name in ("prefill", "decode"):

@@ -5,7 +5,9 @@ The package is built from the rdmad source tree this directory is in:
 CMake configures the tree (without its tests) in setuptools' build_temp,
 builds the targets _rdmad and rdmad_python_v1 and the wheel takes
 BUILD/python/rdmad as it is. RDMAD_BUILD_DIR names a configured build
-tree to build in instead (the one a developer already has).
+tree to build in instead; without it, the tree's own build/ is used when it
+was configured for this very interpreter (scripts/build's), so that pip
+does not build the whole project a second time.
 """
 
 import os
@@ -20,12 +22,30 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 
 
+def _existing_build():
+    """SOURCE/build when it is configured for the interpreter running pip."""
+    cache = os.path.join(SOURCE, "build", "CMakeCache.txt")
+    try:
+        with open(cache) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        name, _, value = line.partition("=")
+        if name.split(":")[0] in ("Python3_EXECUTABLE", "_Python3_EXECUTABLE"):
+            if os.path.realpath(value) == os.path.realpath(sys.executable):
+                return os.path.dirname(cache)
+    return None
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         if not os.path.exists(os.path.join(SOURCE, "CMakeLists.txt")):
             sys.exit("rdmad: build the package from the rdmad source tree (python/ in it)")
-        build = os.environ.get("RDMAD_BUILD_DIR")
-        if not build:
+        build = os.environ.get("RDMAD_BUILD_DIR") or _existing_build()
+        if build:
+            print(f"rdmad: building in {build} (RDMAD_BUILD_DIR chooses another)")
+        else:
             build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
             subprocess.run(
                 ["cmake", "-S", SOURCE, "-B", build, "-DCMAKE_BUILD_TYPE=Release",

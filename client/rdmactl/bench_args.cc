@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "client/rdmactl/command.h"
 #include "common/echo_protocol.h"
 
 namespace rdmactl {
@@ -65,20 +64,8 @@ StatusOr<std::vector<uint64_t>> ParseSizeList(std::string_view text) {
   }
 }
 
-// Which options were given, for the checks across options.
-struct Seen {
-  bool iters = false;
-  bool sizes = false;
-};
-
-bool TakesValue(std::string_view arg) {
-  return arg == "--test" || arg == "--size" || arg == "--sizes" || arg == "--iters" ||
-         arg == "--duration" || arg == "--channels" || arg == "--depth" || arg == "--blocks";
-}
-
-Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
-  if (seen->sizes) return Status::InvalidArgument("--size and --sizes: give one of them");
-  seen->sizes = true;
+// --size or --sizes: one size, or a list.
+Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* a) {
   auto sizes = ParseSizeList(value);
   if (!sizes.ok()) return Status::InvalidArgument(flag + ": " + sizes.status().message());
   if (flag == "--size" && sizes->size() != 1) {
@@ -86,47 +73,6 @@ Status ParseSizes(const std::string& flag, const std::string& value, BenchArgs* 
   }
   a->sizes = std::move(sizes).value();
   return Status::Ok();
-}
-
-// --iters, --channels, --depth and --blocks: a whole number from 1.
-Status ParseCount(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
-  uint64_t max = flag == "--iters"    ? kMaxIters
-                 : flag == "--depth"  ? kBenchMaxDepth
-                 : flag == "--blocks" ? kBenchMaxBlocks
-                                      : kBenchMaxChannels;
-  uint64_t v = 0;
-  if (!ParseUint(value, max, &v) || v == 0) {
-    return Status::InvalidArgument(flag + ": \"" + value + "\" is not a number from 1 to " +
-                                   std::to_string(max));
-  }
-  if (flag == "--iters") {
-    a->iters = v;
-    seen->iters = true;
-  } else if (flag == "--depth") {
-    a->depth = uint32_t(v);
-  } else if (flag == "--blocks") {
-    a->blocks = uint32_t(v);
-  } else {
-    a->channels = uint32_t(v);
-  }
-  return Status::Ok();
-}
-
-// An option that takes a value (TakesValue).
-Status ParseValue(const std::string& flag, const std::string& value, BenchArgs* a, Seen* seen) {
-  if (flag == "--test") {
-    if (ParseTest(value, &a->test)) return Status::Ok();
-    return Status::InvalidArgument("--test: \"" + value +
-                                   "\" is not one of lat, bw, write, read, kv, idle, connect");
-  }
-  if (flag == "--size" || flag == "--sizes") return ParseSizes(flag, value, a, seen);
-  if (flag == "--duration") {
-    auto s = ParseSeconds(value);
-    if (!s.ok()) return Status::InvalidArgument("--duration: " + s.status().message());
-    a->duration_s = *s;
-    return Status::Ok();
-  }
-  return ParseCount(flag, value, a, seen);
 }
 
 // Fills in what the options left open.
@@ -225,31 +171,53 @@ StatusOr<double> ParseSeconds(std::string_view text) {
   return v;
 }
 
+void DeclareBenchArgs(CLI::App& verb, BenchArgs* a, BenchFlags* f) {
+  verb.add_option("PEER", a->peer, "the peer whose echo service is measured")->required();
+  verb.add_option("--test", f->test, "lat, bw, write, read, kv, idle or connect (lat)")
+      ->check(CLI::IsMember({"lat", "bw", "write", "read", "kv", "idle", "connect"}));
+  CLI::Option* size =
+      verb.add_option("--size", f->size, "bytes a message (4K, 1MiB: powers of 1024)");
+  CLI::Option* sizes = verb.add_option("--sizes", f->sizes, "sizes, comma-separated: 2,4K,1M");
+  size->excludes(sizes);
+  CLI::Option* iters = verb.add_option("--iters", a->iters, "messages per size and channel")
+                           ->check(CLI::Range(uint64_t(1), kMaxIters));
+  CLI::Option* duration =
+      verb.add_option("--duration", f->duration, "seconds per size instead of --iters");
+  iters->excludes(duration);
+  verb.add_option("--channels", a->channels, "channels at once, a thread each (1)")
+      ->check(CLI::Range(uint32_t(1), kBenchMaxChannels));
+  verb.add_option("--depth", a->depth, "write, read: batches in flight per channel (1)")
+      ->check(CLI::Range(uint32_t(1), kBenchMaxDepth));
+  verb.add_option("--blocks", a->blocks, "kv: writes per batch (1024)")
+      ->check(CLI::Range(uint32_t(1), kBenchMaxBlocks));
+  verb.add_flag("--tcp", a->force_tcp, "TCP even where RDMA would do");
+  verb.add_flag("--pooled", a->pooled, "connect: warm channels from this process's pool");
+}
+
+Status FinishBenchArgs(const BenchFlags& f, BenchArgs* a) {
+  if (!ParseTest(f.test, &a->test)) return Status::InvalidArgument("--test: " + f.test);
+  if (!f.size.empty()) RDMAD_RETURN_IF_ERROR(ParseSizes("--size", f.size, a));
+  if (!f.sizes.empty()) RDMAD_RETURN_IF_ERROR(ParseSizes("--sizes", f.sizes, a));
+  if (!f.duration.empty()) {
+    auto s = ParseSeconds(f.duration);
+    if (!s.ok()) return Status::InvalidArgument("--duration: " + s.status().message());
+    a->duration_s = *s;
+  }
+  return ApplyDefaults(a->iters != 0, a);
+}
+
 StatusOr<BenchArgs> ParseBenchArgs(const std::vector<std::string>& args) {
+  CLI::App app("bench", "bench");
   BenchArgs a;
-  Seen seen;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (TakesValue(arg)) {
-      if (i + 1 >= args.size()) return Status::InvalidArgument(arg + " needs a value");
-      RDMAD_RETURN_IF_ERROR(ParseValue(arg, args[++i], &a, &seen));
-    } else if (arg == "--tcp") {
-      a.force_tcp = true;
-    } else if (arg == "--pooled") {
-      a.pooled = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return Status::InvalidArgument("unknown option " + arg);
-    } else if (!a.peer.empty()) {
-      return Status::InvalidArgument("one PEER only");
-    } else {
-      a.peer = arg;
-    }
+  BenchFlags f;
+  DeclareBenchArgs(app, &a, &f);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return Status::InvalidArgument(e.what());
   }
-  if (a.peer.empty()) return Status::InvalidArgument("PEER missing");
-  if (seen.iters && a.duration_s > 0) {
-    return Status::InvalidArgument("--iters and --duration: give one of them");
-  }
-  RDMAD_RETURN_IF_ERROR(ApplyDefaults(seen.iters, &a));
+  RDMAD_RETURN_IF_ERROR(FinishBenchArgs(f, &a));
   return a;
 }
 

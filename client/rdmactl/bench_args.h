@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "rdmad/status.h"
 
 namespace rdmactl {
@@ -39,9 +40,6 @@ enum class BenchTest { kLat, kBw, kWrite, kRead, kKv, kIdle, kConnect };
 // "lat", "bw", "write", "read", "kv", "idle", "connect".
 const char* BenchTestName(BenchTest test);
 
-inline constexpr char kBenchUsage[] =
-    "PEER [--test lat|bw|write|read|kv|idle|connect] [--size N | --sizes LIST] "
-    "[--iters N | --duration S] [--channels N] [--depth N] [--blocks N] [--tcp] [--pooled]";
 inline constexpr uint64_t kBenchMaxSize = uint64_t(1) << 30;  // a channel's message limit
 inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo service's limit
 inline constexpr uint32_t kBenchMaxDepth = 4096;              // write/read ops in flight
@@ -68,8 +66,23 @@ rdmad::StatusOr<uint64_t> ParseByteSize(std::string_view text);
 // A whole or decimal number of seconds, > 0 and at most kBenchMaxSeconds.
 rdmad::StatusOr<double> ParseSeconds(std::string_view text);
 
-// Parses the verb's arguments (after "bench") and fills in the defaults.
-// INVALID_ARGUMENT with the message rdmactl prints (without the usage).
+// What the options give as text, checked after parsing (the sizes and
+// the duration take suffixes and fractions).
+struct BenchFlags {
+  std::string test = "lat";
+  std::string size;
+  std::string sizes;
+  std::string duration;
+};
+
+// Declares PEER and the options on the bench verb (CLI11 checks the
+// numbers' ranges and which options exclude which).
+void DeclareBenchArgs(CLI::App& verb, BenchArgs* a, BenchFlags* f);
+// After parsing: the sizes, the duration and the test's defaults; the
+// checks across options. INVALID_ARGUMENT with the message rdmactl prints.
+rdmad::Status FinishBenchArgs(const BenchFlags& f, BenchArgs* a);
+
+// Declare, parse and Finish in one (the verb's arguments after "bench").
 rdmad::StatusOr<BenchArgs> ParseBenchArgs(const std::vector<std::string>& args);
 
 }  // namespace rdmactl

@@ -37,7 +37,7 @@ TEST(BenchArgsTest, DepthGoesWithWriteAndReadOnly) {
   EXPECT_EQ(Error({"B", "--test", "bw", "--depth", "8"}),
             "--depth goes with --test write or read only");
   EXPECT_EQ(Error({"B", "--test", "write", "--depth", "0"}),
-            "--depth: \"0\" is not a number from 1 to 4096");
+            "--depth: Value 0 not in range 1 to 4096");
 }
 
 TEST(BenchArgsTest, KvBatchesAThousandSixteenKiBBlocksByDefault) {
@@ -115,25 +115,25 @@ TEST(BenchArgsTest, Options) {
 }
 
 TEST(BenchArgsTest, Errors) {
-  EXPECT_EQ(Error({}), "PEER missing");
-  EXPECT_EQ(Error({"B", "C"}), "one PEER only");
-  EXPECT_EQ(Error({"B", "--test"}), "--test needs a value");
+  // CLI11's words for what it checks; ours for the rest.
+  EXPECT_EQ(Error({}), "PEER is required");
+  EXPECT_EQ(Error({"B", "C"}), "The following argument was not expected: C");
+  EXPECT_NE(Error({"B", "--test"}).find("--test: 1 required"), std::string::npos);
   EXPECT_EQ(Error({"B", "--test", "send"}),
-            "--test: \"send\" is not one of lat, bw, write, read, kv, idle, connect");
+            "--test: send not in {lat,bw,write,read,kv,idle,connect}");
   EXPECT_EQ(Error({"B", "--size", "1,2"}), "--size takes one size; --sizes takes a list");
-  EXPECT_EQ(Error({"B", "--size", "1", "--sizes", "2"}), "--size and --sizes: give one of them");
+  EXPECT_EQ(Error({"B", "--size", "1", "--sizes", "2"}), "--size excludes --sizes");
   EXPECT_EQ(Error({"B", "--sizes", "1,,2"}),
             "--sizes: \"\" is not a size (bytes, or with K, M, G: 4K, 1MiB)");
-  EXPECT_EQ(Error({"B", "--iters", "0"}), "--iters: \"0\" is not a number from 1 to 1000000000");
-  EXPECT_EQ(Error({"B", "--channels", "65"}), "--channels: \"65\" is not a number from 1 to 64");
-  EXPECT_EQ(Error({"B", "--iters", "5", "--duration", "1"}),
-            "--iters and --duration: give one of them");
+  EXPECT_EQ(Error({"B", "--iters", "0"}), "--iters: Value 0 not in range 1 to 1000000000");
+  EXPECT_EQ(Error({"B", "--channels", "65"}), "--channels: Value 65 not in range 1 to 64");
+  EXPECT_EQ(Error({"B", "--iters", "5", "--duration", "1"}), "--iters excludes --duration");
   EXPECT_EQ(Error({"B", "--test", "idle", "--size", "4"}), "--test idle takes no --size");
   EXPECT_EQ(Error({"B", "--test", "idle", "--iters", "4"}),
             "--test idle takes --duration, not --iters");
   EXPECT_EQ(Error({"B", "--test", "connect", "--duration", "4"}),
             "--test connect takes --iters, not --duration");
-  EXPECT_EQ(Error({"B", "-x"}), "unknown option -x");
+  EXPECT_EQ(Error({"B", "-x"}), "The following argument was not expected: -x");
 }
 
 }  // namespace

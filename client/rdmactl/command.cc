@@ -2,8 +2,6 @@
 
 #include "client/rdmactl/command.h"
 
-#include <charconv>
-
 namespace rdmactl {
 
 std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code) {
@@ -12,46 +10,49 @@ std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code) {
   auto client = rdmad::Client::Open(options);
   if (client.ok()) return std::move(client).value();
   const rdmad::Status& st = client.status();
+  const std::string code(rdmad::StatusCodeName(st.code()));
   if (st.code() == rdmad::StatusCode::kPermissionDenied) {
-    std::fprintf(ctx.err, "rdmactl: %s\n", st.message().c_str());
-    *exit_code = kExitFailure;
+    *exit_code = PrintError(ctx, "", code, st.message(), kExitFailure);
   } else {
-    std::fprintf(ctx.err,
-                 "rdmactl: rdmad is not reachable (%s); start it with "
-                 "'systemctl start rdmad'\n",
-                 st.message().c_str());
-    *exit_code = kExitUnreachable;
+    *exit_code = PrintError(
+        ctx, "", code,
+        "rdmad is not reachable (" + st.message() + "); start it with 'systemctl start rdmad'",
+        kExitUnreachable);
   }
   return nullptr;
 }
 
+int PrintError(Context& ctx, std::string_view verb, std::string_view code,
+               const std::string& message, int exit) {
+  if (ctx.globals.json) {
+    std::fflush(ctx.out);  // after what the verb printed so far
+    PrintJson(
+        ctx,
+        Json{{"error",
+              {{"command", std::string(verb)}, {"code", std::string(code)}, {"message", message}}},
+             {"exit_code", exit}});
+    return exit;
+  }
+  std::fflush(ctx.out);
+  if (verb.empty()) {
+    std::fprintf(ctx.err, "rdmactl: %s\n", message.c_str());
+  } else {
+    std::fprintf(ctx.err, "rdmactl %.*s: %s\n", int(verb.size()), verb.data(), message.c_str());
+  }
+  return exit;
+}
+
 int ReportError(Context& ctx, const rdmad::Status& status) {
-  std::fprintf(ctx.err, "rdmactl: %s\n", status.ToString().c_str());
-  return status.code() == rdmad::StatusCode::kUnavailable ? kExitUnreachable : kExitFailure;
+  int exit = status.code() == rdmad::StatusCode::kUnavailable ? kExitUnreachable : kExitFailure;
+  return PrintError(ctx, "", rdmad::StatusCodeName(status.code()), status.ToString(), exit);
+}
+
+int Fail(Context& ctx, std::string_view verb, const std::string& message) {
+  return PrintError(ctx, verb, "FAILED", message, kExitFailure);
 }
 
 int UsageError(Context& ctx, std::string_view verb, const std::string& message) {
-  std::fprintf(ctx.err, "rdmactl %.*s: %s\n", int(verb.size()), verb.data(), message.c_str());
-  return kExitUsage;
-}
-
-bool ArgCountIs(Context& ctx, std::string_view verb, size_t min, size_t max,
-                std::string_view usage) {
-  if (ctx.args.size() >= min && ctx.args.size() <= max) return true;
-  std::string message = "usage: rdmactl " + std::string(verb);
-  if (!usage.empty()) message += " " + std::string(usage);
-  UsageError(ctx, verb, message);
-  return false;
-}
-
-bool ParseUint(std::string_view text, uint64_t max, uint64_t* value) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 10);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v > max) {
-    return false;
-  }
-  *value = v;
-  return true;
+  return PrintError(ctx, verb, "USAGE", message, kExitUsage);
 }
 
 std::string DaemonMessage(const rdmad::Status& status, std::string_view method) {

@@ -1,8 +1,9 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// What every rdmactl verb shares: its context (globals, arguments, output
-// streams), the signature the command table holds, and the helpers that
-// connect to the daemon and report failures with rdmactl's exit codes.
+// What every rdmactl verb shares: its context (globals, output streams,
+// its exit code), the command table's row (CLI11 parses every verb's
+// arguments), and the helpers that connect to the daemon and report
+// failures with rdmactl's exit codes.
 //
 // Thread safety: none; rdmactl runs one verb on one thread.
 
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "client/rdmactl/json.h"
 #include "client/rdmactl/rdmactl.h"
 #include "rdmad/client.h"
@@ -24,56 +26,70 @@ namespace rdmactl {
 
 struct Context {
   Globals globals;
-  std::vector<std::string> args;
   std::FILE* out;
   std::FILE* err;
+  int exit_code = kExitOk;  // what the verb that ran returned
 };
 
-using CommandFn = int (*)(Context& ctx);
+// Declares a verb on its subcommand: its arguments and options (CLI11
+// parses and checks them) and the callback that runs it once parsed,
+// setting ctx.exit_code.
+using DeclareFn = void (*)(CLI::App& verb, Context& ctx);
 
-// One row of the command table: {name, help, fn}. help starts with the
-// verb's arguments, if it has any.
+// One row of the command table: {name, help, declare}. help is the one
+// line `rdmactl help` shows; `rdmactl VERB --help` adds the arguments.
 struct Command {
   const char* name;
   const char* help;
-  CommandFn fn;
+  DeclareFn declare;
 };
 
-// The verbs (commands_*.cc and rdmactl.cc).
-int CmdStatus(Context& ctx);
-int CmdEvents(Context& ctx);
-int CmdDevices(Context& ctx);
-int CmdGids(Context& ctx);
-int CmdCounters(Context& ctx);
-int CmdRoute(Context& ctx);
-int CmdPeers(Context& ctx);     // commands_peers.cc
-int CmdChannels(Context& ctx);  // commands_channels.cc
-int CmdClose(Context& ctx);     // commands_channels.cc
-int CmdPools(Context& ctx);     // commands_pools.cc
-int CmdCluster(Context& ctx);   // commands_cluster.cc
-int CmdServices(Context& ctx);  // commands_cluster.cc
-int CmdConnect(Context& ctx);   // commands_connect.cc
-int CmdPing(Context& ctx);      // commands_connect.cc
-int CmdBench(Context& ctx);     // commands_bench.cc
+// The table, in the order `rdmactl help` lists it (rdmactl.cc).
+const std::vector<Command>& Commands();
 
-// Connects, or prints the one-line "not reachable" message and sets
-// *exit_code (kExitUnreachable, or kExitFailure when access is denied).
+// The verbs' declarations (commands_*.cc and rdmactl.cc).
+void DeclareStatus(CLI::App& verb, Context& ctx);
+void DeclareEvents(CLI::App& verb, Context& ctx);
+void DeclareDevices(CLI::App& verb, Context& ctx);   // commands_devices.cc
+void DeclareGids(CLI::App& verb, Context& ctx);      // commands_devices.cc
+void DeclareCounters(CLI::App& verb, Context& ctx);  // commands_devices.cc
+void DeclareRoute(CLI::App& verb, Context& ctx);     // commands_route.cc
+void DeclarePeers(CLI::App& verb, Context& ctx);     // commands_peers.cc
+void DeclareChannels(CLI::App& verb, Context& ctx);  // commands_channels.cc
+void DeclareClose(CLI::App& verb, Context& ctx);     // commands_channels.cc
+void DeclarePools(CLI::App& verb, Context& ctx);     // commands_pools.cc
+void DeclareCluster(CLI::App& verb, Context& ctx);   // commands_cluster.cc
+void DeclareServices(CLI::App& verb, Context& ctx);  // commands_cluster.cc
+void DeclareConnect(CLI::App& verb, Context& ctx);   // commands_connect.cc
+void DeclarePing(CLI::App& verb, Context& ctx);      // commands_connect.cc
+void DeclareBench(CLI::App& verb, Context& ctx);     // commands_bench.cc
+
+// Runs fn() as the verb's callback: ctx.exit_code = fn().
+template <typename Fn>
+void RunsWith(CLI::App& verb, Context& ctx, Fn fn) {
+  verb.final_callback([&ctx, fn] { ctx.exit_code = fn(); });
+}
+
+// Connects, or reports why not (PrintError) and sets *exit_code
+// (kExitUnreachable, or kExitFailure when access is denied).
 std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code);
 
-// Prints "rdmactl: CODE: message" to err; kExitUnreachable for UNAVAILABLE,
-// else kExitFailure.
+// Reports a failure and returns exit: with --json as
+// {"error": {"command", "code", "message"}, "exit_code"} on stdout (so a
+// script reads one document either way), else "rdmactl[ VERB]: message"
+// on stderr. code: a status code's name, or "USAGE".
+int PrintError(Context& ctx, std::string_view verb, std::string_view code,
+               const std::string& message, int exit);
+
+// PrintError for a client-library status ("rdmactl: CODE: message");
+// kExitUnreachable for UNAVAILABLE, else kExitFailure.
 int ReportError(Context& ctx, const rdmad::Status& status);
 
-// Prints "rdmactl VERB: message" and returns kExitUsage.
+// PrintError for a verb's failure: kExitFailure.
+int Fail(Context& ctx, std::string_view verb, const std::string& message);
+
+// PrintError for a usage error: kExitUsage.
 int UsageError(Context& ctx, std::string_view verb, const std::string& message);
-
-// Checks the verb's positional argument count; on a mismatch prints
-// "rdmactl VERB: usage: rdmactl VERB USAGE" and returns false.
-bool ArgCountIs(Context& ctx, std::string_view verb, size_t min, size_t max,
-                std::string_view usage);
-
-// A whole decimal number in [0, max]; false otherwise.
-bool ParseUint(std::string_view text, uint64_t max, uint64_t* value);
 
 // The message of a client-library status without the leading "Method: "
 // the library puts before the daemon's own message.

@@ -17,27 +17,32 @@
 
 namespace rdmactl {
 
-int CmdBench(Context& ctx) {
-  auto args = ParseBenchArgs(ctx.args);
-  if (!args.ok()) {
-    return UsageError(ctx, "bench",
-                      args.status().message() + "; usage: rdmactl bench " + kBenchUsage);
+namespace {
+
+int Bench(Context& ctx, BenchArgs args, const BenchFlags& flags) {
+  if (rdmad::Status checked = FinishBenchArgs(flags, &args); !checked.ok()) {
+    return UsageError(ctx, "bench", checked.message());
   }
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
-  auto report = RunBench(*client, *args);
-  if (!report.ok()) {
-    std::fflush(ctx.out);
-    std::fprintf(ctx.err, "rdmactl bench: %s\n", report.status().message().c_str());
-    return kExitFailure;
-  }
+  auto report = RunBench(*client, args);
+  if (!report.ok()) return Fail(ctx, "bench", report.status().message());
   if (ctx.globals.json) {
     PrintJson(ctx, BenchJson(*report));
   } else {
     PrintText(ctx, FormatBench(*report));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareBench(CLI::App& verb, Context& ctx) {
+  auto args = std::make_shared<BenchArgs>();
+  auto flags = std::make_shared<BenchFlags>();
+  DeclareBenchArgs(verb, args.get(), flags.get());
+  RunsWith(verb, ctx, [&ctx, args, flags] { return Bench(ctx, *args, *flags); });
 }
 
 }  // namespace rdmactl

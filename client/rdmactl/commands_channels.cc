@@ -3,10 +3,7 @@
 // rdmactl channels: the daemon's channel table (both roles): the caller's
 // own channels, every channel for an admin. rdmactl close: closes one.
 
-#include <cerrno>
-#include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 
 #include "client/rdmactl/command.h"
 #include "client/rdmactl/format.h"
@@ -14,12 +11,6 @@
 
 namespace rdmactl {
 namespace {
-
-std::string Hex(uint64_t id) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "%#" PRIx64, id);
-  return buf;
-}
 
 // "uid 1000 pid 4242", "-" when not known.
 std::string Owner(const rdmad::ChannelSummary& c) {
@@ -29,10 +20,7 @@ std::string Owner(const rdmad::ChannelSummary& c) {
   return out;
 }
 
-}  // namespace
-
-int CmdChannels(Context& ctx) {
-  if (!ArgCountIs(ctx, "channels", 0, 0, "")) return kExitUsage;
+int Channels(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -41,7 +29,7 @@ int CmdChannels(Context& ctx) {
   if (ctx.globals.json) {
     Json list = Json::array();
     for (const rdmad::ChannelSummary& c : *channels) {
-      list.push_back(Json{{"id", Hex(c.id)},
+      list.push_back(Json{{"id", rdmad::FormatChannelId(c.id)},
                           {"peer", c.peer},
                           {"service", c.service},
                           {"role", c.role},
@@ -61,33 +49,45 @@ int CmdChannels(Context& ctx) {
   }
   Table table({"ID", "PEER", "SERVICE", "ROLE", "TRANSPORT", "STATE", "AGE", "OWNER", "REASON"});
   for (const rdmad::ChannelSummary& c : *channels) {
-    table.AddRow({Hex(c.id), c.peer, c.service, c.role, Dash(c.transport), c.state,
-                  FormatAge(c.age_seconds), Owner(c), Dash(c.reason)});
+    table.AddRow({rdmad::FormatChannelId(c.id), c.peer, c.service, c.role, Dash(c.transport),
+                  c.state, FormatAge(c.age_seconds), Owner(c), Dash(c.reason)});
   }
   PrintText(ctx, table.Render());
   return kExitOk;
 }
 
-int CmdClose(Context& ctx) {
-  if (!ArgCountIs(ctx, "close", 1, 1, "CHANNEL-ID")) return kExitUsage;
-  const std::string& text = ctx.args[0];
-  char* end = nullptr;
-  errno = 0;
-  uint64_t id = std::strtoull(text.c_str(), &end, 0);  // 0x... as listed, or decimal
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || id == 0) {
-    return UsageError(ctx, "close", "not a channel id: " + text.substr(0, 64));
-  }
+int Close(Context& ctx, uint64_t id) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
   rdmad::Status closed = client->CloseChannel(id, "by rdmactl close");
   if (!closed.ok()) return ReportError(ctx, closed);
   if (ctx.globals.json) {
-    PrintJson(ctx, Json{{"closed", Hex(id)}});
+    PrintJson(ctx, Json{{"closed", rdmad::FormatChannelId(id)}});
   } else {
-    PrintText(ctx, "closed channel " + Hex(id) + "\n");
+    PrintText(ctx, "closed channel " + rdmad::FormatChannelId(id) + "\n");
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareChannels(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return Channels(ctx); });
+}
+
+void DeclareClose(CLI::App& verb, Context& ctx) {
+  auto id = std::make_shared<uint64_t>(0);
+  verb.add_option("CHANNEL-ID", *id, "as rdmactl channels shows it (0x...), or decimal")
+      ->required()
+      ->transform(
+          [](std::string text) {
+            auto parsed = rdmad::ParseChannelId(text);
+            if (!parsed.ok()) throw CLI::ValidationError(parsed.status().message());
+            return std::to_string(*parsed);
+          },
+          "a channel id");
+  RunsWith(verb, ctx, [&ctx, id] { return Close(ctx, *id); });
 }
 
 }  // namespace rdmactl

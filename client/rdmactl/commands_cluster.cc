@@ -95,8 +95,9 @@ std::string FormatServices(const rdmad::ClusterView& v) {
   return FormatEtcd(v) + table.Render();
 }
 
-int CmdCluster(Context& ctx) {
-  if (!ArgCountIs(ctx, "cluster", 0, 0, "")) return kExitUsage;
+namespace {
+
+int Cluster(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -110,12 +111,11 @@ int CmdCluster(Context& ctx) {
   return kExitOk;
 }
 
-int CmdServices(Context& ctx) {
-  if (!ArgCountIs(ctx, "services", 0, 1, "[NAME]")) return kExitUsage;
+int Services(Context& ctx, const std::string& name) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
-  auto view = client->ListMembers(ctx.args.empty() ? "" : ctx.args[0]);
+  auto view = client->ListMembers(name);
   if (!view.ok()) return ReportError(ctx, view.status());
   if (ctx.globals.json) {
     PrintJson(ctx, MembersJson(*view));
@@ -123,6 +123,18 @@ int CmdServices(Context& ctx) {
     PrintText(ctx, FormatServices(*view));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareCluster(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return Cluster(ctx); });
+}
+
+void DeclareServices(CLI::App& verb, Context& ctx) {
+  auto name = std::make_shared<std::string>();
+  verb.add_option("NAME", *name, "one service");
+  RunsWith(verb, ctx, [&ctx, name] { return Services(ctx, *name); });
 }
 
 }  // namespace rdmactl

@@ -23,9 +23,6 @@ constexpr uint64_t kMaxCount = 1000000000;
 constexpr uint64_t kMaxSize = uint64_t(1) << 30;  // the channel's message limit
 constexpr uint64_t kMaxMillis = 3600 * 1000;
 
-constexpr char kConnectUsage[] = "PEER [--tcp]";
-constexpr char kPingUsage[] = "PEER [-c N] [-s SIZE] [-i INTERVAL_MS] [-W TIMEOUT_MS] [-q] [--tcp]";
-
 struct EchoArgs {
   std::string peer;
   bool force_tcp = false;
@@ -35,66 +32,6 @@ struct EchoArgs {
   uint64_t interval_ms = 200;
   uint64_t timeout_ms = 5000;  // per reply
 };
-
-// ping's numeric options.
-struct NumericFlag {
-  const char* flag;
-  uint64_t max;
-  uint64_t EchoArgs::*field;
-};
-constexpr NumericFlag kPingNumbers[] = {
-    {"-c", kMaxCount, &EchoArgs::count},
-    {"-s", kMaxSize, &EchoArgs::size},
-    {"-i", kMaxMillis, &EchoArgs::interval_ms},
-    {"-W", kMaxMillis, &EchoArgs::timeout_ms},
-};
-
-const NumericFlag* FindNumericFlag(const std::string& arg) {
-  for (const NumericFlag& f : kPingNumbers) {
-    if (arg == f.flag) return &f;
-  }
-  return nullptr;
-}
-
-// Parses PEER and the options; on an error prints it and returns false.
-bool ParseEchoArgs(Context& ctx, std::string_view verb, bool ping, EchoArgs* a) {
-  std::string_view usage = ping ? kPingUsage : kConnectUsage;
-  auto fail = [&](const std::string& message) {
-    UsageError(ctx, verb,
-               message + "; usage: rdmactl " + std::string(verb) + " " + std::string(usage));
-    return false;
-  };
-  for (size_t i = 0; i < ctx.args.size(); ++i) {
-    const std::string& arg = ctx.args[i];
-    const NumericFlag* number = ping ? FindNumericFlag(arg) : nullptr;
-    if (arg == "--tcp") {
-      a->force_tcp = true;
-    } else if (ping && arg == "-q") {
-      a->quiet = true;
-    } else if (number != nullptr) {
-      if (i + 1 >= ctx.args.size()) return fail(arg + " needs a number");
-      if (!ParseUint(ctx.args[++i], number->max, &(a->*number->field))) {
-        return fail(arg + ": \"" + ctx.args[i] + "\" is not a number from 0 to " +
-                    std::to_string(number->max));
-      }
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return fail("unknown option " + arg);
-    } else if (!a->peer.empty()) {
-      return fail("one PEER only");
-    } else {
-      a->peer = arg;
-    }
-  }
-  if (a->peer.empty()) return fail("PEER missing");
-  if (ping && a->count == 0) return fail("-c: at least 1");
-  return true;
-}
-
-int Fail(Context& ctx, std::string_view verb, const std::string& message) {
-  std::fflush(ctx.out);  // after what was printed so far
-  std::fprintf(ctx.err, "rdmactl %.*s: %s\n", int(verb.size()), verb.data(), message.c_str());
-  return kExitFailure;
-}
 
 // The local daemon's client and an ECHO channel to the peer (the client
 // outlives the channel).
@@ -120,11 +57,7 @@ EchoSession OpenEchoSession(Context& ctx, std::string_view verb, const EchoArgs&
   return s;
 }
 
-}  // namespace
-
-int CmdConnect(Context& ctx) {
-  EchoArgs a;
-  if (!ParseEchoArgs(ctx, "connect", /*ping=*/false, &a)) return kExitUsage;
+int Connect(Context& ctx, const EchoArgs& a) {
   int code = kExitOk;
   EchoSession session = OpenEchoSession(ctx, "connect", a, &code);
   if (!session.channel) return code;
@@ -146,9 +79,7 @@ int CmdConnect(Context& ctx) {
   return kExitOk;
 }
 
-int CmdPing(Context& ctx) {
-  EchoArgs a;
-  if (!ParseEchoArgs(ctx, "ping", /*ping=*/true, &a)) return kExitUsage;
+int Ping(Context& ctx, const EchoArgs& a) {
   int code = kExitOk;
   EchoSession session = OpenEchoSession(ctx, "ping", a, &code);
   if (!session.channel) return code;
@@ -189,8 +120,41 @@ int CmdPing(Context& ctx) {
   } else {
     PrintText(ctx, "\n" + FormatPingSummary(info.peer, tally, samples.Summarize()));
   }
-  if (!failed.ok()) return Fail(ctx, "ping", "the channel failed: " + failed.ToString());
+  if (!failed.ok()) {  // with --json, the document above says so ("error")
+    return ctx.globals.json ? kExitFailure
+                            : Fail(ctx, "ping", "the channel failed: " + failed.ToString());
+  }
   return tally.received == a.count ? kExitOk : kExitFailure;
+}
+
+// PEER and --tcp, which connect and ping share.
+std::shared_ptr<EchoArgs> DeclareEchoArgs(CLI::App& verb) {
+  auto a = std::make_shared<EchoArgs>();
+  verb.add_option("PEER", a->peer, "a peer's or cluster member's name, or an address")->required();
+  verb.add_flag("--tcp", a->force_tcp, "TCP even where RDMA would do");
+  return a;
+}
+
+}  // namespace
+
+void DeclareConnect(CLI::App& verb, Context& ctx) {
+  auto a = DeclareEchoArgs(verb);
+  RunsWith(verb, ctx, [&ctx, a] { return Connect(ctx, *a); });
+}
+
+// As iputils' ping: -c2 and -c 2 alike.
+void DeclarePing(CLI::App& verb, Context& ctx) {
+  auto a = DeclareEchoArgs(verb);
+  verb.add_option("-c,--count", a->count, "round trips (5)")
+      ->check(CLI::Range(uint64_t(1), kMaxCount));
+  verb.add_option("-s,--size", a->size, "bytes a message (64)")
+      ->check(CLI::Range(uint64_t(0), kMaxSize));
+  verb.add_option("-i,--interval", a->interval_ms, "ms between round trips (200; 0 floods)")
+      ->check(CLI::Range(uint64_t(0), kMaxMillis));
+  verb.add_option("-W,--timeout", a->timeout_ms, "ms to wait for a reply (5000)")
+      ->check(CLI::Range(uint64_t(0), kMaxMillis));
+  verb.add_flag("-q,--quiet", a->quiet, "the summary only");
+  RunsWith(verb, ctx, [&ctx, a] { return Ping(ctx, *a); });
 }
 
 }  // namespace rdmactl

@@ -29,22 +29,29 @@ int RunCapturing(const std::vector<std::string>& argv, std::string* err_text) {
 TEST(CommandsConnectTest, UsageErrors) {
   std::string err;
   EXPECT_EQ(RunCapturing({"ping"}, &err), kExitUsage);
-  EXPECT_EQ(err,
-            "rdmactl ping: PEER missing; usage: rdmactl ping PEER [-c N] [-s SIZE] "
-            "[-i INTERVAL_MS] [-W TIMEOUT_MS] [-q] [--tcp]\n");
+  EXPECT_NE(err.find("rdmactl ping: PEER is required"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "-c"}, &err), kExitUsage);
-  EXPECT_NE(err.find("-c needs a number"), std::string::npos) << err;
+  EXPECT_NE(err.find("-c"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "-c", "0"}, &err), kExitUsage);
-  EXPECT_NE(err.find("-c: at least 1"), std::string::npos) << err;
+  EXPECT_NE(err.find("--count: Value 0 not in range 1 to 1000000000"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "-s", "1073741825"}, &err), kExitUsage);
-  EXPECT_NE(err.find("-s: \"1073741825\" is not a number from 0 to 1073741824"), std::string::npos)
+  EXPECT_NE(err.find("--size: Value 1073741825 not in range 0 to 1073741824"), std::string::npos)
       << err;
   EXPECT_EQ(RunCapturing({"ping", "B", "C"}, &err), kExitUsage);
-  EXPECT_NE(err.find("one PEER only"), std::string::npos) << err;
+  EXPECT_NE(err.find("not expected: C"), std::string::npos) << err;
   EXPECT_EQ(RunCapturing({"connect", "B", "-c", "3"}, &err), kExitUsage);
-  EXPECT_NE(err.find("rdmactl connect: unknown option -c; usage: rdmactl connect PEER [--tcp]"),
-            std::string::npos)
+  EXPECT_NE(err.find("rdmactl connect: "), std::string::npos) << err;
+  EXPECT_NE(err.find("rdmactl connect --help shows its arguments"), std::string::npos) << err;
+}
+
+// As iputils' ping: the value glued to its flag; the global options after
+// the command too.
+TEST(CommandsConnectTest, PingTakesGluedValuesAndGlobalOptionsAfterTheCommand) {
+  std::string err;
+  EXPECT_EQ(RunCapturing({"ping", "-c2", "-i0", "B", "--socket", "/nonexistent/rdmad.sock"}, &err),
+            kExitUnreachable)
       << err;
+  EXPECT_NE(err.find("/nonexistent/rdmad.sock"), std::string::npos) << err;
 }
 
 TEST(CommandsConnectTest, NoDaemonIsUnreachable) {

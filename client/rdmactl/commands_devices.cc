@@ -18,26 +18,23 @@ rdmad::StatusOr<std::vector<rdmad::Device>> FetchDevices(rdmad::Client& client,
   return std::vector<rdmad::Device>{std::move(device).value()};
 }
 
-// Connects and fetches the devices the verb's optional DEV argument names.
-int WithDevices(Context& ctx, std::string_view verb, std::vector<rdmad::Device>* devices) {
-  if (!ArgCountIs(ctx, verb, 0, 1, "[DEV]")) return kExitUsage;
+// Connects and fetches the devices (every one, or the one named).
+int WithDevices(Context& ctx, const std::string& name, std::vector<rdmad::Device>* devices) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
-  auto fetched = FetchDevices(*client, ctx.args.empty() ? "" : ctx.args[0]);
+  auto fetched = FetchDevices(*client, name);
   if (!fetched.ok()) return ReportError(ctx, fetched.status());
   *devices = std::move(fetched).value();
   return kExitOk;
 }
 
-}  // namespace
-
-int CmdDevices(Context& ctx) {
+int Devices(Context& ctx, const std::string& name) {
   std::vector<rdmad::Device> devices;
-  if (int code = WithDevices(ctx, "devices", &devices); code != kExitOk) return code;
+  if (int code = WithDevices(ctx, name, &devices); code != kExitOk) return code;
   if (ctx.globals.json) {
     PrintJson(ctx, DevicesJson(devices));
-  } else if (!ctx.args.empty()) {
+  } else if (!name.empty()) {
     PrintText(ctx, FormatDevice(devices.front()));
   } else {
     PrintText(ctx, FormatDevices(devices));
@@ -45,9 +42,9 @@ int CmdDevices(Context& ctx) {
   return kExitOk;
 }
 
-int CmdGids(Context& ctx) {
+int Gids(Context& ctx, const std::string& name) {
   std::vector<rdmad::Device> devices;
-  if (int code = WithDevices(ctx, "gids", &devices); code != kExitOk) return code;
+  if (int code = WithDevices(ctx, name, &devices); code != kExitOk) return code;
   if (ctx.globals.json) {
     PrintJson(ctx, GidsJson(devices));
   } else {
@@ -56,24 +53,43 @@ int CmdGids(Context& ctx) {
   return kExitOk;
 }
 
-int CmdCounters(Context& ctx) {
-  if (!ArgCountIs(ctx, "counters", 2, 2, "DEV PORT")) return kExitUsage;
-  uint64_t port = 0;
-  if (!ParseUint(ctx.args[1], 255, &port) || port == 0) {
-    return UsageError(ctx, "counters",
-                      "PORT must be a port number (1..255), not \"" + ctx.args[1] + "\"");
-  }
+int Counters(Context& ctx, const std::string& device, uint32_t port) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
-  auto counters = client->GetPortCounters(ctx.args[0], uint32_t(port));
+  auto counters = client->GetPortCounters(device, port);
   if (!counters.ok()) return ReportError(ctx, counters.status());
   if (ctx.globals.json) {
-    PrintJson(ctx, CountersJson(ctx.args[0], uint32_t(port), *counters));
+    PrintJson(ctx, CountersJson(device, port, *counters));
   } else {
     PrintText(ctx, FormatCounters(*counters));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareDevices(CLI::App& verb, Context& ctx) {
+  auto name = std::make_shared<std::string>();
+  verb.add_option("DEV", *name, "one device, in detail");
+  RunsWith(verb, ctx, [&ctx, name] { return Devices(ctx, *name); });
+}
+
+void DeclareGids(CLI::App& verb, Context& ctx) {
+  auto name = std::make_shared<std::string>();
+  verb.add_option("DEV", *name, "one device's tables");
+  RunsWith(verb, ctx, [&ctx, name] { return Gids(ctx, *name); });
+}
+
+void DeclareCounters(CLI::App& verb, Context& ctx) {
+  struct Args {
+    std::string device;
+    uint32_t port = 0;
+  };
+  auto a = std::make_shared<Args>();
+  verb.add_option("DEV", a->device, "the device")->required();
+  verb.add_option("PORT", a->port, "its port number")->required()->check(CLI::Range(1, 255));
+  RunsWith(verb, ctx, [&ctx, a] { return Counters(ctx, a->device, a->port); });
 }
 
 }  // namespace rdmactl

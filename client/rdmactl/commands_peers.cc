@@ -92,8 +92,9 @@ Json PeersJson(const std::vector<rdmad::PeerInfo>& peers) {
   return Json{{"peers", list}};
 }
 
-int CmdPeers(Context& ctx) {
-  if (!ArgCountIs(ctx, "peers", 0, 0, "")) return kExitUsage;
+namespace {
+
+int Peers(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -105,6 +106,12 @@ int CmdPeers(Context& ctx) {
     PrintText(ctx, FormatPeers(*peers));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclarePeers(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return Peers(ctx); });
 }
 
 }  // namespace rdmactl

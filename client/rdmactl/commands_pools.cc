@@ -38,8 +38,9 @@ Json PoolsJson(const std::vector<rdmad::PoolSummary>& pools) {
   return Json{{"pools", list}};
 }
 
-int CmdPools(Context& ctx) {
-  if (!ArgCountIs(ctx, "pools", 0, 0, "")) return kExitUsage;
+namespace {
+
+int Pools(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -51,6 +52,12 @@ int CmdPools(Context& ctx) {
     PrintText(ctx, FormatPools(*pools));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclarePools(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return Pools(ctx); });
 }
 
 }  // namespace rdmactl

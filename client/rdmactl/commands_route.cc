@@ -1,6 +1,11 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// rdmactl route PEER-IP [--peer-mtu N]: the path rdmad plans to a peer.
+// rdmactl route PEER [--peer-mtu N]: the path rdmad plans to a peer, named
+// or by IP.
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 
 #include "client/rdmactl/command.h"
 #include "client/rdmactl/format.h"
@@ -9,39 +14,42 @@
 namespace rdmactl {
 namespace {
 
-constexpr char kRouteUsage[] = "PEER-IP [--peer-mtu N]";
+bool IsIp(const std::string& text) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
 
-struct RouteArgs {
-  std::string peer;
-  uint32_t peer_mtu = 0;
-};
-
-// The peer address is not checked here: the daemon owns what an address
-// is, and answers INVALID_ARGUMENT.
-bool ParseRouteArgs(Context& ctx, RouteArgs* out) {
-  for (size_t i = 0; i < ctx.args.size(); ++i) {
-    const std::string& a = ctx.args[i];
-    if (a == "--peer-mtu" || a.rfind("--peer-mtu=", 0) == 0) {
-      std::string value =
-          a == "--peer-mtu" ? (i + 1 < ctx.args.size() ? ctx.args[++i] : "") : a.substr(11);
-      uint64_t mtu = 0;
-      if (!ParseUint(value, UINT32_MAX, &mtu)) {
-        UsageError(ctx, "route", "--peer-mtu needs a number of bytes (256..4096)");
-        return false;
-      }
-      out->peer_mtu = uint32_t(mtu);
-    } else if (out->peer.empty() && (a.empty() || a[0] != '-')) {
-      out->peer = a;
-    } else {
-      UsageError(ctx, "route", "unexpected \"" + a + "\"; usage: rdmactl route " + kRouteUsage);
-      return false;
+// The IP to plan a path to for PEER: an IP as it is; a peer's or cluster
+// member's name (rdmactl peers) as the host of its address, resolved when
+// that is a host name; else the name resolved as a host name.
+rdmad::StatusOr<std::string> PeerIp(rdmad::Client& client, const std::string& peer) {
+  if (IsIp(peer)) return peer;
+  std::string host = peer;
+  auto peers = client.ListPeers();
+  if (peers.ok()) {
+    for (const rdmad::PeerInfo& p : *peers) {
+      if (p.name != peer) continue;
+      host = p.address.substr(0, p.address.rfind(':'));
+      if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+      if (IsIp(host)) return host;
     }
   }
-  if (out->peer.empty()) {
-    UsageError(ctx, "route", std::string("usage: rdmactl route ") + kRouteUsage);
-    return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0 || found == nullptr) {
+    return rdmad::Status::NotFound("no peer named \"" + peer + "\" (rdmactl peers), and " + host +
+                                   " does not resolve: " + gai_strerror(rc));
   }
-  return true;
+  char ip[INET6_ADDRSTRLEN] = {};
+  const void* addr =
+      found->ai_family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr)
+          : &reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr;
+  inet_ntop(found->ai_family, addr, ip, sizeof(ip));
+  freeaddrinfo(found);
+  return std::string(ip);
 }
 
 // No RDMA path: the channels to the peer fall back to TCP.
@@ -56,27 +64,40 @@ int ReportTcp(Context& ctx, const std::string& peer, const rdmad::Status& status
   return kExitFailure;
 }
 
-}  // namespace
-
-int CmdRoute(Context& ctx) {
-  RouteArgs args;
-  if (!ParseRouteArgs(ctx, &args)) return kExitUsage;
+int Route(Context& ctx, const std::string& peer, uint32_t peer_mtu) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
-  auto path = client->ResolvePath(args.peer, args.peer_mtu);
+  auto ip = PeerIp(*client, peer);
+  if (!ip.ok()) return ReportError(ctx, ip.status());
+  const std::string shown = *ip == peer ? peer : peer + " (" + *ip + ")";
+  auto path = client->ResolvePath(*ip, peer_mtu);
   if (!path.ok()) {
     if (path.status().code() == rdmad::StatusCode::kFailedPrecondition) {
-      return ReportTcp(ctx, args.peer, path.status());
+      return ReportTcp(ctx, shown, path.status());
     }
     return ReportError(ctx, path.status());
   }
   if (ctx.globals.json) {
-    PrintJson(ctx, PathJson(args.peer, *path));
+    PrintJson(ctx, PathJson(*ip, *path));
   } else {
-    PrintText(ctx, FormatPath(args.peer, *path));
+    PrintText(ctx, FormatPath(shown, *path));
   }
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareRoute(CLI::App& verb, Context& ctx) {
+  struct Args {
+    std::string peer;
+    uint32_t peer_mtu = 0;
+  };
+  auto a = std::make_shared<Args>();
+  verb.add_option("PEER", a->peer, "a peer's or cluster member's name, or an IP")->required();
+  verb.add_option("--peer-mtu", a->peer_mtu, "the peer port's active MTU, if known (bytes)")
+      ->check(CLI::Range(256, 4096));
+  RunsWith(verb, ctx, [&ctx, a] { return Route(ctx, a->peer, a->peer_mtu); });
 }
 
 }  // namespace rdmactl

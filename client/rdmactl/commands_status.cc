@@ -11,24 +11,6 @@
 namespace rdmactl {
 namespace {
 
-// Parses events' own arguments: --count N (N >= 0; -1 when absent).
-bool ParseEventArgs(Context& ctx, long* limit) {
-  *limit = -1;
-  for (size_t i = 0; i < ctx.args.size(); ++i) {
-    uint64_t n = 0;
-    if (ctx.args[i] == "--count" && i + 1 < ctx.args.size() &&
-        ParseUint(ctx.args[i + 1], LONG_MAX, &n)) {
-      *limit = long(n);
-      ++i;
-    } else {
-      UsageError(ctx, "events",
-                 "unknown argument \"" + ctx.args[i] + "\"; usage: rdmactl events [--count N]");
-      return false;
-    }
-  }
-  return true;
-}
-
 void PrintEvent(Context& ctx, const rdmad::Event& event) {
   if (ctx.globals.json) {
     std::fprintf(ctx.out, "%s\n", DumpJson(EventJson(event), -1).c_str());
@@ -38,10 +20,7 @@ void PrintEvent(Context& ctx, const rdmad::Event& event) {
   std::fflush(ctx.out);
 }
 
-}  // namespace
-
-int CmdStatus(Context& ctx) {
-  if (!ArgCountIs(ctx, "status", 0, 0, "")) return kExitUsage;
+int Status(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -57,9 +36,8 @@ int CmdStatus(Context& ctx) {
   return kExitOk;
 }
 
-int CmdEvents(Context& ctx) {
-  long limit = -1;
-  if (!ParseEventArgs(ctx, &limit)) return kExitUsage;
+// limit: how many events (-1: until interrupted).
+int Events(Context& ctx, long limit) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
   if (!client) return code;
@@ -77,6 +55,18 @@ int CmdEvents(Context& ctx) {
   rdmad::Status end = (*stream)->Finish();
   if (!end.ok() && end.code() != rdmad::StatusCode::kCancelled) return ReportError(ctx, end);
   return kExitOk;
+}
+
+}  // namespace
+
+void DeclareStatus(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return Status(ctx); });
+}
+
+void DeclareEvents(CLI::App& verb, Context& ctx) {
+  auto count = std::make_shared<long>(-1);
+  verb.add_option("-c,--count", *count, "stop after N events")->check(CLI::Range(0L, LONG_MAX));
+  RunsWith(verb, ctx, [&ctx, count] { return Events(ctx, *count); });
 }
 
 }  // namespace rdmactl

@@ -55,8 +55,8 @@ std::string InUnit(double us, bool ms) {
 
 std::string FormatConnect(const rdmad::ChannelInfo& i, double round_trip_us, size_t size) {
   std::string text = "connected to " + i.peer + " (" + i.service +
-                     "): " + rdmad::ChannelTransportName(i.transport) + ", channel " + Hex(i.id) +
-                     "\n";
+                     "): " + rdmad::ChannelTransportName(i.transport) + ", channel " +
+                     rdmad::FormatChannelId(i.id) + "\n";
   Table t({});
   t.AddRow({"why", Dash(i.transport_reason)});
   if (i.transport == rdmad::ChannelTransport::kRdma) {
@@ -76,7 +76,7 @@ std::string FormatConnect(const rdmad::ChannelInfo& i, double round_trip_us, siz
 }
 
 Json ChannelInfoJson(const rdmad::ChannelInfo& i) {
-  return Json{{"id", Hex(i.id)},
+  return Json{{"id", rdmad::FormatChannelId(i.id)},
               {"peer", i.peer},
               {"service", i.service},
               {"transport", rdmad::ChannelTransportName(i.transport)},

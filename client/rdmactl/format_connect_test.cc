@@ -50,7 +50,7 @@ rdmad::ChannelInfo TcpInfo() {
 
 TEST(FormatConnectTest, Rdma) {
   EXPECT_EQ(FormatConnect(RdmaInfo(), 12.34, 64),
-            "connected to node2 (rdmad.echo): RDMA, channel 0x1f\n"
+            "connected to node2 (rdmad.echo): RDMA, channel 0x000000000000001f\n"
             "  why         RDMA path planned on both sides\n"
             "  local       rxe0 port 1, GID 1 fe80::1 (RoCE v2), QPN 0x11\n"
             "  peer        mlx5_0 port 1, GID 3 ::ffff:10.0.0.2 (RoCE v2), QPN 0x2a\n"
@@ -62,7 +62,7 @@ TEST(FormatConnectTest, Rdma) {
 
 TEST(FormatConnectTest, TcpShowsAddressesAndWhy) {
   EXPECT_EQ(FormatConnect(TcpInfo(), 1500, 64),
-            "connected to 127.0.0.1:7599 (rdmad.echo): TCP, channel 0x3\n"
+            "connected to 127.0.0.1:7599 (rdmad.echo): TCP, channel 0x0000000000000003\n"
             "  why         no RDMA devices; channels will use TCP\n"
             "  local       127.0.0.1:40122\n"
             "  peer        127.0.0.1:40991\n"
@@ -75,7 +75,7 @@ TEST(FormatConnectTest, JsonKeysAreChannelInfoMembers) {
   EXPECT_EQ(j["size"], 64);
   EXPECT_EQ(j["round_trip_us"], 12.5);
   const Json& c = j["channel"];
-  EXPECT_EQ(c["id"], "0x1f");
+  EXPECT_EQ(c["id"], "0x000000000000001f");
   EXPECT_EQ(c["transport"], "RDMA");
   EXPECT_EQ(c["peer_qpn"], 0x2a);
   EXPECT_EQ(c["mtu"], 1024);

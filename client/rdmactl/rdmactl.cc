@@ -1,51 +1,32 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// The command table, argument parsing and dispatch. The verbs are in
-// commands_*.cc, their output in format*.cc and json.cc.
+// The command table and dispatch. CLI11 (Debian's libcli11-dev) parses the
+// global options and every verb's arguments from the declarations in
+// commands_*.cc; this file adds what a command line is expected to do
+// around that: `rdmactl help [VERB]`, `--version`, "did you mean" for a
+// mistyped verb, usage errors with exit 64, and with --json every error
+// as JSON on stdout.
 
 #include "client/rdmactl/rdmactl.h"
 
+#include <algorithm>
+#include <sstream>
+
 #include "client/rdmactl/command.h"
+#include "common/edit_distance.h"
 
 namespace rdmactl {
 namespace {
 
-int CmdVersion(Context& ctx);
-int CmdHelp(Context& ctx);
+void DeclareVersion(CLI::App& verb, Context& ctx);
+void DeclareHelp(CLI::App& verb, Context& ctx);
 
-constexpr Command kCommands[] = {
-    {"status", "show the daemon's state: version, uptime, config, devices, counts", CmdStatus},
-    {"devices", "[DEV] list RDMA devices and their ports; DEV: one device in detail", CmdDevices},
-    {"gids", "[DEV] list the GID tables: index, GID, type, netdev, IP", CmdGids},
-    {"route", "PEER-IP [--peer-mtu N] show the path rdmad plans to a peer, and why", CmdRoute},
-    {"counters", "DEV PORT show a port's counters", CmdCounters},
-    {"peers", "list the peer daemons: state, RTT, remote version, last error", CmdPeers},
-    {"channels",
-     "list the channels: peer, service, transport, state, owner (your own; all for root)",
-     CmdChannels},
-    {"close", "CHANNEL-ID close a channel (your own; any for root and daemon.admin_group)",
-     CmdClose},
-    {"pools", "list the pools: each following client's targets, warm and in-use channels",
-     CmdPools},
-    {"cluster", "list the cluster's members in etcd: peer address, ports, services", CmdCluster},
-    {"services", "[NAME]: which cluster members host which services (or NAME)", CmdServices},
-    {"connect", "PEER [--tcp] open a channel to PEER's echo service; show how it was set up",
-     CmdConnect},
-    {"ping",
-     "PEER [-c N] [-s SIZE] [-i MS] [-W MS] [-q] [--tcp] timed round trips to PEER's "
-     "echo service",
-     CmdPing},
-    {"bench",
-     "PEER [--test lat|bw|write|read|kv|idle|connect] [--size N | --sizes LIST] "
-     "[--iters N | --duration S] [--channels N] [--depth N] [--blocks N] [--tcp] "
-     "perftest-style benchmarks against PEER's echo service",
-     CmdBench},
-    {"events", "[--count N] follow daemon events (config, devices, ports, GIDs)", CmdEvents},
-    {"version", "print rdmactl's version", CmdVersion},
-    {"help", "list the commands", CmdHelp},
-};
+constexpr char kGlobalUsage[] = "rdmactl [--socket PATH] [--json] COMMAND [ARGS]";
+constexpr char kExitCodes[] =
+    "Exit codes: 0 ok, 1 failure (route: no RDMA path; ping: a reply lost), "
+    "2 rdmad not reachable, 64 usage";
 
-int CmdVersion(Context& ctx) {
+int PrintVersion(Context& ctx) {
   if (ctx.globals.json) {
     PrintJson(ctx, Json{{"rdmactl", RDMAD_VERSION}});
   } else {
@@ -54,56 +35,147 @@ int CmdVersion(Context& ctx) {
   return kExitOk;
 }
 
-int CmdHelp(Context& ctx) {
-  std::fprintf(ctx.out,
-               "Usage: rdmactl [--socket PATH] [--json] COMMAND [ARGS]\n\n"
-               "Commands:\n");
-  for (const Command& c : kCommands) std::fprintf(ctx.out, "  %-10s %s\n", c.name, c.help);
-  std::fprintf(ctx.out,
-               "\nGlobal options (before or after the command):\n"
-               "  --socket PATH  rdmad's socket (default $RDMAD_SOCKET or "
-               "/run/rdmad/rdmad.sock)\n"
-               "  --json         machine-readable output\n"
-               "\nExit codes: 0 ok, 1 failure (route: no RDMA path; ping: a reply lost), "
-               "2 rdmad not reachable, 64 usage\n");
-  return kExitOk;
+void DeclareVersion(CLI::App& verb, Context& ctx) {
+  RunsWith(verb, ctx, [&ctx] { return PrintVersion(ctx); });
 }
 
-// Pulls the global options out of argv wherever they stand.
-bool ParseInvocation(const std::vector<std::string>& argv, Invocation* inv, std::FILE* err) {
+std::string Overview() {
+  std::string text = std::string("Usage: ") + kGlobalUsage + "\n\nCommands:\n";
+  for (const Command& c : Commands()) {
+    char line[512];
+    std::snprintf(line, sizeof(line), "  %-10s %s\n", c.name, c.help);
+    text += line;
+  }
+  text +=
+      "\nGlobal options (before or after the command):\n"
+      "  --socket PATH  rdmad's socket (default $RDMAD_SOCKET or /run/rdmad/rdmad.sock)\n"
+      "  --json         machine-readable output, errors included\n"
+      "  --version      rdmactl's version\n"
+      "\n'rdmactl help COMMAND' or 'rdmactl COMMAND --help' shows a command's arguments.\n";
+  return text + kExitCodes + "\n";
+}
+
+void DeclareHelp(CLI::App& verb, Context& ctx) {
+  auto topic = std::make_shared<std::string>();
+  verb.add_option("COMMAND", *topic, "the command to explain");
+  RunsWith(verb, ctx, [&ctx, &verb, topic] {
+    if (topic->empty()) {
+      PrintText(ctx, Overview());
+      return kExitOk;
+    }
+    CLI::App* sub = nullptr;
+    try {
+      sub = verb.get_parent()->get_subcommand(*topic);
+    } catch (const CLI::OptionNotFound&) {
+      return UsageError(ctx, "help", "no command \"" + *topic + "\"; 'rdmactl help' lists them");
+    }
+    PrintText(ctx, sub->help());
+    return kExitOk;
+  });
+}
+
+// The verb argv names (the first word that is not a global option), "" if
+// none.
+std::string VerbOf(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--json") {
-      inv->globals.json = true;
-    } else if (a == "--socket" || a.rfind("--socket=", 0) == 0) {
-      if (a == "--socket" && i + 1 >= argv.size()) {
-        std::fprintf(err, "rdmactl: --socket needs a path\n");
-        return false;
-      }
-      inv->globals.socket = a == "--socket" ? argv[++i] : a.substr(9);
-    } else if (a == "--help" || a == "-h") {
-      inv->verb = "help";
-    } else if (inv->verb.empty()) {
-      inv->verb = a;
-    } else {
-      inv->args.push_back(a);
+    if (argv[i] == "--socket") {
+      ++i;  // its value
+    } else if (argv[i].empty() || argv[i][0] != '-') {
+      return argv[i];
     }
   }
-  if (inv->verb.empty()) inv->verb = "help";
-  return true;
+  return "";
+}
+
+// "unknown command "X"", with the closest verb when one is close.
+std::string UnknownVerb(const std::string& verb) {
+  std::string message = "unknown command \"" + verb + "\"";
+  const Command* best = nullptr;
+  size_t best_distance = 3;  // at most two edits away
+  for (const Command& c : Commands()) {
+    size_t d = rdmad::EditDistance(verb, c.name);
+    if (d < best_distance || (std::string_view(c.name).rfind(verb, 0) == 0 && !verb.empty())) {
+      best = &c;
+      best_distance = std::min(d, best_distance);
+    }
+  }
+  if (best != nullptr) return message + "; did you mean \"" + best->name + "\"?";
+  return message + "; 'rdmactl help' lists the commands";
 }
 
 }  // namespace
 
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"status", "show the daemon's state: version, uptime, config, devices, counts",
+       DeclareStatus},
+      {"devices", "list RDMA devices and their ports; DEV: one device in detail", DeclareDevices},
+      {"gids", "list the GID tables: index, GID, type, netdev, IP", DeclareGids},
+      {"route", "show the path rdmad plans to a peer (a name or an IP), and why", DeclareRoute},
+      {"counters", "show a port's counters", DeclareCounters},
+      {"peers", "list the peer daemons: state, RTT, remote version, last error", DeclarePeers},
+      {"channels",
+       "list the channels: peer, service, transport, state, owner (your own; all for root)",
+       DeclareChannels},
+      {"close", "close a channel (your own; any for root and daemon.admin_group)", DeclareClose},
+      {"pools", "list the pools: each following client's targets, warm and in-use channels",
+       DeclarePools},
+      {"cluster", "list the cluster's members in etcd: peer address, ports, services",
+       DeclareCluster},
+      {"services", "which cluster members host which services (or one service)", DeclareServices},
+      {"connect", "open a channel to a peer's echo service; show how it was set up",
+       DeclareConnect},
+      {"ping", "timed round trips to a peer's echo service", DeclarePing},
+      {"bench", "perftest-style benchmarks against a peer's echo service", DeclareBench},
+      {"events", "follow daemon events (config, devices, ports, GIDs)", DeclareEvents},
+      {"version", "print rdmactl's version", DeclareVersion},
+      {"help", "list the commands, or explain one", DeclareHelp},
+  };
+  return commands;
+}
+
 int Run(const std::vector<std::string>& argv, std::FILE* out, std::FILE* err) {
-  Invocation inv;
-  if (!ParseInvocation(argv, &inv, err)) return kExitUsage;
-  Context ctx{inv.globals, inv.args, out, err};
-  for (const Command& c : kCommands) {
-    if (inv.verb == c.name) return c.fn(ctx);
+  Context ctx{{}, out, err};
+  // Known before parsing, so that a usage error is JSON too.
+  ctx.globals.json = std::find(argv.begin(), argv.end(), "--json") != argv.end();
+  std::string verb = VerbOf(argv);
+  bool known = std::any_of(Commands().begin(), Commands().end(),
+                           [&](const Command& c) { return verb == c.name; });
+  if (!verb.empty() && !known) return UsageError(ctx, "", UnknownVerb(verb));
+
+  CLI::App app("rdmactl: the command-line front end to rdmad", "rdmactl");
+  app.add_option("--socket", ctx.globals.socket, "rdmad's socket")->envname("RDMAD_SOCKET");
+  app.add_flag("--json", ctx.globals.json, "machine-readable output, errors included");
+  app.set_version_flag("--version", std::string("rdmactl ") + RDMAD_VERSION);
+  app.set_help_flag("-h,--help", "show the commands, or a command's arguments");
+  app.fallthrough();  // the global options after the command too
+  app.require_subcommand(0, 1);
+  for (const Command& c : Commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.help);
+    c.declare(*sub, ctx);
   }
-  std::fprintf(err, "rdmactl: unknown command \"%s\"; try 'rdmactl help'\n", inv.verb.c_str());
-  return kExitUsage;
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());  // CLI11 takes them so
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    // The innermost command asked about: its help, or the overview.
+    auto chosen = app.get_subcommands();
+    PrintText(ctx, chosen.empty() ? Overview() : chosen.back()->help());
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    return PrintVersion(ctx);
+  } catch (const CLI::ParseError& e) {
+    auto chosen = app.get_subcommands();
+    std::string name = chosen.empty() ? "" : chosen.back()->get_name();
+    std::string usage = name.empty() ? std::string(kGlobalUsage)
+                                     : "rdmactl " + name + " --help shows its arguments";
+    return UsageError(ctx, name, std::string(e.what()) + "; " + usage);
+  }
+  if (app.get_subcommands().empty()) {
+    PrintText(ctx, Overview());
+    return kExitOk;
+  }
+  return ctx.exit_code;
 }
 
 }  // namespace rdmactl

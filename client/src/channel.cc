@@ -3,6 +3,9 @@
 #include "rdmad/channel.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include "client/src/recv_into.h"
@@ -117,6 +120,30 @@ const char* ChannelTransportName(ChannelTransport transport) {
     case ChannelTransport::kTcp: return "TCP";
   }
   return "unknown";
+}
+
+std::string FormatChannelId(uint64_t id) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, id);
+  return buf;
+}
+
+StatusOr<uint64_t> ParseChannelId(std::string_view text) {
+  std::string_view digits = text;
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = 16;
+  } else if (digits.find_first_not_of("0123456789") != std::string_view::npos) {
+    base = 16;  // hex digits without "0x"
+  }
+  uint64_t id = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id, base);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || id == 0) {
+    return Status::InvalidArgument("not a channel id: \"" + std::string(text.substr(0, 64)) +
+                                   "\" (0x and hex digits, as rdmactl channels shows, or decimal)");
+  }
+  return id;
 }
 
 std::vector<uint8_t> RegionDescriptor::Serialize() const {

@@ -71,7 +71,7 @@ StatusOr<std::unique_ptr<Channel>> Finish(Opening& o, const v1::Endpoint& answer
   o.info.transport = ChannelTransport::kTcp;
   o.info.transport_reason =
       theirs.value().transport_reason.empty() ? o.tcp_reason : theirs.value().transport_reason;
-  ClientLog().info("channel {:#x} to {} service {}: TCP: {}", o.info.id, o.info.peer,
+  ClientLog().info("channel {:#018x} to {} service {}: TCP: {}", o.info.id, o.info.peer,
                    o.info.service, o.info.transport_reason);
   o.info.handshake_ms = MsSince(start);
   return Held(TcpConnect(*theirs.value().tcp, o.info, options.timeout), std::move(hold),

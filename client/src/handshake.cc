@@ -26,7 +26,7 @@ std::array<uint8_t, 32> RandomToken() {
 
 void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer) {
   ClientLog().info(
-      "channel {:#x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
+      "channel {:#018x} {} over RDMA: local {} port {} GID index {} QPN {:#x} MTU {}; "
       "peer {} GID index {} QPN {:#x} MTU {}; path MTU {}",
       id, what, local.device, local.port, local.gid_index, local.qpn, local.active_mtu, peer.device,
       peer.gid_index, peer.qpn, peer.active_mtu,

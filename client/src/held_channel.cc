@@ -278,7 +278,7 @@ void HoldStream::End(const Status& status) {
     ended_ = status;
     channel = channel_;
   }
-  ClientLog().info("channel {:#x}: {}", channel_id_, status.message());
+  ClientLog().info("channel {:#018x}: {}", channel_id_, status.message());
   if (channel != nullptr) channel->Abort(status);
 }
 
@@ -288,7 +288,7 @@ void HoldStream::OnHeld(std::string lease) {
   std::lock_guard lock(mu_);
   if (!lease.empty()) lease_ = std::move(lease);
   if (reattach_until_) {
-    ClientLog().info("channel {:#x}: re-attached to rdmad", channel_id_);
+    ClientLog().info("channel {:#018x}: re-attached to rdmad", channel_id_);
     reattach_until_.reset();  // a later break opens a window of its own
   }
 }
@@ -310,7 +310,7 @@ void HoldStream::OnCallDone(const grpc::Status& status, bool reattach) {
       // The application let go, or the daemon said how the channel ended.
     } else if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
       ClientLog().warn(
-          "channel {:#x}: rdmad has no HoldChannel (an older version?): the peer will "
+          "channel {:#018x}: rdmad has no HoldChannel (an older version?): the peer will "
           "not hear if this application dies",
           channel_id_);
     } else if (DaemonWentAway(status.error_code()) && !lease_.empty() &&
@@ -318,7 +318,7 @@ void HoldStream::OnCallDone(const grpc::Status& status, bool reattach) {
       if (!reattach_until_) {
         reattach_until_ = now + reattach_timeout_;
         ClientLog().info(
-            "channel {:#x}: the lifeline to rdmad broke ({}); the channel goes on and "
+            "channel {:#018x}: the lifeline to rdmad broke ({}); the channel goes on and "
             "re-attaches to rdmad within {} ms",
             channel_id_, status.error_message(), reattach_timeout_.count());
       }
@@ -399,7 +399,7 @@ void HoldStream::Release(const std::string& reason) {
 // Then the current hold (or probe) is cancelled.
 void HoldStream::Released(const grpc::Status& status) {
   if (!status.ok()) {
-    ClientLog().debug("channel {:#x}: ReleaseChannel: {}", channel_id_, status.error_message());
+    ClientLog().debug("channel {:#018x}: ReleaseChannel: {}", channel_id_, status.error_message());
   }
   Current* call = nullptr;
   Probe* probe = nullptr;

@@ -94,7 +94,7 @@ StatusOr<std::unique_ptr<Channel>> Finish(Accepting& a, std::unique_ptr<HoldStre
     LogRdma("accepted", a.info.id, *a.mine.rdma, *a.initiator);
     return Held(a.rdma->ReadyToSend(a.info), std::move(hold), "acceptor");
   }
-  ClientLog().info("channel {:#x} from {}: TCP: {}", a.info.id, a.info.peer,
+  ClientLog().info("channel {:#018x} from {}: TCP: {}", a.info.id, a.info.peer,
                    a.info.transport_reason);
   return Held(a.tcp->Accept(std::chrono::milliseconds(15000), a.info), std::move(hold), "acceptor");
 }

@@ -57,16 +57,6 @@ std::string_view ChannelStateName(ChannelState state) {
   return "unknown";
 }
 
-std::string HostOfAddress(const std::string& address) {
-  if (!address.empty() && address[0] == '[') {
-    size_t end = address.find(']');
-    return end == std::string::npos ? address : address.substr(1, end - 1);
-  }
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || address.find(':') != colon) return address;
-  return address.substr(0, colon);
-}
-
 void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoints> result) {
   std::lock_guard lock(mu);
   if (answer) return;
@@ -199,8 +189,9 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   planned.channel_id = RandomChannelId();
   planned.peer_address = HostOfAddress(found.value().address);
   planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
-  std::string what = count == 1 ? fmt::format("channel {:#x}", planned.channel_id)
-                                : fmt::format("{} channels ({:#x} ...)", count, planned.channel_id);
+  std::string what = count == 1
+                         ? fmt::format("channel {:#018x}", planned.channel_id)
+                         : fmt::format("{} channels ({:#018x} ...)", count, planned.channel_id);
   if (planned.plan.path) {
     spdlog::info("{} to {} service {}: RDMA planned on {} port {} GID index {}", what, peer,
                  service, planned.plan.path->device, planned.plan.path->port,

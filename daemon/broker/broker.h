@@ -211,9 +211,6 @@ std::string DescribeChannel(const ChannelRecord& r);
 // A daemon's instance id: 32 lower-case hex digits.
 bool IsInstanceId(const std::string& id);
 
-// The host part of "HOST:PORT" / "[V6]:PORT".
-std::string HostOfAddress(const std::string& address);
-
 class Broker {
  public:
   explicit Broker(BrokerOptions options);

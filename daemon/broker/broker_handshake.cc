@@ -46,7 +46,7 @@ StatusOr<std::vector<uint64_t>> CheckBatch(uint64_t first, const ChannelEndpoint
     if (ids[i] == 0) return Status::InvalidArgument(FieldOf(i) + "channel_id: required");
     if (!seen.insert(ids[i]).second) {
       return Status::InvalidArgument(
-          fmt::format("{}channel_id: {:#x} is in the batch twice", FieldOf(i), ids[i]));
+          fmt::format("{}channel_id: {:#018x} is in the batch twice", FieldOf(i), ids[i]));
     }
   }
   for (size_t i = 0; i < ids.size(); ++i) {  // the ids first, then the endpoints
@@ -58,8 +58,8 @@ StatusOr<std::vector<uint64_t>> CheckBatch(uint64_t first, const ChannelEndpoint
 }
 
 std::string Describe(const std::vector<uint64_t>& ids) {
-  if (ids.size() == 1) return fmt::format("channel {:#x}", ids[0]);
-  return fmt::format("{} channels ({:#x} ...)", ids.size(), ids[0]);
+  if (ids.size() == 1) return fmt::format("channel {:#018x}", ids[0]);
+  return fmt::format("{} channels ({:#018x} ...)", ids.size(), ids[0]);
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ StatusOr<OpenChannelCall> Broker::OpenLocked(const Caller& caller,
     }
     if (i > 0 && (e->peer_key != entries[0]->peer_key || r.service != entries[0]->record.service)) {
       return Status::InvalidArgument(fmt::format(
-          "{}channel_id: {:#x} was planned for {} service {}, the batch for {} service {}",
+          "{}channel_id: {:#018x} was planned for {} service {}, the batch for {} service {}",
           FieldOf(i), id, e->peer_key, r.service, entries[0]->peer_key,
           entries[0]->record.service));
     }
@@ -270,7 +270,7 @@ StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
                   call.initiator_instance == options_.instance_id;
       if (it != channels_.end() && !ChannelEnded(it->second.record.state) && !self) {
         return Status::AlreadyExists(
-            fmt::format("channel {:#x} already exists on {}", id, options_.host_name));
+            fmt::format("channel {:#018x} already exists on {}", id, options_.host_name));
       }
       if (!self) fresh.push_back(id);
     }

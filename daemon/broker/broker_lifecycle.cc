@@ -23,8 +23,8 @@ std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count())
 }  // namespace
 
 std::string DescribeChannel(const ChannelRecord& r) {
-  return fmt::format("channel {:#x} ({} {} service {})", r.channel_id, r.initiator ? "to" : "from",
-                     r.peer, r.service);
+  return fmt::format("channel {:#018x} ({} {} service {})", r.channel_id,
+                     r.initiator ? "to" : "from", r.peer, r.service);
 }
 
 bool IsInstanceId(const std::string& id) {
@@ -132,7 +132,8 @@ StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel
   std::lock_guard<std::mutex> lock(mu_);
   Entry* found = FindOwnedLocked(caller, channel_id, /*admin=*/false);
   if (found == nullptr) {
-    return Status::NotFound(fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+    return Status::NotFound(
+        fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
   }
   Entry& e = *found;
   if (ChannelEnded(e.record.state)) return HoldResult{0, e.record.state, e.record.reason};
@@ -178,7 +179,7 @@ Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::str
     Entry* e = FindOwnedLocked(caller, channel_id, /*admin=*/true);
     if (e == nullptr) {
       return Status::NotFound(
-          fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+          fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
     }
     if (!caller.Is(e->record.owner_uid) && !caller.Is(e->record.self_acceptor_uid)) {
       spdlog::info("{}: closed by admin {} (uid {})", DescribeChannel(e->record), caller.name,
@@ -206,9 +207,9 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
       // Only a party to a channel may close it: logged, for an operator to
       // see a peer that tries another's channels.
       spdlog::warn(
-          "rdmad instance {} asked to close channel {:#x}, which it does not share; refused",
+          "rdmad instance {} asked to close channel {:#018x}, which it does not share; refused",
           call.initiator_instance, call.channel_id);
-      return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
+      return Status::NotFound(fmt::format("no channel {:#018x} shared with rdmad instance {} on {}",
                                           call.channel_id, call.initiator_instance,
                                           options_.host_name));
     }

@@ -20,7 +20,8 @@ StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& t
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(channel_id);
   if (it == channels_.end()) {
-    return Status::NotFound(fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+    return Status::NotFound(
+        fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
   }
   const Entry& e = it->second;
   const ChannelRecord& r = e.record;
@@ -59,14 +60,14 @@ Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLea
     auto known = channels_.find(channel_id);
     bool mine = caller.uid != kNoUid && caller.uid == lease.owner_uid;
     if (!mine || (known != channels_.end() && known->second.record.owner_uid != caller.uid)) {
-      spdlog::warn("channel {:#x}: {} (uid {}) re-attaching with another uid's lease: refused",
+      spdlog::warn("channel {:#018x}: {} (uid {}) re-attaching with another uid's lease: refused",
                    channel_id, caller.name, caller.uid);
       return Status::NotFound(
-          fmt::format("no channel {:#x} on {}", channel_id, options_.host_name));
+          fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
     }
     if (known != channels_.end()) return Status::Ok();
     if (lease.self_instance == options_.instance_id) {
-      return Status::NotFound(fmt::format("channel {:#x} ended on {} (no longer listed)",
+      return Status::NotFound(fmt::format("channel {:#018x} ended on {} (no longer listed)",
                                           channel_id, options_.host_name));
     }
     RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(lease.peer));
@@ -189,22 +190,22 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   auto it = channels_.find(call.channel_id);
   if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance) {
     spdlog::warn(
-        "rdmad instance {} asked to take back channel {:#x}, which it did not share; "
+        "rdmad instance {} asked to take back channel {:#018x}, which it did not share; "
         "refused",
         call.instance, call.channel_id);
-    return Status::NotFound(fmt::format("no channel {:#x} shared with rdmad instance {} on {}",
+    return Status::NotFound(fmt::format("no channel {:#018x} shared with rdmad instance {} on {}",
                                         call.channel_id, call.previous_instance,
                                         options_.host_name));
   }
   Entry& e = it->second;
   if (ChannelEnded(e.record.state)) {
     e.peer_told = true;
-    return Status::NotFound(fmt::format("channel {:#x} is {} on {}: {}", call.channel_id,
+    return Status::NotFound(fmt::format("channel {:#018x} is {} on {}: {}", call.channel_id,
                                         ChannelStateName(e.record.state), options_.host_name,
                                         e.record.reason));
   }
   if (e.record.state != ChannelState::kEstablished) {
-    return Status::NotFound(fmt::format("channel {:#x} is still {} on {}", call.channel_id,
+    return Status::NotFound(fmt::format("channel {:#018x} is still {} on {}", call.channel_id,
                                         ChannelStateName(e.record.state), options_.host_name));
   }
   e.record.peer_instance = call.instance;

@@ -419,12 +419,5 @@ TEST(BrokerTest, FailLostPathsActsOnRemovalsAndPortsThatLeaveActive) {
   EXPECT_EQ(f.Record(again).state, ChannelState::kFailed);
 }
 
-TEST(BrokerTest, HostOfAddress) {
-  EXPECT_EQ(HostOfAddress("127.0.0.1:7581"), "127.0.0.1");
-  EXPECT_EQ(HostOfAddress("[::1]:7581"), "::1");
-  EXPECT_EQ(HostOfAddress("::1"), "::1");
-  EXPECT_EQ(HostOfAddress("hostb"), "hostb");
-}
-
 }  // namespace
 }  // namespace rdmad

@@ -102,10 +102,10 @@ StatusOr<ChannelEndpoints> ServiceRegistry::Offer(
         Pending{request.service, std::move(ids), it->second.owner, std::nullopt};
   }
   if (request.more.empty()) {
-    spdlog::info("service {}: channel {:#x} from {} offered as request {}", request.service,
+    spdlog::info("service {}: channel {:#018x} from {} offered as request {}", request.service,
                  request.channel_id, request.peer, request.request_id);
   } else {
-    spdlog::info("service {}: {} channels from {} ({:#x} ...) offered as request {}",
+    spdlog::info("service {}: {} channels from {} ({:#018x} ...) offered as request {}",
                  request.service, request.more.size() + 1, request.peer, request.channel_id,
                  request.request_id);
   }

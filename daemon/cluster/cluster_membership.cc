@@ -137,8 +137,12 @@ void ClusterMembership::Unreachable(const Status& why) {
 }
 
 void ClusterMembership::LeaseLoop() {
-  Backoff backoff({.initial = milliseconds(200), .max = options_.max_backoff});
   const milliseconds renew = std::chrono::duration_cast<milliseconds>(options_.ttl) / 3;
+  // A retry never waits so long that the lease could expire between two
+  // tries while etcd answers: at most a quarter of the TTL.
+  const milliseconds ttl_quarter = std::chrono::duration_cast<milliseconds>(options_.ttl) / 4;
+  Backoff backoff(
+      {.initial = milliseconds(200), .max = std::min(options_.max_backoff, ttl_quarter)});
   int64_t lease = 0;
   auto next_renewal = Clock::now();
   for (;;) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string>
 
+#include "common/edit_distance.h"
 #include "daemon/config/config_toml.h"
 #include "daemon/config/settings.h"
 
@@ -56,24 +57,6 @@ bool IsChoice(const Setting& setting, std::string_view text) {
 std::string NotAllowed(const Setting& setting) {
   if (setting.choices.empty()) return "not allowed; allowed: " + RangeText(setting);
   return "not allowed; allowed: " + Join(setting.choices, ", ");
-}
-
-// Levenshtein distance, ignoring case.
-size_t Distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                  std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + !same});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Whether a distance is small enough for a name of that length to be a typo.
@@ -151,7 +134,7 @@ std::string SuggestKey(std::string_view key) {
   std::string best;
   size_t best_score = SIZE_MAX;
   for (const Setting& s : Settings()) {
-    size_t d = Distance(name, s.name());
+    size_t d = EditDistance(name, s.name());
     if (!CloseEnough(d, name)) continue;
     size_t score = 2 * d + (s.section() == section ? 0 : 1);
     if (score < best_score) {
@@ -166,7 +149,7 @@ std::string SuggestSection(std::string_view name) {
   std::string best;
   size_t best_distance = SIZE_MAX;
   for (const SettingSection& s : SettingSections()) {
-    size_t d = Distance(name, s.name);
+    size_t d = EditDistance(name, s.name);
     if (CloseEnough(d, name) && d < best_distance) {
       best_distance = d;
       best = std::string(s.name);

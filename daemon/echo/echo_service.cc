@@ -104,14 +104,14 @@ void EchoService::RejectOne() {
 
 void EchoService::StartSession(std::unique_ptr<Channel> channel) {
   const ChannelInfo& info = channel->info();
-  spdlog::info("echo: channel {:#x} from {} over {} ({})", info.id, info.peer,
+  spdlog::info("echo: channel {:#018x} from {} over {} ({})", info.id, info.peer,
                ChannelTransportName(info.transport), info.transport_reason);
   std::lock_guard lock(mu_);
   Session& s = sessions_.emplace_back();
   s.channel = std::move(channel);
   s.thread = std::thread([this, &s] {
     EchoSessionResult r = ServeEchoChannel(*s.channel, options_.session);
-    spdlog::info("echo: channel {:#x} from {} ended after {} messages ({} bytes): {}",
+    spdlog::info("echo: channel {:#018x} from {} ended after {} messages ({} bytes): {}",
                  s.channel->info().id, s.channel->info().peer, r.messages, r.bytes,
                  r.status.ToString());
     std::lock_guard lock(mu_);

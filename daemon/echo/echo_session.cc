@@ -130,8 +130,8 @@ Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds li
     Refuse(channel, why, linger);
     return why;
   }
-  spdlog::info("echo: channel {:#x}: REGION of {} bytes registered (rkey {:#x})", channel.info().id,
-               size, region.value()->descriptor().rkey);
+  spdlog::info("echo: channel {:#018x}: REGION of {} bytes registered (rkey {:#x})",
+               channel.info().id, size, region.value()->descriptor().rkey);
   RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), region.value()->descriptor().Serialize()}));
   return ServeRegionTraffic(channel, result);
 }
@@ -147,12 +147,12 @@ Status Serve(Channel& channel, const EchoSessionOptions& options, EchoSessionRes
   }
   auto header = echo::DecodeHeader(first->data(), first->size());
   if (!header.ok()) {
-    spdlog::warn("echo: channel {:#x} from {}: refused: {}", channel.info().id, channel.info().peer,
-                 header.status().message());
+    spdlog::warn("echo: channel {:#018x} from {}: refused: {}", channel.info().id,
+                 channel.info().peer, header.status().message());
     Refuse(channel, header.status(), options.refuse_linger);
     return header.status();
   }
-  spdlog::info("echo: channel {:#x} from {}: mode {} (param {})", channel.info().id,
+  spdlog::info("echo: channel {:#018x} from {}: mode {} (param {})", channel.info().id,
                channel.info().peer, echo::ModeName(uint16_t(header->mode)), header->param);
   switch (header->mode) {
     case echo::Mode::kEcho: return ServeEcho(channel, result);

@@ -10,6 +10,7 @@
 //
 //   closed --failures in a row--> open --open_for--> half-open
 //   half-open --success--> closed;  half-open --failure--> open
+//   any --Reset (the peer proved it is alive)--> closed
 //
 // Time is passed in, so tests drive it with a fake clock.
 //
@@ -43,6 +44,10 @@ class CircuitBreaker {
   // A successful attempt: closes the breaker. Returns true when it was not
   // closed before (the probe succeeded).
   bool OnSuccess();
+  // The peer proved it is alive some other way (its Hello to us, its
+  // member record): closes the breaker and forgets the failures, like a
+  // success. Returns true when it was not closed before.
+  bool Reset() { return OnSuccess(); }
   // Whether an attempt may start at now. When the open time is up this
   // moves to half-open (the probe) and returns true.
   bool Allow(Time now);

@@ -76,6 +76,13 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();
+  // A peer that says Hello is alive: our session to it stops waiting.
+  inbound_.SetAliveHandler([this](const PeerHello& remote, const std::string& ip) {
+    if (PeerSessions* sessions = running_.load(); sessions != nullptr) {
+      sessions->PeerAlive(remote.host_name, ip,
+                          "its Hello to this daemon, instance " + remote.instance_id);
+    }
+  });
   spdlog::info("peers: node {}, protocol {}, instance {}, {} configured", node_name_,
                FormatProtocol(LocalProtocolVersion()), instance_id_, config.peers.size());
   return Status::Ok();

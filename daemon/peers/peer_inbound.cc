@@ -154,10 +154,12 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
   Greeted(remote.instance_id, remote.host_name);
   PeerHello local = LocalHello();
   bool first;
+  AliveHandler alive;
   {
     std::lock_guard lock(mu_);
     if (greeted_.size() >= kMaxGreeted) greeted_.clear();
     first = greeted_.insert(remote.instance_id).second;
+    alive = alive_;
   }
   Status version =
       CheckProtocol(local.protocol, remote.protocol, remote.host_name + " (" + from + ")");
@@ -169,6 +171,7 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
     spdlog::info("Hello from peer {} ({}): rdmad {}, protocol {}, instance {}", remote.host_name,
                  from, remote.daemon_version, FormatProtocol(remote.protocol), remote.instance_id);
   }
+  if (version.ok() && alive) alive(remote, PeerIpOf(from));
   return local;
 }
 
@@ -321,6 +324,11 @@ Status PeerInbound::Refused(const std::string& what, const std::string& from, St
 void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {
   std::lock_guard lock(mu_);
   stream_lost_ = std::move(handler);
+}
+
+void PeerInbound::SetAliveHandler(AliveHandler handler) {
+  std::lock_guard lock(mu_);
+  alive_ = std::move(handler);
 }
 
 std::string PeerIpOf(const std::string& from) {

@@ -137,6 +137,12 @@ class PeerInbound {
       std::function<void(const std::string& instance_id, const std::string& host_name)>;
   void SetStreamLostHandler(StreamLostHandler handler);
 
+  // Told of every Hello that passes (a peer daemon proved it is alive:
+  // PeerSessions::PeerAlive), with the caller's IP. Called on the RPC
+  // runtime's threads; must not block.
+  using AliveHandler = std::function<void(const PeerHello& remote, const std::string& peer_ip)>;
+  void SetAliveHandler(AliveHandler handler);
+
   size_t stream_count() const;
   // Writes the heartbeats due at the clock's now; returns the next due time.
   SteadyTime Tick();
@@ -192,6 +198,7 @@ class PeerInbound {
   CloseHandler close_handler_;      // guarded by mu_
   ReclaimHandler reclaim_handler_;  // guarded by mu_
   StreamLostHandler stream_lost_;   // guarded by mu_
+  AliveHandler alive_;              // guarded by mu_
 };
 
 // The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",

@@ -181,6 +181,16 @@ StatusOr<std::string> NormalizePeerAddress(std::string_view address) {
   return copy + ":" + std::to_string(kDefaultPeerPort);
 }
 
+std::string HostOfAddress(std::string_view address) {
+  if (!address.empty() && address.front() == '[') {
+    size_t end = address.find(']');
+    return std::string(end == std::string_view::npos ? address : address.substr(1, end - 1));
+  }
+  size_t colon = address.rfind(':');
+  if (colon == std::string_view::npos || address.find(':') != colon) return std::string(address);
+  return std::string(address.substr(0, colon));
+}
+
 std::string ListenTarget(std::string_view host, int port) {
   unsigned char buf[16];
   std::string copy(host);

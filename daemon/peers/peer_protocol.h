@@ -115,6 +115,10 @@ std::string NodeName(const std::string& configured);
 // anything CheckPeerAddress rejects.
 StatusOr<std::string> NormalizePeerAddress(std::string_view address);
 
+// The host part of "HOST:PORT" or "[V6]:PORT" ("[::1]:7581" -> "::1");
+// a bare host or IPv6 literal as it is.
+std::string HostOfAddress(std::string_view address);
+
 // "HOST:PORT" for a listen address and port ("[::1]:7581" for IPv6).
 std::string ListenTarget(std::string_view host, int port);
 

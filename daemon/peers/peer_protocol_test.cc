@@ -89,6 +89,11 @@ TEST(PeerProtocolTest, AddressesGetThePeerPort) {
   EXPECT_EQ(NormalizePeerAddress("node2:99999").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(ListenTarget("127.0.0.1", 7581), "127.0.0.1:7581");
   EXPECT_EQ(ListenTarget("::1", 7581), "[::1]:7581");
+  EXPECT_EQ(HostOfAddress("node2:7581"), "node2");
+  EXPECT_EQ(HostOfAddress("127.0.0.1:7600"), "127.0.0.1");
+  EXPECT_EQ(HostOfAddress("[2001:db8::3]:9000"), "2001:db8::3");
+  EXPECT_EQ(HostOfAddress("::1"), "::1");
+  EXPECT_EQ(HostOfAddress("hostb"), "hostb");
 }
 
 TEST(PeerProtocolTest, LocalHelloListsActivePorts) {

@@ -348,6 +348,26 @@ void PeerSession::Teardown() {
   link.reset();  // a fresh link next attempt: no transport backoff carried over
 }
 
+bool PeerSession::Revive(SteadyTime now, const std::string& why) {
+  if (phase_ != Phase::kIdle || next_attempt_ <= now) return false;
+  const bool was_open = breaker_.Reset();
+  backoff_.Reset();
+  next_attempt_ = now;
+  std::string error;
+  bool circuit_open;
+  {
+    std::lock_guard lock(mu_);
+    failures_ = 0;
+    probing_ = false;
+    error = last_error_;
+    circuit_open = state_ == PeerSessionState::kCircuitOpen;
+  }
+  spdlog::info("peer {} ({}) is back ({}): dialling it now{}", name_, address_, why,
+               was_open ? ", circuit closed" : "");
+  if (circuit_open) SetState(PeerSessionState::kDown, error, now);
+  return true;
+}
+
 void PeerSession::Shutdown() {
   ++attempt_;
   Teardown();

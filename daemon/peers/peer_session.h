@@ -9,6 +9,7 @@
 //   any --Hello says another major version--> version-mismatch (final)
 //   down --N failures in a row (CircuitBreaker)--> circuit-open
 //   circuit-open --open time up: one probe--> up, or circuit-open again
+//   down/circuit-open --Revive (the peer proved it is alive)--> next attempt now
 //
 // An attempt makes a fresh PeerLink, sends Hello (its round trip is the
 // RTT), checks the version and opens the Session stream; while up, Hello is
@@ -134,6 +135,11 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
 
   // Worker only. Does what is due at now; returns when to be polled next.
   SteadyTime Poll(SteadyTime now);
+  // Worker only. The peer proved it is alive (its Hello or Session to this
+  // daemon, its member record; why says which): a session waiting out its
+  // backoff or an open circuit closes the circuit and dials at once; one
+  // connecting or up is left alone. Returns whether it dials again.
+  bool Revive(SteadyTime now, const std::string& why);
   // Worker only. Ends the session for good (removed, daemon stopping).
   void Shutdown();
 

@@ -129,6 +129,39 @@ TEST_F(PeerSessionBreakerTest, HalfOpenProbeSuccessCloses) {
   EXPECT_TRUE(LinkStatus().ok());
 }
 
+// A peer that proves it is alive (its Hello to us) is dialled at once,
+// circuit or not; a Hello from another peer changes nothing.
+TEST_F(PeerSessionBreakerTest, APeerThatSaysHelloClosesTheCircuitAndIsDialledAtOnce) {
+  Trip();
+  refuse_ = false;
+  sessions_->PeerAlive("node-c", "192.0.2.3", "a Hello from someone else");
+  sessions_->RunOnce();
+  EXPECT_EQ(connector_->Hellos(), 3u);
+  EXPECT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
+  // Never up: matched by the IP it is dialled at.
+  sessions_->PeerAlive("node-b", "192.0.2.2", "its Hello to this daemon");
+  sessions_->RunOnce();  // no time passes
+  EXPECT_EQ(connector_->Hellos(), 4u);
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kUp);
+  EXPECT_EQ(p.failures, 0);
+  EXPECT_TRUE(LinkStatus().ok());
+}
+
+TEST_F(PeerSessionBreakerTest, AFailedRevivalStartsTheBackoffAndBreakerAfresh) {
+  Trip();
+  sessions_->PeerAlive("b", "", "its member record is back in etcd");
+  sessions_->RunOnce();  // dialled at once, refused again
+  EXPECT_EQ(connector_->Hellos(), 4u);
+  PeerSnapshot p = Peer();
+  EXPECT_EQ(p.state, PeerSessionState::kDown);  // one failure: the circuit is closed
+  EXPECT_EQ(p.failures, 1);
+  Advance(milliseconds(99));
+  EXPECT_EQ(connector_->Hellos(), 4u);
+  Advance(milliseconds(1));  // 100 ms: the backoff started over
+  EXPECT_EQ(connector_->Hellos(), 5u);
+}
+
 TEST(PeerSessionBreakerNamesTest, CircuitOpenHasAName) {
   EXPECT_EQ(PeerSessionStateName(PeerSessionState::kCircuitOpen), "circuit-open");
 }

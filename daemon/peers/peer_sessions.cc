@@ -156,6 +156,7 @@ void PeerSessions::SetConfiguredPeers(const std::vector<PeerConfig>& peers) {
 
 void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
   std::vector<std::shared_ptr<PeerSession>> removed;
+  std::vector<std::shared_ptr<PeerSession>> back;  // members that appeared again
   {
     std::lock_guard lock(mu_);
     if (stopped_) return;
@@ -168,18 +169,75 @@ void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
       }
       members[p.name] = *target;
     }
+    const std::map<std::string, std::string> before = std::exchange(members_, std::move(members));
     std::erase_if(sessions_, [&](const std::shared_ptr<PeerSession>& s) {
       if (s->origin() != PeerOrigin::kDiscovered) return false;
-      auto member = members.find(s->name());
-      if (member != members.end() && member->second == s->address()) return false;
+      if (!Departed(*s)) {
+        auto was = before.find(s->name());
+        if (was == before.end() || was->second != s->address()) back.push_back(s);
+        return false;
+      }
+      if (s->snapshot().state == PeerSessionState::kUp) {
+        spdlog::info(
+            "peer {} ({}) left the cluster view; keeping its session while it is up (its own "
+            "heartbeats decide)",
+            s->name(), s->address());
+        return false;
+      }
       spdlog::info("peer {} ({}) is no longer a cluster member there; closing its session",
                    s->name(), s->address());
       removed.push_back(s);
       return true;
     });
-    members_ = std::move(members);
   }
   for (auto& s : removed) Post([s] { s->Shutdown(); });
+  for (auto& s : back) {
+    Post([s, env = env_] { s->Revive(env->options.clock(), "its member record is back in etcd"); });
+  }
+}
+
+void PeerSessions::PeerAlive(const std::string& host_name, const std::string& ip,
+                             const std::string& why) {
+  std::vector<std::shared_ptr<PeerSession>> alive;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    for (const auto& s : sessions_) {
+      PeerSnapshot snap = s->snapshot();
+      bool named = s->name() == host_name || (snap.remote && snap.remote->host_name == host_name);
+      bool dialled = !snap.remote && !ip.empty() && HostOfAddress(s->address()) == ip;
+      if (named || dialled) alive.push_back(s);
+    }
+  }
+  for (auto& s : alive) {
+    Post([s, why, env = env_] { s->Revive(env->options.clock(), why); });
+  }
+}
+
+// mu_ held.
+bool PeerSessions::Departed(const PeerSession& s) const {
+  if (s.origin() != PeerOrigin::kDiscovered) return false;
+  auto member = members_.find(s.name());
+  return member == members_.end() || member->second != s.address();
+}
+
+// Worker only.
+void PeerSessions::CloseDeparted() {
+  std::vector<std::shared_ptr<PeerSession>> closed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    std::erase_if(sessions_, [&](const std::shared_ptr<PeerSession>& s) {
+      if (!Departed(*s) || s->snapshot().state == PeerSessionState::kUp) return false;
+      closed.push_back(s);
+      return true;
+    });
+  }
+  for (auto& s : closed) {
+    spdlog::info("peer {} ({}) left the cluster and its session is down; closing it", s->name(),
+                 s->address());
+    s->Shutdown();
+  }
 }
 
 StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& name_or_address) {
@@ -278,6 +336,7 @@ SteadyTime PeerSessions::PollAll(SteadyTime now) {
   }
   SteadyTime next = SteadyTime::max();
   for (auto& s : sessions) next = std::min(next, s->Poll(now));
+  CloseDeparted();
   CloseIdle(now);
   return next;
 }

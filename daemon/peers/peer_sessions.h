@@ -76,10 +76,21 @@ class PeerSessions {
   void SetConfiguredPeers(const std::vector<PeerConfig>& peers);
 
   // Makes the cluster members those of peers. A member has no session
-  // (state idle) until Peer() names it; a member that goes, or moves to
-  // another address, loses its session. A name that is also configured
-  // keeps its [[peers]] session.
+  // (state idle) until Peer() names it. A membership change alone never
+  // takes down a session that is up: a member that drops out of the view
+  // (its lease expired while etcd was away) or moves to another address
+  // keeps its session while the session's own failure detection says it is
+  // up, and loses it when that says otherwise; one not up goes at once. A
+  // member that appears or comes back is alive: its session, waiting to
+  // retry, dials at once (PeerAlive). A name that is also configured keeps
+  // its [[peers]] session.
   void SetDiscoveredPeers(const std::vector<PeerConfig>& peers);
+
+  // A peer daemon proved it is alive (its Hello to this daemon, from ip,
+  // saying host_name): the sessions to it (named host_name, or whose peer
+  // last said it was host_name, or, never up yet, dialling ip) that wait
+  // out a backoff or an open circuit dial at once (PeerSession::Revive).
+  void PeerAlive(const std::string& host_name, const std::string& ip, const std::string& why);
 
   // The session for a configured name or a member (opened now if it has
   // none), or for an address (a session of that address, else a new
@@ -107,6 +118,10 @@ class PeerSessions {
   void WorkerLoop();
   SteadyTime PollAll(SteadyTime now);
   void CloseIdle(SteadyTime now);
+  // Closes the sessions of members that left the view once they are not up.
+  void CloseDeparted();
+  // A discovered session whose member is gone or moved; mu_ held.
+  bool Departed(const PeerSession& s) const;
   // Whether a session has this name (a member without one is idle); mu_ held.
   bool HasSessionNamed(const std::string& name) const;
   std::shared_ptr<PeerSession> NewSession(const std::string& name, const std::string& address,

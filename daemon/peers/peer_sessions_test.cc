@@ -392,6 +392,42 @@ TEST_F(PeerSessionsTest, MembersAreDialledOnFirstUseAndFollowTheirRecords) {
   EXPECT_TRUE(sessions_->Peer("m2").value()->configured());
 }
 
+// etcd lost a member's lease (etcd was away) and it registers again: its
+// session, up all along, is kept; only its own failure detection ends it.
+TEST_F(PeerSessionsTest, AMemberThatDropsOutOfTheViewKeepsItsSessionWhileItIsUp) {
+  sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}});
+  ASSERT_TRUE(sessions_->Peer("m1").ok());
+  sessions_->RunOnce();
+  Link().Answer(Hello(1, "m1"));
+  sessions_->RunOnce();
+  Link().Beat();
+  sessions_->RunOnce();
+  ASSERT_EQ(Peer().state, PeerSessionState::kUp);
+  auto session = sessions_->Peer("m1").value();
+
+  sessions_->SetDiscoveredPeers({});
+  Advance(milliseconds(500));
+  Link().Beat();
+  sessions_->RunOnce();
+  ASSERT_EQ(sessions_->List().size(), 1u);
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+  EXPECT_FALSE(Link().streams[0]->cancelled);
+  sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}});
+  sessions_->RunOnce();
+  EXPECT_EQ(sessions_->Peer("m1").value(), session);  // the same session
+  EXPECT_EQ(LinkCount(), 1u);                         // never dialled again
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+
+  // Gone from the view and then down by its own detection: closed.
+  sessions_->SetDiscoveredPeers({});
+  sessions_->RunOnce();
+  Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
+  sessions_->RunOnce();
+  EXPECT_EQ(sessions_->List().size(), 0u);
+  Advance(milliseconds(10000));
+  EXPECT_EQ(LinkCount(), 1u);  // and not retried
+}
+
 TEST_F(PeerSessionsTest, SessionsOpenedOnFirstUseCloseWhenUnused) {
   const milliseconds idle(60000);
   connector_->configure = [](FakePeerLink& link) {  // every session comes up

@@ -121,7 +121,7 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
           if (context->IsCancelled()) {  // nobody will hold it
             Status released =
                 broker->Release(caller, id, "the application went away during the handshake");
-            if (!released.ok()) spdlog::debug("channel {:#x}: {}", id, released.ToString());
+            if (!released.ok()) spdlog::debug("channel {:#018x}: {}", id, released.ToString());
           }
           StatusOr<ChannelLease> channel_lease = broker->LeaseOf(id);
           std::string bytes =

@@ -23,6 +23,8 @@ using Channel = std::shared_ptr<grpc::Channel>;
 
 constexpr int kDefaultPort = 2379;
 constexpr int kMaxMessage = 64 << 20;  // a Range of many members
+constexpr milliseconds kFirstReconnect{200};
+constexpr milliseconds kMaxReconnect{1000};
 
 bool Unreachable(const Status& status) {
   return status.code() == StatusCode::kUnavailable ||
@@ -323,6 +325,14 @@ StatusOr<std::unique_ptr<MembershipStore>> NewEtcdStore(const EtcdOptions& optio
   args.SetMaxReceiveMessageSize(kMaxMessage);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);  // etcd refuses pings under 5 s apart
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+  // gRPC's own reconnection backoff (1 s growing to 120 s by default) would
+  // fail our calls fast for many seconds after etcd is back, long enough
+  // for the members' leases to expire: the channel redials etcd at most
+  // kMaxReconnect apart, and the membership loops' backoff paces the calls.
+  // (GRPC_ARG_MIN_RECONNECT_BACKOFF_MS stays: it is also the time a connect
+  // attempt gets, 20 s, which a TLS handshake on a loaded host needs.)
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, int(kFirstReconnect.count()));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, int(kMaxReconnect.count()));
   std::vector<std::string> names;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const std::string& endpoint : options.endpoints) {

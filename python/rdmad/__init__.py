@@ -7,15 +7,34 @@
         channel.send(b"hello")
         reply = channel.recv(timeout=5)
 
-Blocking calls release the GIL. Errors are :class:`rdmad.Error` subclasses,
-one per status code (``rdmad.Unavailable``, ``rdmad.DeadlineExceeded``, ...).
-See docs/python.md.
+Blocking calls release the GIL and return to the interpreter every 100 ms,
+so Ctrl-C interrupts them. Errors are :class:`rdmad.Error` subclasses, one
+per status code (``rdmad.Unavailable``, a ``ConnectionError``;
+``rdmad.DeadlineExceeded``, a ``TimeoutError``; ...). See docs/python.md.
 """
 
-from rdmad.errors import *  # noqa: F401,F403  (the exception classes)
-from rdmad.errors import Error, error_class  # noqa: F401
-from rdmad import aio  # noqa: F401,E402  (asyncio: rdmad.aio.recv, ...)
-from rdmad._rdmad import (  # noqa: F401
+from rdmad import errors
+from rdmad.errors import (
+    Aborted,
+    AlreadyExists,
+    Cancelled,
+    DataLoss,
+    DeadlineExceeded,
+    Error,
+    FailedPrecondition,
+    Internal,
+    InvalidArgument,
+    NotFound,
+    OutOfRange,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+    Unavailable,
+    Unimplemented,
+    Unknown,
+    error_class,
+)
+from rdmad._rdmad import (
     Channel,
     Client,
     Events,
@@ -25,17 +44,35 @@ from rdmad._rdmad import (  # noqa: F401
     RegionDescriptor,
     Transfer,
 )
+from rdmad import aio
 
 __all__ = [
+    "Aborted",
+    "AlreadyExists",
+    "Cancelled",
     "Channel",
     "Client",
+    "DataLoss",
+    "DeadlineExceeded",
     "Error",
     "Events",
+    "FailedPrecondition",
+    "Internal",
+    "InvalidArgument",
     "Listener",
     "MemoryRegion",
+    "NotFound",
     "Op",
+    "OutOfRange",
+    "PermissionDenied",
     "RegionDescriptor",
+    "ResourceExhausted",
     "Transfer",
+    "Unauthenticated",
+    "Unavailable",
+    "Unimplemented",
+    "Unknown",
     "aio",
     "error_class",
+    "errors",
 ]

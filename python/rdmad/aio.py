@@ -22,24 +22,30 @@ executor, so that the loop keeps serving meanwhile.
 import asyncio
 import functools
 import select
+from typing import Any, Callable, Dict, List, Tuple, TypeVar
 
+from rdmad._rdmad import Channel, Client, Listener, Transfer
 from rdmad.errors import DeadlineExceeded
 
+__all__ = ["recv", "recv_notification", "wait", "accept", "reject", "connect", "connect_many"]
+
+T = TypeVar("T")
+
 # (loop, fd) -> the futures waiting for that fd to become readable.
-_waiters = {}
+_waiters: Dict[Tuple[asyncio.AbstractEventLoop, int], List["asyncio.Future[None]"]] = {}
 
 
-def _wake(loop, fd):
+def _wake(loop: asyncio.AbstractEventLoop, fd: int) -> None:
     for future in _waiters.pop((loop, fd), []):
         if not future.done():
             future.set_result(None)
     loop.remove_reader(fd)
 
 
-async def _readable(fd):
+async def _readable(fd: int) -> None:
     """Returns once fd is readable; every coroutine waiting on fd shares one reader."""
     loop = asyncio.get_running_loop()
-    future = loop.create_future()
+    future: "asyncio.Future[None]" = loop.create_future()
     waiting = _waiters.setdefault((loop, fd), [])
     if not waiting:
         loop.add_reader(fd, _wake, loop, fd)
@@ -53,7 +59,7 @@ async def _readable(fd):
                 _wake(loop, fd)
 
 
-async def _news(channel):
+async def _news(channel: Channel) -> None:
     """Returns once the channel may have news (or at once if it has some)."""
     loop = asyncio.get_running_loop()
     fd = channel.completion_fd()
@@ -67,7 +73,7 @@ async def _news(channel):
     await _readable(fd)
 
 
-async def _take(channel, call):
+async def _take(channel: Channel, call: Callable[..., T]) -> T:
     """call(timeout=0)'s answer, awaiting the channel's news until it has one."""
     while True:
         try:
@@ -77,23 +83,27 @@ async def _take(channel, call):
         await _news(channel)
 
 
-async def recv(channel):
+async def recv(channel: Channel) -> bytes:
     """The next whole message (bytes)."""
-    return await _take(channel, channel.recv)
+    while True:
+        message = channel.try_recv()  # no exception for "nothing yet"
+        if message is not None:
+            return message
+        await _news(channel)
 
 
-async def recv_notification(channel):
+async def recv_notification(channel: Channel) -> bytes:
     """The peer's next notification (bytes)."""
     return await _take(channel, channel.recv_notification)
 
 
-async def wait(channel, transfer):
+async def wait(channel: Channel, transfer: Transfer) -> None:
     """Returns once transfer (from channel.submit) is done; raises its failure."""
     while not transfer.poll():
         await _news(channel)
 
 
-async def _take_request(listener, call):
+async def _take_request(listener: Listener, call: Callable[..., T]) -> T:
     """call(timeout=0) once a request waits on the listener, in the loop's executor."""
     fd = listener.request_fd()
     while True:
@@ -110,7 +120,7 @@ async def _take_request(listener, call):
                 await asyncio.sleep(0.01)
 
 
-async def accept(listener):
+async def accept(listener: Listener) -> Channel:
     """The next channel to the listener's service.
 
     Waits on the listener's request fd; once a request is there, the
@@ -121,23 +131,24 @@ async def accept(listener):
     return await _take_request(listener, listener.accept)
 
 
-async def reject(listener, reason):
+async def reject(listener: Listener, reason: str) -> None:
     """Refuses the next request to the listener's service (the initiator
     gets PermissionDenied), waiting for it as accept does."""
     await _take_request(listener, functools.partial(listener.reject, reason))
 
 
-async def _off_loop(call, *args, **options):
+async def _off_loop(call: Callable[..., T], *args: Any, **options: Any) -> T:
     """call(*args, **options) in the loop's default executor."""
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(None, functools.partial(call, *args, **options))
 
 
-async def connect(client, peer, service, **options):
+async def connect(client: Client, peer: str, service: str, **options: Any) -> Channel:
     """client.connect(peer, service, **options) without stalling the loop."""
     return await _off_loop(client.connect, peer, service, **options)
 
 
-async def connect_many(client, peer, service, count, **options):
+async def connect_many(client: Client, peer: str, service: str, count: int,
+                       **options: Any) -> List[Channel]:
     """client.connect_many(peer, service, count, **options) without stalling the loop."""
     return await _off_loop(client.connect_many, peer, service, count, **options)

@@ -11,10 +11,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
+#include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,7 +30,12 @@ namespace rdmad::python {
 
 namespace py = pybind11;
 
-// Raises the rdmad.Error subclass for status (rdmad/errors.py).
+// Sets the rdmad.Error subclass for status (rdmad/errors.py) as Python's
+// pending exception, without a C++ throw (the METH_FASTCALL methods
+// return nullptr then: pybind11 2.10's error_already_set formats the
+// traceback when it is made, tens of microseconds an error).
+void SetError(const Status& status);
+// SetError, then throws error_already_set (pybind11's methods).
 [[noreturn]] void Raise(const Status& status);
 
 inline void Check(const Status& status) {
@@ -44,6 +53,83 @@ template <typename F>
 auto NoGil(F&& f) {
   py::gil_scoped_release nogil;
   return f();
+}
+
+// How long a blocking call runs without the GIL before Python's signal
+// handlers get a turn (Ctrl-C during a recv raises KeyboardInterrupt within
+// this, not when the timeout ends).
+inline constexpr std::chrono::milliseconds kSignalSlice{100};
+
+inline const Status& StatusOf(const Status& status) { return status; }
+template <typename T>
+const Status& StatusOf(const StatusOr<T>& result) {
+  return result.status();
+}
+
+// A blocking call with a timeout (kForever: none) made interruptible:
+// call(slice) runs without the GIL for slices of at most kSignalSlice
+// until it returns anything but DEADLINE_EXCEEDED or the timeout is spent
+// (then DEADLINE_EXCEEDED "what: nothing within N ms"); between slices
+// the pending signals are handled, and an exception one raises
+// (KeyboardInterrupt) propagates. call must be safe to repeat after a
+// DEADLINE_EXCEEDED (a wait, not an action).
+template <typename F>
+auto Interruptible(const char* what, std::chrono::milliseconds timeout, F&& call) {
+  using std::chrono::milliseconds;
+  using Clock = std::chrono::steady_clock;
+  const bool forever = timeout < milliseconds::zero();
+  const Clock::time_point deadline = Clock::now() + (forever ? milliseconds::zero() : timeout);
+  for (;;) {
+    milliseconds slice = kSignalSlice;
+    if (!forever) {
+      slice = std::clamp(std::chrono::ceil<milliseconds>(deadline - Clock::now()),
+                         milliseconds::zero(), kSignalSlice);
+    }
+    auto result = NoGil([&] { return call(slice); });
+    if (StatusOf(result).code() != StatusCode::kDeadlineExceeded) return result;
+    if (!forever && Clock::now() >= deadline) {
+      return decltype(result)(Status::DeadlineExceeded(std::string(what) + ": nothing within " +
+                                                       std::to_string(timeout.count()) + " ms"));
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
+// Waits for done in kSignalSlice steps without the GIL, handling the
+// pending signals between them; an exception a handler raises propagates
+// (done stays valid: the caller may wait on it again later).
+template <typename R>
+R WaitInterruptibly(std::future<R>& done) {
+  for (;;) {
+    bool ready;
+    {
+      py::gil_scoped_release nogil;
+      ready = done.wait_for(kSignalSlice) == std::future_status::ready;
+    }
+    if (ready) return done.get();
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
+// Starts call() (owning everything it uses: capture by value) on a thread
+// of its own; its result through the future.
+template <typename F>
+auto Start(F call) -> std::future<decltype(call())> {
+  auto promise = std::make_shared<std::promise<decltype(call())>>();
+  auto done = promise->get_future();
+  std::thread([promise, call = std::move(call)]() mutable { promise->set_value(call()); }).detach();
+  return done;
+}
+
+// A blocking call with no timeout to slice (a handshake) made
+// interruptible: call() runs on a thread of its own while the caller waits
+// as WaitInterruptibly does. When a handler raises, the exception
+// propagates at once; the call finishes on its thread and its result (a
+// channel, a client) is dropped there.
+template <typename F>
+auto Abandonable(F call) -> decltype(call()) {
+  auto done = Start(std::move(call));
+  return WaitInterruptibly(done);
 }
 
 // rows as a list of to_dict(row).
@@ -65,15 +151,28 @@ inline size_t Bytes(const py::buffer_info& info) {
 }
 
 // A registered region and the Python object whose memory it is (none for
-// register_ptr: the caller keeps that memory alive).
+// register_ptr: the caller keeps that memory alive). The memory of an
+// immutable object (bytes), registered read_only, is never written here:
+// it cannot be the target of a read or a receive.
 class Region {
  public:
   Region(std::unique_ptr<MemoryRegion> region, std::optional<py::buffer_info> view)
-      : region_(std::move(region)), view_(std::move(view)) {}
+      : region_(std::move(region)), view_(std::move(view)), writable_(!view_ || !view_->readonly) {}
   // ValueError once closed.
   const MemoryRegion& get() const {
     if (!region_) throw py::value_error("the region was closed");
     return *region_;
+  }
+  // get() for a call that writes into the region; ValueError when its
+  // object is immutable.
+  const MemoryRegion& target() const {
+    const MemoryRegion& region = get();
+    if (!writable_) {
+      throw py::value_error(
+          "the region's memory is immutable (registered read-only from a bytes-like object "
+          "that cannot be written): it cannot receive a read or a message");
+    }
+    return region;
   }
   void Close() {
     region_.reset();
@@ -83,6 +182,7 @@ class Region {
  private:
   std::unique_ptr<MemoryRegion> region_;
   std::optional<py::buffer_info> view_;
+  bool writable_;
 };
 
 // rdmad.Client: the library's Client until close(). A call holds its own

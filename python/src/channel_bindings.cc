@@ -51,16 +51,19 @@ void BindChannel(py::module_& m) {
       .def(
           "register",
           [](Channel& c, const py::buffer& memory, bool read_only) {
-            py::buffer_info v = View(memory, true);
+            Check(c.status());  // a closed channel registers nothing
+            py::buffer_info v = View(memory, !read_only);
             auto region = Value(c.RegisterMemory(v.ptr, Bytes(v), Access(read_only)));
             return Region(std::move(region), std::move(v));
           },
           py::arg("memory"), py::arg("read_only") = false, py::keep_alive<0, 1>(),
-          "Registers a writable bytes-like object (bytearray, memoryview, numpy array). "
-          "read_only: the peer may read it but not write it.")
+          "Registers a bytes-like object (bytearray, memoryview, numpy array). read_only: the "
+          "peer may read it but not write it; then an immutable object (bytes) will do, which "
+          "this side cannot read or receive into either.")
       .def(
           "register_ptr",
           [](Channel& c, uintptr_t address, size_t length, bool read_only) {
+            Check(c.status());
             auto region = Value(
                 c.RegisterMemory(reinterpret_cast<void*>(address), length, Access(read_only)));
             return Region(std::move(region), std::nullopt);
@@ -82,7 +85,7 @@ void BindChannel(py::module_& m) {
           "read",
           [](Channel& c, const Region& local, size_t local_offset, const RegionDescriptor& remote,
              uint64_t remote_offset, size_t length) {
-            const MemoryRegion& region = local.get();
+            const MemoryRegion& region = local.target();
             Check(
                 NoGil([&] { return c.Read(region, local_offset, remote, remote_offset, length); }));
           },
@@ -108,10 +111,12 @@ void BindChannel(py::module_& m) {
           "recv_into",
           [](Channel& c, const Region& region, size_t offset, std::optional<size_t> max_len,
              std::optional<double> timeout) {
-            const MemoryRegion& r = region.get();
+            const MemoryRegion& r = region.target();
             size_t room = max_len ? *max_len : (offset <= r.size() ? r.size() - offset : 0);
             milliseconds t = Timeout(timeout);
-            return Value(NoGil([&] { return c.RecvInto(r, offset, room, t); }));
+            return Value(Interruptible("recv_into", t, [&](milliseconds slice) {
+              return c.RecvInto(r, offset, room, slice);
+            }));
           },
           py::arg("region"), py::arg("offset") = 0, py::arg("max_len") = py::none(),
           py::arg("timeout") = py::none(),

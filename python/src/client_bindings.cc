@@ -51,18 +51,27 @@ ConnectOptions MakeConnectOptions(bool force_tcp, double timeout) {
   return options;
 }
 
+// rdmactl --json status's names (docs/operations.md), without its device
+// summaries (Client.devices()); python/tests checks the two agree.
 py::dict StatusDict(const DaemonStatus& s) {
   py::dict d;
   d["version"] = s.version;
   d["pid"] = s.pid;
   d["uptime_seconds"] = s.uptime_seconds;
   d["config_file"] = s.config_file;
+  d["config_generation"] = s.config_generation;
   d["socket_path"] = s.socket_path;
   d["device_count"] = s.device_count;
-  d["active_port_count"] = s.active_port_count;
-  d["peer_count"] = s.peer_count;
-  d["service_count"] = s.service_count;
-  d["channel_count"] = s.channel_count;
+  d["ports"] = s.port_count;
+  d["active_ports"] = s.active_port_count;
+  d["peers"] = s.peer_count;
+  d["services"] = s.service_count;
+  d["channels"] = s.channel_count;
+  d["connections_accepted"] = s.connections_accepted;
+  d["event_subscribers"] = s.event_subscribers;
+  d["cluster"] = s.cluster;
+  d["cluster_error"] = s.cluster_error;
+  d["cluster_members"] = s.cluster_members;
   return d;
 }
 
@@ -77,7 +86,8 @@ void BindClient(py::module_& m) {
           "accept",
           [](Listener& l, std::optional<double> timeout) {
             milliseconds t = Timeout(timeout);
-            return Value(NoGil([&] { return l.Accept(t); }));
+            return Value(
+                Interruptible("accept", t, [&](milliseconds slice) { return l.Accept(slice); }));
           },
           py::arg("timeout") = py::none(),
           "The next channel a peer opens to this service; DeadlineExceeded after timeout "
@@ -86,7 +96,8 @@ void BindClient(py::module_& m) {
           "reject",
           [](Listener& l, const std::string& reason, std::optional<double> timeout) {
             milliseconds t = Timeout(timeout);
-            Check(NoGil([&] { return l.Reject(reason, t); }));
+            Check(Interruptible("reject", t,
+                                [&](milliseconds slice) { return l.Reject(reason, slice); }));
           },
           py::arg("reason"), py::arg("timeout") = py::none(),
           "Refuses the next channel request; the initiator gets PermissionDenied.")
@@ -118,7 +129,7 @@ void BindClient(py::module_& m) {
             if (socket) options.socket_path = *socket;
             options.connect_timeout = Timeout(connect_timeout);
             options.call_timeout = Timeout(call_timeout);
-            return PyClient(Value(NoGil([&] { return Client::Open(options); })));
+            return PyClient(Value(Abandonable([options] { return Client::Open(options); })));
           },
           py::arg("socket") = py::none(), py::arg("connect_timeout") = 2.0,
           py::arg("call_timeout") = 5.0,
@@ -132,7 +143,8 @@ void BindClient(py::module_& m) {
           [](const PyClient& c) {
             return StatusDict(Value(c.Run([](Client& client) { return client.GetStatus(); })));
           },
-          "The daemon's status: version, uptime, counts of devices, peers, channels.")
+          "The daemon's status, named as rdmactl --json status names it: version, uptime, "
+          "config, counts of devices, ports, peers, services, channels, the cluster's state.")
       .def(
           "peers",
           [](const PyClient& c) {
@@ -158,8 +170,10 @@ void BindClient(py::module_& m) {
           [](const PyClient& c, const std::string& peer, const std::string& service, bool force_tcp,
              double timeout) {
             ConnectOptions options = MakeConnectOptions(force_tcp, timeout);
-            return Value(
-                c.Run([&](Client& client) { return client.Connect(peer, service, options); }));
+            std::shared_ptr<Client> client = c.get();
+            return Value(Abandonable([client, peer, service, options] {
+              return client->Connect(peer, service, options);
+            }));
           },
           py::arg("peer"), py::arg("service"), py::arg("force_tcp") = false,
           py::arg("timeout") = 15.0,
@@ -170,8 +184,10 @@ void BindClient(py::module_& m) {
           [](const PyClient& c, const std::string& peer, const std::string& service, size_t count,
              bool force_tcp, double timeout) {
             ConnectOptions options = MakeConnectOptions(force_tcp, timeout);
-            auto channels = Value(c.Run(
-                [&](Client& client) { return client.ConnectMany(peer, service, count, options); }));
+            std::shared_ptr<Client> client = c.get();
+            auto channels = Value(Abandonable([client, peer, service, count, options] {
+              return client->ConnectMany(peer, service, count, options);
+            }));
             py::list out;
             for (std::unique_ptr<Channel>& channel : channels)
               out.append(py::cast(std::move(channel)));
@@ -183,12 +199,16 @@ void BindClient(py::module_& m) {
           "set up in batches of up to 64; all or nothing. timeout bounds each batch.")
       .def(
           "close_channel",
-          [](const PyClient& c, uint64_t id, const std::string& reason) {
-            Check(c.Run([&](Client& client) { return client.CloseChannel(id, reason); }));
+          [](const PyClient& c, const py::object& id, const std::string& reason) {
+            // An int, or the text rdmactl prints ("0x" and 16 hex digits) or takes.
+            uint64_t channel = py::isinstance<py::str>(id)
+                                   ? Value(ParseChannelId(id.cast<std::string>()))
+                                   : id.cast<uint64_t>();
+            Check(c.Run([&](Client& client) { return client.CloseChannel(channel, reason); }));
           },
           py::arg("id"), py::arg("reason") = "",
-          "Closes one of this user's channels by its id in channels() (rdmactl close); "
-          "NotFound for an unknown id or another user's.")
+          "Closes one of this user's channels by its id in channels() (rdmactl close): an int, "
+          "or text as rdmactl shows it; NotFound for an unknown id or another user's.")
       .def("close", &PyClient::Close,
            "Lets the client go (calls then raise FailedPrecondition); its channels, "
            "listeners and event streams live on.")

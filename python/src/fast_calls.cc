@@ -1,13 +1,12 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // Channel.send and Channel.recv, the two calls of a message round trip, as
-// CPython METH_FASTCALL methods. pybind11's general dispatcher (overloads,
-// keyword matching, argument casters) costs about 2,000 instructions a
-// call and a send's buffer_info about 1,000 more, which a 2-byte round trip
-// notices (docs/benchmarks.md, "The Python rows"). The contract is that of
-// every other method: the GIL released while the library works, an
-// rdmad.Error subclass for a failure, ValueError for a buffer that is not
-// C-contiguous or a negative timeout.
+// CPython METH_FASTCALL methods (and try_recv, rdmad.aio's probe). pybind11's general dispatcher
+// (overloads, keyword matching, argument casters) costs about 2,000 instructions a call and a
+// send's buffer_info about 1,000 more, which a 2-byte round trip notices (docs/benchmarks.md, "The
+// Python rows"). The contract is that of every other method: the GIL released while the library
+// works, an rdmad.Error subclass for a failure (set without a C++ throw), ValueError for a buffer
+// that is not C-contiguous or a negative timeout.
 
 #include <string>
 #include <vector>
@@ -30,6 +29,17 @@ PyObject* Guard(F&& body) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
   }
   return nullptr;
+}
+
+// Sets status as the pending exception: nullptr, the error return.
+PyObject* Fail(const Status& status) {
+  SetError(status);
+  return nullptr;
+}
+
+PyObject* Bytes(const std::vector<uint8_t>& message) {
+  return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(message.data()),
+                                   Py_ssize_t(message.size()));
 }
 
 // The one argument name (positional, or by keyword); nullptr if absent.
@@ -61,7 +71,7 @@ PyObject* Send(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
       sent = channel.Send(view.buf, size_t(view.len));
     }
     PyBuffer_Release(&view);
-    Check(sent);
+    if (!sent.ok()) return Fail(sent);
     Py_RETURN_NONE;
   });
 }
@@ -76,9 +86,21 @@ PyObject* Recv(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject
     }
     std::chrono::milliseconds limit = Timeout(seconds);
     Channel& channel = py::cast<Channel&>(py::handle(self));
-    std::vector<uint8_t> message = Value(NoGil([&] { return channel.Recv(limit); }));
-    return PyBytes_FromStringAndSize(reinterpret_cast<const char*>(message.data()),
-                                     Py_ssize_t(message.size()));
+    auto message = Interruptible(
+        "recv", limit, [&](std::chrono::milliseconds slice) { return channel.Recv(slice); });
+    if (!message.ok()) return Fail(message.status());
+    return Bytes(*message);
+  });
+}
+
+PyObject* TryRecv(PyObject* self, PyObject* /*unused*/) {
+  return Guard([&]() -> PyObject* {
+    Channel& channel = py::cast<Channel&>(py::handle(self));
+    StatusOr<std::vector<uint8_t>> message =
+        NoGil([&] { return channel.Recv(std::chrono::milliseconds(0)); });
+    if (message.status().code() == StatusCode::kDeadlineExceeded) Py_RETURN_NONE;
+    if (!message.ok()) return Fail(message.status());
+    return Bytes(*message);
   });
 }
 
@@ -91,11 +113,16 @@ PyMethodDef kRecv = {"recv", reinterpret_cast<PyCFunction>(reinterpret_cast<void
                      "recv($self, /, timeout=None)\n--\n\n"
                      "The next whole message as bytes; DeadlineExceeded after timeout seconds."};
 
+PyMethodDef kTryRecv = {"try_recv", TryRecv, METH_NOARGS,
+                        "try_recv($self, /)\n--\n\n"
+                        "The next whole message as bytes if one is there, else None; never "
+                        "waits (rdmad.aio's probe: no exception for 'nothing yet')."};
+
 }  // namespace
 
 void BindFastCalls(py::class_<Channel>& channel) {
   auto* type = reinterpret_cast<PyTypeObject*>(channel.ptr());
-  for (PyMethodDef* def : {&kSend, &kRecv}) {
+  for (PyMethodDef* def : {&kSend, &kRecv, &kTryRecv}) {
     py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, def));
     if (!method) throw py::error_already_set();
     channel.attr(def->ml_name) = method;

@@ -133,10 +133,21 @@ py::dict ClusterDict(const ClusterView& v) {
   return d;
 }
 
-// An event stream and the client it reads through.
+// An event stream and the client it reads through. Each Next runs on a
+// thread of its own (Start), so that the iteration can wait
+// interruptibly; one a signal interrupted stays pending for the next
+// iteration, so the stream never has two readers.
 struct PyEvents {
   std::shared_ptr<Client> client;
-  std::unique_ptr<EventStream> stream;
+  std::shared_ptr<EventStream> stream;
+  std::optional<std::future<std::optional<Event>>> pending;
+
+  PyEvents(std::shared_ptr<Client> c, std::unique_ptr<EventStream> s)
+      : client(std::move(c)), stream(std::move(s)) {}
+  PyEvents(PyEvents&&) = default;
+  ~PyEvents() {
+    if (pending && stream) stream->Cancel();  // its thread ends; it holds the stream
+  }
 };
 
 }  // namespace
@@ -147,8 +158,16 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
       .def("__iter__", [](py::object self) { return self; })
       .def("__next__",
            [](PyEvents& e) {
-             Event event;
-             if (NoGil([&] { return e.stream->Next(&event); })) return EventDict(event);
+             if (!e.pending) {
+               e.pending = Start([stream = e.stream, client = e.client]() -> std::optional<Event> {
+                 Event event;
+                 if (stream->Next(&event)) return event;
+                 return std::nullopt;
+               });
+             }
+             std::optional<Event> event = WaitInterruptibly(*e.pending);
+             e.pending.reset();
+             if (event) return EventDict(*event);
              Check(e.stream->Finish());
              throw py::stop_iteration();
            })
@@ -235,7 +254,7 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
           [](const PyClient& c) {
             std::shared_ptr<Client> client = c.get();
             auto stream = Value(NoGil([&] { return client->WatchEvents(); }));
-            return PyEvents{std::move(client), std::move(stream)};
+            return PyEvents(std::move(client), std::move(stream));
           },
           "An iterator over the daemon's events from now on.");
 }

@@ -18,10 +18,20 @@ namespace rdmad::python {
 using std::chrono::milliseconds;
 
 // Raises the rdmad.Error subclass for status (rdmad/errors.py).
-[[noreturn]] void Raise(const Status& status) {
-  py::object cls = py::module_::import("rdmad.errors").attr("error_class")(int(status.code()));
+void SetError(const Status& status) {
+  // rdmad.errors.error_class, looked up once (the module lives as long as
+  // the interpreter holds this extension).
+  static PyObject* error_class = [] {
+    py::object f = py::module_::import("rdmad.errors").attr("error_class");
+    return f.release().ptr();
+  }();
+  py::object cls = py::reinterpret_borrow<py::object>(error_class)(int(status.code()));
   py::object error = cls(status.message(), int(status.code()));
   PyErr_SetObject(cls.ptr(), error.ptr());
+}
+
+[[noreturn]] void Raise(const Status& status) {
+  SetError(status);
   throw py::error_already_set();
 }
 

@@ -41,6 +41,7 @@ class PyTransfer {
 Op MakeOp(TransferOp::Kind kind, py::object local, size_t local_offset,
           const RegionDescriptor& remote, uint64_t remote_offset, size_t length) {
   if (!py::isinstance<Region>(local)) throw py::type_error("local: a rdmad.MemoryRegion");
+  if (kind == TransferOp::Kind::kRead) local.cast<const Region&>().target();  // immutable?
   return Op{kind, std::move(local), local_offset, remote, remote_offset, length};
 }
 
@@ -72,7 +73,8 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
           "wait",
           [](PyTransfer& t, std::optional<double> timeout) {
             milliseconds limit = Timeout(timeout);
-            Check(NoGil([&] { return t.get().Wait(limit); }));
+            Check(Interruptible("wait", limit,
+                                [&](milliseconds slice) { return t.get().Wait(slice); }));
           },
           py::arg("timeout") = py::none(),
           "Returns once every op is done; raises the first failure (failed_op names the op), "
@@ -113,7 +115,9 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
           "recv_notification",
           [](Channel& c, std::optional<double> timeout) {
             milliseconds limit = Timeout(timeout);
-            std::vector<uint8_t> v = Value(NoGil([&] { return c.RecvNotification(limit); }));
+            std::vector<uint8_t> v =
+                Value(Interruptible("recv_notification", limit,
+                                    [&](milliseconds slice) { return c.RecvNotification(slice); }));
             return py::bytes(reinterpret_cast<const char*>(v.data()), v.size());
           },
           py::arg("timeout") = py::none(),

@@ -2,7 +2,10 @@
 """The Python package against two real daemons (TCP off the lab)."""
 
 import inspect
+import json
 import os
+import signal
+import subprocess
 import threading
 import time
 
@@ -20,6 +23,26 @@ def test_status_and_peers(pair):
     assert status["version"]
     peers = pair.client_a.peers()
     assert [p["name"] for p in peers] == ["B"]
+
+
+def test_status_and_members_are_named_and_shaped_as_rdmactl_json_says(pair):
+    """The dicts use rdmactl --json's names (status without its device
+    summaries, which devices() has)."""
+    rdmactl = os.environ["RDMACTL_BINARY"]
+
+    def as_json(*args):
+        done = subprocess.run([rdmactl, "--json", "--socket", pair.a.socket, *args],
+                              capture_output=True, text=True, timeout=30)
+        return json.loads(done.stdout)
+
+    status = pair.client_a.status()
+    assert set(status) == set(as_json("status")) - {"devices"}
+    assert status["peers"] == 1 and status["cluster"] == ""
+    # members(): a dict, as rdmactl --json cluster prints (here FAILED_PRECONDITION: no etcd).
+    error = as_json("cluster")["error"]
+    assert error["code"] == "FAILED_PRECONDITION"
+    with pytest.raises(rdmad.FailedPrecondition):
+        pair.client_a.members()
 
 
 def _transfer(sender, receiver, data):
@@ -121,6 +144,11 @@ def test_errors_carry_their_code_and_message(pair, channels):
     assert timed_out.value.code == 4
     assert timed_out.value.code_name == "DEADLINE_EXCEEDED"
     assert isinstance(timed_out.value, rdmad.Error)
+    assert isinstance(timed_out.value, TimeoutError)  # what the standard library says
+    with pytest.raises(ConnectionError):
+        rdmad.Client.open(socket="/nonexistent/rdmad.sock", connect_timeout=0.2)
+    assert rdmad.error_class(14) is rdmad.Unavailable
+    assert "Unavailable" in rdmad.__all__ and "DeadlineExceeded" in rdmad.__all__
     with pytest.raises(rdmad.NotFound):
         pair.client_a.connect("nobody", "svc", timeout=5)
     with pytest.raises(rdmad.InvalidArgument):
@@ -229,11 +257,103 @@ def test_close_channel_by_its_id(pair):
     channel_id = a.info["id"]
     assert channel_id in {c["id"] for c in pair.client_a.channels()}
     pair.client_a.close_channel(channel_id, "drained")
-    with pytest.raises(rdmad.Error):  # the peer sees its channel end
+    # Both ends see the channel end, with the reason it was closed for.
+    with pytest.raises(rdmad.Error) as at_b:
         b.recv(timeout=30)
-    with pytest.raises(rdmad.Error):
+    with pytest.raises(rdmad.Error) as at_a:
         a.recv(timeout=30)
+    assert "drained" in str(at_a.value)
+    assert "drained" in str(at_b.value)
     with pytest.raises(rdmad.NotFound):
         pair.client_a.close_channel(0xFFFFFFFF, "no such channel")
+    with pytest.raises(rdmad.NotFound):  # the text rdmactl prints will do
+        pair.client_a.close_channel("0x00000000ffffffff", "no such channel")
+    with pytest.raises(rdmad.InvalidArgument):
+        pair.client_a.close_channel("not an id")
     a.close()
     b.close()
+
+
+class _Alarm(Exception):
+    pass
+
+
+@pytest.mark.parametrize("call", ["recv", "recv_into", "recv_notification", "accept", "reject",
+                                  "connect", "events"])
+def test_a_blocking_call_lets_a_signal_handler_run_at_once(pair, channels, call):
+    """Ctrl-C (here SIGALRM, whose handler raises) interrupts a blocked call
+    within ~100 ms, not when its timeout ends (or never, for events)."""
+    a, b = channels
+    listener = pair.client_b.listen("py.signal")
+    region = b.register(bytearray(64))
+    events = pair.client_a.events()
+    blocking = {
+        "recv": lambda: b.recv(timeout=5),
+        "recv_into": lambda: b.recv_into(region, timeout=5),
+        "recv_notification": lambda: b.recv_notification(timeout=5),
+        "accept": lambda: listener.accept(timeout=5),
+        "reject": lambda: listener.reject("busy", timeout=5),
+        # Nobody accepts: the handshake waits for the listener.
+        "connect": lambda: pair.client_a.connect("B", "py.signal", timeout=5),
+        "events": lambda: next(events),
+    }[call]
+
+    def alarm(signum, frame):
+        raise _Alarm()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    try:
+        started = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(_Alarm):
+            blocking()
+        took = time.monotonic() - started
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        listener.close()
+        events.close()
+    assert took < 1.5, f"{call} ran its handler after {took:.2f} s"
+    # The call is whole afterwards: the next message comes through.
+    a.send(b"after the signal")
+    assert b.recv(timeout=10) == b"after the signal"
+
+
+def test_a_timeout_spent_in_slices_names_the_whole_timeout(channels):
+    a, b = channels
+    started = time.monotonic()
+    with pytest.raises(rdmad.DeadlineExceeded) as timed_out:
+        b.recv(timeout=0.35)
+    assert 0.3 <= time.monotonic() - started < 2
+    assert "350 ms" in str(timed_out.value)
+
+
+def test_an_immutable_buffer_registers_read_only_for_the_peer_to_read(channels):
+    a, b = channels
+    data = b"an immutable KV block"
+    exposed = b.register(data, read_only=True)
+    assert exposed.read_only
+    b.send(exposed.descriptor.serialize())
+    descriptor = rdmad.RegionDescriptor.parse(a.recv(timeout=10))
+    back = bytearray(len(data))
+    a.read(a.register(back), 0, descriptor, 0, len(data))
+    assert back == data
+    # This side never writes into it.
+    own = rdmad.RegionDescriptor.parse(exposed.descriptor.serialize())
+    with pytest.raises(ValueError, match="immutable"):
+        b.recv_into(exposed, timeout=1)
+    with pytest.raises(ValueError, match="immutable"):
+        b.read(exposed, 0, own, 0, 4)
+    with pytest.raises(ValueError, match="immutable"):
+        rdmad.Op.read(exposed, 0, own, 0, 4)
+    with pytest.raises(BufferError):
+        b.register(data)  # writable registration needs writable memory
+
+
+def test_a_closed_channel_registers_nothing(channels):
+    a, b = channels
+    a.close()
+    with pytest.raises(rdmad.Error):
+        a.register(bytearray(64))
+    with pytest.raises(rdmad.Error):
+        a.register_ptr(0x1000, 64)

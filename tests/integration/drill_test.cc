@@ -9,6 +9,9 @@
 //     peer), and B's application is listening again;
 //   - B's daemon and application are killed: A's channels fail within 3 s
 //     and A serves on; when B comes back the pool is established again.
+//   - B's host is away longer than the channel grace (A's circuit opens):
+//     a ping into it fails within about a second, and B's restarted daemon
+//     is reached again within a second.
 // The device, link and GID drills are in device_drill_test.cc.
 
 #include <signal.h>
@@ -138,6 +141,56 @@ TEST_F(DrillTest, AKilledPeerHostFailsItsChannelsAndThePoolComesBack) {
   if (std::getenv("LAB_IP") != nullptr) {
     EXPECT_EQ(again.value()->info().transport, ChannelTransport::kRdma);
   }
+}
+
+// B's host goes (its daemon and application killed) for longer than the
+// channel grace (the default 10 s), long enough for A's failed dials to
+// open the circuit, and comes back. A ping into the dead application fails
+// within about a second with the data path's reason, and B's restarted
+// daemon is reached again within a second of its start: its Hello to A
+// closes A's circuit (docs/operations.md, "Peer sessions").
+TEST_F(DefaultConfigDrillTest, APeerHostAwayLongerThanTheGraceIsNoticedAtOnceAndReachedWhenBack) {
+  pair_.b().process->Signal(SIGKILL);
+  server_->Signal(SIGKILL);
+  ASSERT_TRUE(pair_.b().process->WaitExit(5s).has_value());
+  ASSERT_TRUE(server_->WaitExit(5s).has_value());
+  for (auto& channel : in_use_) {
+    auto sent = Clock::now();
+    std::string failed = Ping(*channel, "into the void");
+    auto took = Clock::now() - sent;
+    EXPECT_NE(failed, "") << "a ping into a dead application came back";
+    EXPECT_LT(took, 1500ms) << failed;
+    std::printf("DRILL peer host lost: a ping failed after %.2f s (limit 1.5 s): %s\n",
+                std::chrono::duration<double>(took).count(), failed.c_str());
+  }
+  auto peer_state = [&] {
+    auto peers = pair_.a().client->ListPeers();
+    for (const PeerInfo& p : peers.ok() ? *peers : std::vector<PeerInfo>{}) {
+      if (p.name == "B") return p.state;
+    }
+    return PeerState::kUnspecified;
+  };
+  ASSERT_TRUE(Eventually([&] { return peer_state() == PeerState::kCircuitOpen; }, 30s))
+      << "step: B away; expected A's circuit to B open\n"
+      << pair_.Logs();
+  ASSERT_TRUE(Eventually([&] { return CountOnA("established") == 0; }, 5s)) << pair_.Logs();
+
+  Status restarted = pair_.Restart(&pair_.b());
+  ASSERT_TRUE(restarted.ok()) << restarted.ToString();
+  auto started = Clock::now();
+  ASSERT_TRUE(Eventually([&] { return PeerUp(*pair_.a().client); }, 10s)) << pair_.Logs();
+  auto up = Clock::now() - started;
+  std::printf(
+      "DRILL peer daemon back after its circuit opened: A's session up %.2f s after B "
+      "serves (limit 1 s)\n",
+      std::chrono::duration<double>(up).count());
+  EXPECT_LT(up, 1s) << pair_.Logs();
+  EXPECT_NE(pair_.a().process->log().find("is back (its Hello to this daemon"), std::string::npos)
+      << pair_.a().process->log();
+  server_ = Serve();
+  auto again = app_->Connect("B", "svc");
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << pair_.Logs();
+  EXPECT_EQ(Ping(*again.value(), "back"), "");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <thread>
 
 namespace rdmad::testing {
@@ -77,6 +78,11 @@ void EtcdProcess::Kill() {
   if (!process_) return;
   process_->Signal(SIGKILL);
   process_->WaitExit(std::chrono::seconds(10));
+}
+
+void EtcdProcess::Wipe() {
+  std::error_code ignored;
+  std::filesystem::remove_all(data_dir_, ignored);
 }
 
 }  // namespace rdmad::testing

@@ -31,6 +31,9 @@ class EtcdProcess {
   // Starts etcd and waits until it serves (false with its log otherwise).
   bool Start(std::chrono::milliseconds timeout = std::chrono::seconds(20));
   void Kill();  // SIGKILL, and wait for it
+  // Removes its data (after Kill): the next Start is an empty etcd, every
+  // key and lease gone.
+  void Wipe();
   bool running() { return process_ && process_->running(); }
 
   // HOST:PORT of its client endpoint.

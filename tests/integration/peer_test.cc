@@ -143,6 +143,11 @@ TEST_F(PeerTest, TwoDaemonsSeeEachOtherUp) {
   ASSERT_EQ(RunCommand(RDMACTL_BINARY, {"--socket", a.socket, "peers"}, &table), 0) << table;
   EXPECT_NE(table.find("127.0.0.1:" + std::to_string(b.port)), std::string::npos) << table;
   EXPECT_NE(table.find("  up  "), std::string::npos) << table;
+  // route takes the peer's name as ping and connect do: its address's IP
+  // (loopback here, which has no RDMA path: exit 1, and it says so).
+  std::string route;
+  EXPECT_EQ(RunCommand(RDMACTL_BINARY, {"--socket", a.socket, "route", "b"}, &route), 1) << route;
+  EXPECT_NE(route.find("no RDMA path to b (127.0.0.1)"), std::string::npos) << route;
 
   ClientOptions options;
   options.socket_path = a.socket;

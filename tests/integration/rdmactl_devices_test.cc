@@ -102,9 +102,11 @@ TEST_F(RdmactlDevicesTest, BadArgumentsAreReported) {
   TempDir empty;
   StartDaemon(empty.path());
   std::string out;
-  EXPECT_EQ(Rdmactl({"route", "not-an-ip"}, &out), 1);
-  EXPECT_TRUE(Contains(out, "INVALID_ARGUMENT")) << out;
-  EXPECT_TRUE(Contains(out, "not-an-ip")) << out;
+  // Neither a peer's name nor a host name: NOT_FOUND, saying both.
+  EXPECT_EQ(Rdmactl({"route", "not-an-ip.invalid"}, &out), 1);
+  EXPECT_TRUE(Contains(out, "NOT_FOUND")) << out;
+  EXPECT_TRUE(Contains(out, "no peer named \"not-an-ip.invalid\"")) << out;
+  EXPECT_TRUE(Contains(out, "does not resolve")) << out;
   EXPECT_EQ(Rdmactl({"devices", "mlx5_9"}, &out), 1);
   EXPECT_TRUE(Contains(out, "NOT_FOUND")) << out;
   EXPECT_TRUE(Contains(out, "mlx5_9")) << out;

@@ -38,6 +38,14 @@ enum class ChannelTransport { kRdma, kTcp };
 // "RDMA" or "TCP".
 RDMAD_EXPORT const char* ChannelTransportName(ChannelTransport transport);
 
+// A channel id as rdmad, rdmactl and the library print it: "0x" and 16
+// lower-case hex digits ("0x00000000000004d2").
+RDMAD_EXPORT std::string FormatChannelId(uint64_t id);
+// A channel id as a user gives it: "0x" and hex digits, or decimal digits,
+// or hex digits that include a-f (as FormatChannelId's without "0x").
+// INVALID_ARGUMENT for anything else, or 0.
+RDMAD_EXPORT StatusOr<uint64_t> ParseChannelId(std::string_view text);
+
 // What a peer needs to Write into or Read from a region: travels as a
 // message (Serialize / Parse, 24 bytes, little endian).
 struct RDMAD_EXPORT RegionDescriptor {

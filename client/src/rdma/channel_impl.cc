@@ -404,7 +404,7 @@ void RdmaChannel::Close() {
       !pump(Clock::now() + kFlushGrace, [&] { return rndv_sent_.empty(); })) {
     if (!error_.ok() || peer_closed_) return;
     ClientLog().info(
-        "RDMA channel {:#x} QP {:#x}: closing with {} rendezvous piece(s) the peer has not read "
+        "RDMA channel {} QP {:#x}: closing with {} rendezvous piece(s) the peer has not read "
         "within {} s",
         info_.id, local_.qpn, rndv_sent_.size(), kFlushGrace.count());
   }
