@@ -122,6 +122,10 @@ const char* ChannelTransportName(ChannelTransport transport) {
   return "unknown";
 }
 
+Status Channel::TrySend(const void* buf, size_t len) {
+  return Status::Unimplemented("TrySend: this channel cannot send without waiting");
+}
+
 std::string FormatChannelId(uint64_t id) {
   char buf[24];
   std::snprintf(buf, sizeof(buf), "0x%016" PRIx64, id);

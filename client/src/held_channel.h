@@ -134,6 +134,7 @@ class HeldChannel final : public Channel {
 
   const ChannelInfo& info() const override { return channel_->info(); }
   Status Send(const void* buf, size_t len) override { return channel_->Send(buf, len); }
+  Status TrySend(const void* buf, size_t len) override { return channel_->TrySend(buf, len); }
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override {
     return channel_->Send(region, offset, len);
   }

@@ -35,6 +35,9 @@ class PooledChannel final : public Channel {
   Status Send(const void* buf, size_t len) override {
     return Call<Status>([&](Channel* c) { return c->Send(buf, len); });
   }
+  Status TrySend(const void* buf, size_t len) override {
+    return Call<Status>([&](Channel* c) { return c->TrySend(buf, len); });
+  }
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override {
     return Call<Status>([&](Channel* c) { return c->Send(region, offset, len); });
   }

@@ -1,6 +1,7 @@
 # Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 """asyncio for rdmad channels, without a thread per call.
 
+    await rdmad.aio.send(channel, b"hello")
     message = await rdmad.aio.recv(channel)
     note = await rdmad.aio.recv_notification(channel)
     await rdmad.aio.wait(channel, transfer)      # a Channel.submit batch
@@ -25,9 +26,18 @@ import select
 from typing import Any, Callable, Dict, List, Tuple, TypeVar
 
 from rdmad._rdmad import Channel, Client, Listener, Transfer
-from rdmad.errors import DeadlineExceeded
+from rdmad.errors import DeadlineExceeded, OutOfRange, Unimplemented
 
-__all__ = ["recv", "recv_notification", "wait", "accept", "reject", "connect", "connect_many"]
+__all__ = [
+    "send",
+    "recv",
+    "recv_notification",
+    "wait",
+    "accept",
+    "reject",
+    "connect",
+    "connect_many",
+]
 
 T = TypeVar("T")
 
@@ -81,6 +91,19 @@ async def _take(channel: Channel, call: Callable[..., T]) -> T:
         except DeadlineExceeded:
             pass
         await _news(channel)
+
+
+async def send(channel: Channel, data: Any) -> None:
+    """Sends one message (any bytes-like object) without stalling the loop:
+    at once when the channel's buffers have room, which is the common case;
+    else (the peer is behind, or the message is a rendezvous on RDMA) in
+    the loop's default executor, where send waits."""
+    try:
+        if channel.try_send(data):
+            return
+    except (OutOfRange, Unimplemented):
+        pass
+    await _off_loop(channel.send, data)
 
 
 async def recv(channel: Channel) -> bytes:

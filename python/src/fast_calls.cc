@@ -53,26 +53,48 @@ PyObject* OneArg(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, con
   return nargs + nkw == 1 ? args[0] : nullptr;
 }
 
+// send and try_send: the one argument as a C-contiguous buffer, the call
+// without the GIL; its status.
+template <typename Call>
+Status WithBuffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                  const char* fn, Call call) {
+  PyObject* data = OneArg(args, nargs, kwnames, fn, "data");
+  if (data == nullptr) throw py::type_error(std::string(fn) + "() takes one argument, data");
+  Channel& channel = py::cast<Channel&>(py::handle(self));
+  Py_buffer view;
+  if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) != 0) {
+    bool buffer = PyObject_CheckBuffer(data) != 0;
+    PyErr_Clear();
+    if (buffer) throw py::value_error("the buffer is not C-contiguous");
+    throw py::type_error(std::string(fn) + "() takes a bytes-like object");
+  }
+  Status sent;
+  {
+    py::gil_scoped_release nogil;
+    sent = call(channel, view.buf, size_t(view.len));
+  }
+  PyBuffer_Release(&view);
+  return sent;
+}
+
 PyObject* Send(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   return Guard([&]() -> PyObject* {
-    PyObject* data = OneArg(args, nargs, kwnames, "send", "data");
-    if (data == nullptr) throw py::type_error("send() takes one argument, data");
-    Channel& channel = py::cast<Channel&>(py::handle(self));
-    Py_buffer view;
-    if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) != 0) {
-      bool buffer = PyObject_CheckBuffer(data) != 0;
-      PyErr_Clear();
-      if (buffer) throw py::value_error("the buffer is not C-contiguous");
-      throw py::type_error("send() takes a bytes-like object");
-    }
-    Status sent;
-    {
-      py::gil_scoped_release nogil;
-      sent = channel.Send(view.buf, size_t(view.len));
-    }
-    PyBuffer_Release(&view);
+    Status sent =
+        WithBuffer(self, args, nargs, kwnames, "send",
+                   [](Channel& c, const void* buf, size_t len) { return c.Send(buf, len); });
     if (!sent.ok()) return Fail(sent);
     Py_RETURN_NONE;
+  });
+}
+
+PyObject* TrySend(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return Guard([&]() -> PyObject* {
+    Status sent =
+        WithBuffer(self, args, nargs, kwnames, "try_send",
+                   [](Channel& c, const void* buf, size_t len) { return c.TrySend(buf, len); });
+    if (sent.code() == StatusCode::kDeadlineExceeded) Py_RETURN_FALSE;
+    if (!sent.ok()) return Fail(sent);
+    Py_RETURN_TRUE;
   });
 }
 
@@ -113,6 +135,12 @@ PyMethodDef kRecv = {"recv", reinterpret_cast<PyCFunction>(reinterpret_cast<void
                      "recv($self, /, timeout=None)\n--\n\n"
                      "The next whole message as bytes; DeadlineExceeded after timeout seconds."};
 
+PyMethodDef kTrySend = {
+    "try_send", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(TrySend)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "try_send($self, /, data)\n--\n\n"
+    "Sends one message if that needs no waiting (True), else sends nothing (False); "
+    "OutOfRange for one that always waits (a rendezvous on RDMA): send() it."};
 PyMethodDef kTryRecv = {"try_recv", TryRecv, METH_NOARGS,
                         "try_recv($self, /)\n--\n\n"
                         "The next whole message as bytes if one is there, else None; never "
@@ -122,7 +150,7 @@ PyMethodDef kTryRecv = {"try_recv", TryRecv, METH_NOARGS,
 
 void BindFastCalls(py::class_<Channel>& channel) {
   auto* type = reinterpret_cast<PyTypeObject*>(channel.ptr());
-  for (PyMethodDef* def : {&kSend, &kRecv, &kTryRecv}) {
+  for (PyMethodDef* def : {&kSend, &kRecv, &kTrySend, &kTryRecv}) {
     py::object method = py::reinterpret_steal<py::object>(PyDescr_NewMethod(type, def));
     if (!method) throw py::error_already_set();
     channel.attr(def->ml_name) = method;

@@ -2,6 +2,7 @@
 """Batched transfers, notifications, recv_into and asyncio."""
 
 import asyncio
+import os
 import threading
 
 import numpy as np
@@ -166,3 +167,34 @@ def test_asyncio_connects_and_accepts_in_one_loop(pair):
             channel.close()
 
     asyncio.run(main())
+
+
+def test_asyncio_sends_without_stalling_the_loop(channels):
+    """aio.send: a thousand messages to a receiver in the same loop that reads
+    only now and then (the buffers fill: the sends that would wait go to a
+    thread, and the loop keeps serving the receiver), and one larger than the
+    channel buffers (a rendezvous on RDMA)."""
+    a, b = channels
+    big = os.urandom(3 << 20)
+
+    async def main():
+        async def sender():
+            for i in range(1000):
+                await rdmad.aio.send(a, i.to_bytes(4, "little") * 500)
+            await rdmad.aio.send(a, big)
+
+        async def receiver():
+            got = []
+            for i in range(1000):
+                if i % 100 == 0:
+                    await asyncio.sleep(0.01)  # behind now and then
+                got.append(int.from_bytes((await rdmad.aio.recv(b))[:4], "little"))
+            return got, await rdmad.aio.recv(b)
+
+        _, (got, last) = await asyncio.wait_for(asyncio.gather(sender(), receiver()), 60)
+        assert got == list(range(1000))
+        assert last == big
+
+    asyncio.run(main())
+    assert a.try_send(b"x") is True
+    assert b.recv(timeout=10) == b"x"

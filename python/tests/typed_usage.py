@@ -14,8 +14,10 @@ async def pull(client: rdmad.Client, peer: str) -> List[bytes]:
     replies: List[bytes] = []
     with channel:
         channel.send(b"hello")
+        await rdmad.aio.send(channel, bytearray(b"again"))
+        sent: bool = channel.try_send(b"no wait")
         replies.append(await rdmad.aio.recv(channel))
-        probe: Optional[bytes] = channel.try_recv()
+        probe: Optional[bytes] = channel.try_recv() if sent else None
         if probe is not None:
             replies.append(probe)
         transfer = channel.submit([], notification=b"done")

@@ -40,6 +40,7 @@ IDLE_TARGET_PERCENT = 1.0
 IDLE_CHANNEL_KIB = 256  # registered memory per idle channel
 PY_LAT_SIZE, PY_LAT_TARGET = 2, 1.3  # Python's message latency vs rdmactl bench's (C++)
 PY_BW_SIZE, PY_BW_TARGET = 65536, 0.95  # Python's one-sided Write vs rdmactl bench's
+PY_AIO_TARGET = 1.0  # rdmad.aio, 8 channels: per round trip, vs a thread per channel
 
 
 class MissingResult(Exception):
@@ -238,6 +239,15 @@ def python_rows(d, n):
         rows.append(row(f"Python: one-sided Write {PY_BW_SIZE // 1024} KiB, RDMA (MB/s, "
                         "average)", "rdmactl bench (C++), the same rounds", median(anchors),
                         median(values), PY_BW_TARGET, "higher", spread(anchors, values)))
+    conc = {mode: [d / f"ours_py_conc8_{mode}_r{r}.json" for r in rs]
+            for mode in ("threads", "aio")}
+    if all(f.exists() for files in conc.values() for f in files):
+        anchors = [ours_result(f, PY_LAT_SIZE)["us_per_trip"] for f in conc["threads"]]
+        values = [ours_result(f, PY_LAT_SIZE)["us_per_trip"] for f in conc["aio"]]
+        rows.append(row(f"Python: 8 channels at once, {PY_LAT_SIZE} B round trips, RDMA, "
+                        "rdmad.aio (us of wall time per round trip, all channels)",
+                        "a thread per channel, the same rounds", median(anchors),
+                        median(values), PY_AIO_TARGET, "lower", spread(anchors, values)))
     return rows
 
 

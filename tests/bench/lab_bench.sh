@@ -181,6 +181,11 @@ for ((r = 1; r <= rounds; r++)); do
     for s in "${bw_sizes[@]}"; do bench "${op}_${s}_rdma_r$r" --test "$op" --size "$s" --iters "$(iters_for "$s")"; done
   done
   pybench "write_65536_r$r" --test write --size 65536 --iters "$bw64k_iters"
+  # 8 channels at once from Python: asyncio against a thread per channel.
+  for mode in threads aio; do
+    pybench "conc8_${mode}_r$r" --test concurrent --channels 8 --mode "$mode" --size 2 \
+      --iters "$lat_iters"
+  done
   # Many in flight, as perftest: single-op Submit batches, $depth deep.
   for op in write read; do
     perftest "${op}_4096_r$r" "ib_${op}_bw" -s 4096 -n "$bw4k_iters"

@@ -163,6 +163,14 @@ class RDMAD_EXPORT Channel {
   // returns at once (a dmabuf's is sent from the region, and this returns
   // when it has gone).
   virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
+  // Sends one message only if that needs no waiting: the channel's buffers
+  // (the peer's credits and send slots on RDMA, the socket's send buffer on
+  // TCP) have room for all of it now. Else DEADLINE_EXCEEDED with nothing
+  // sent: Send it (which waits), or try again later (rdmad.aio's send hands
+  // it to a thread). OUT_OF_RANGE for a message that never goes without
+  // waiting (on RDMA more than two slots, which go by rendezvous);
+  // UNIMPLEMENTED from a Channel that cannot tell.
+  virtual Status TrySend(const void* buf, size_t len);
 
   // Receives the next whole message. DEADLINE_EXCEEDED after timeout.
   virtual StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout = kForever) = 0;

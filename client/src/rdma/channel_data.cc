@@ -46,6 +46,32 @@ Status RdmaChannel::Send(const MemoryRegion& region, size_t offset, size_t len) 
   return SendMessage(base + offset, len, own.value());
 }
 
+Status RdmaChannel::TrySend(const void* buf, size_t len) {
+  if (buf == nullptr && len > 0) return Status::InvalidArgument("TrySend: null buffer");
+  if (len > rndv_threshold_) {
+    return Status::OutOfRange(
+        "TrySend: a message of " + std::to_string(len) + " bytes goes by rendezvous (above " +
+        std::to_string(rndv_threshold_) + "): it waits for the peer; Send it");
+  }
+  const auto* data = static_cast<const uint8_t*>(buf);
+  Lock lock(mu_);
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  Drain();  // what completed frees send slots and chunks, and returns credits
+  // Room for every fragment now: a credit each and one in reserve, a send
+  // slot each, a staging chunk for each that is not inlined.
+  size_t fragments = len == 0 ? 1 : (len + fragment_size_ - 1) / fragment_size_;
+  size_t staged = 0;
+  for (size_t offset = 0; offset < len; offset += fragment_size_) {
+    staged += std::min<size_t>(fragment_size_, len - offset) > res_->max_inline;
+  }
+  if (credits_.credits() < fragments + 1 || sq_outstanding_ + fragments > res_->send_depth ||
+      free_chunks_.size() < staged) {
+    return Status::DeadlineExceeded(
+        "TrySend: the channel's buffers are full (the peer has not taken enough yet)");
+  }
+  return SendEager(lock, data, len, 0, len, nullptr);
+}
+
 Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region) {
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));

@@ -56,6 +56,7 @@ class RdmaChannel final : public AbortableChannel {
   const ChannelInfo& info() const override { return info_; }
   Status Send(const void* buf, size_t len) override;
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
+  Status TrySend(const void* buf, size_t len) override;
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
   // Eager fragments are copied out of the ring; rendezvous pieces not yet
   // read ahead are READ straight into the region (channel_recv_into.cc).

@@ -5,6 +5,8 @@
 
 #include "client/src/tcp/tcp_channel_impl.h"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -93,6 +95,16 @@ Status TcpChannel::Send(const void* buf, size_t len) {
   header.type = FrameType::kData;
   header.payload_len = len;
   return SendFrame(header, buf, len);
+}
+
+Status TcpChannel::TrySend(const void* buf, size_t len) {
+  if (len > kMaxPayloadBytes) return Send(buf, len);  // its error
+  if (buf == nullptr && len > 0) return Status::InvalidArgument("TrySend: null buffer");
+  RDMAD_RETURN_IF_ERROR(status());
+  FrameHeader header;
+  header.type = FrameType::kData;
+  header.payload_len = len;
+  return SendFrame(header, buf, len, /*without_waiting=*/true);
 }
 
 Status TcpChannel::Send(const MemoryRegion& region, size_t offset, size_t len) {
@@ -248,17 +260,33 @@ Status TcpChannel::RoundTrip(FrameHeader header, const void* payload, uint8_t* d
   return sent.ok() ? op.status : sent;
 }
 
-Status TcpChannel::SendFrame(const FrameHeader& header, const void* payload, size_t len) {
+Status TcpChannel::SendFrame(const FrameHeader& header, const void* payload, size_t len,
+                             bool without_waiting) {
   RawFrameHeader raw = EncodeFrameHeader(header);
   iovec iov[2] = {{raw.data(), raw.size()}, {const_cast<void*>(payload), len}};
   Status sent;
   {
     std::lock_guard lock(send_mu_);
+    if (without_waiting && !SendBufferHasRoom(raw.size() + len)) {
+      return Status::DeadlineExceeded("TrySend: the socket's send buffer is full");
+    }
     sent = SendAll(fd_.get(), iov, len > 0 ? 2 : 1);
   }
   if (sent.ok()) return sent;
   Fail(sent);
   return status();  // the first error: CANCELLED after Close, "closed by peer", ...
+}
+
+// The kernel counts what waits in the send buffer with its overhead
+// (SO_SNDBUF reports twice the payload it holds): bytes go without waiting
+// when twice them fit beside twice what is queued. send_mu_ held.
+bool TcpChannel::SendBufferHasRoom(size_t bytes) const {
+  int sndbuf = 0;
+  int queued = 0;
+  socklen_t size = sizeof(sndbuf);
+  return getsockopt(fd_.get(), SOL_SOCKET, SO_SNDBUF, &sndbuf, &size) == 0 &&
+         ioctl(fd_.get(), SIOCOUTQ, &queued) == 0 &&
+         2 * (uint64_t(queued) + bytes) <= uint64_t(sndbuf);
 }
 
 Status TcpChannel::status() const {

@@ -101,6 +101,7 @@ class TcpChannel final : public AbortableChannel {
   const ChannelInfo& info() const override { return info_; }
   Status Send(const void* buf, size_t len) override;
   Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
+  Status TrySend(const void* buf, size_t len) override;
   StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
   using Channel::RegisterMemory;
   StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
@@ -138,7 +139,11 @@ class TcpChannel final : public AbortableChannel {
   TcpChannel(UniqueFd fd, ChannelInfo info);
 
   // Caller side (tcp_channel_impl.cc).
-  Status SendFrame(const FrameHeader& header, const void* payload, size_t len);
+  // without_waiting: DEADLINE_EXCEEDED, nothing sent, unless the send
+  // buffer has room for the frame now (TrySend).
+  Status SendFrame(const FrameHeader& header, const void* payload, size_t len,
+                   bool without_waiting = false);
+  bool SendBufferHasRoom(size_t bytes) const;
   Status RoundTrip(FrameHeader header, const void* payload, uint8_t* dst, size_t len);
   Status RemoteAccess(FrameType type, const MemoryRegion& local, size_t local_offset,
                       const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
