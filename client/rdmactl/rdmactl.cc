@@ -69,7 +69,7 @@ void DeclareHelp(CLI::App& verb, Context& ctx) {
     } catch (const CLI::OptionNotFound&) {
       return UsageError(ctx, "help", "no command \"" + *topic + "\"; 'rdmactl help' lists them");
     }
-    PrintText(ctx, sub->help());
+    PrintText(ctx, sub->help("rdmactl"));
     return kExitOk;
   });
 }
@@ -160,7 +160,7 @@ int Run(const std::vector<std::string>& argv, std::FILE* out, std::FILE* err) {
   } catch (const CLI::CallForHelp&) {
     // The innermost command asked about: its help, or the overview.
     auto chosen = app.get_subcommands();
-    PrintText(ctx, chosen.empty() ? Overview() : chosen.back()->help());
+    PrintText(ctx, chosen.empty() ? Overview() : chosen.back()->help("rdmactl"));
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
     return PrintVersion(ctx);

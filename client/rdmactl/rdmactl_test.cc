@@ -48,6 +48,9 @@ TEST(RdmactlTest, EveryCommandHasItsOwnHelp) {
       Output o = Rdmactl(argv);
       EXPECT_EQ(o.code, kExitOk) << c.name << ": " << o.err;
       EXPECT_NE(o.out.find(c.help), std::string::npos) << c.name << ":\n" << o.out;
+      EXPECT_NE(o.out.find(std::string("Usage: rdmactl ") + c.name), std::string::npos)
+          << c.name << ":\n"
+          << o.out;
       EXPECT_EQ(o.out.find("Commands:"), std::string::npos)
           << c.name << ": the global help instead of the command's:\n"
           << o.out;
