@@ -83,28 +83,25 @@ TcpChannel::TcpChannel(UniqueFd fd, ChannelInfo info)
 
 TcpChannel::~TcpChannel() { Close(); }
 
-Status TcpChannel::Send(const void* buf, size_t len) {
+Status TcpChannel::Send(const void* buf, size_t len) { return SendData("Send", buf, len, false); }
+
+Status TcpChannel::TrySend(const void* buf, size_t len) {
+  return SendData("TrySend", buf, len, /*without_waiting=*/true);
+}
+
+Status TcpChannel::SendData(const char* what, const void* buf, size_t len, bool without_waiting) {
   if (len > kMaxPayloadBytes) {
     return Status::InvalidArgument("a message of " + std::to_string(len) +
                                    " bytes exceeds the TCP channel's limit of " +
                                    std::to_string(kMaxPayloadBytes));
   }
-  if (buf == nullptr && len > 0) return Status::InvalidArgument("Send: null buffer");
+  if (buf == nullptr && len > 0)
+    return Status::InvalidArgument(std::string(what) + ": null buffer");
   RDMAD_RETURN_IF_ERROR(status());
   FrameHeader header;
   header.type = FrameType::kData;
   header.payload_len = len;
-  return SendFrame(header, buf, len);
-}
-
-Status TcpChannel::TrySend(const void* buf, size_t len) {
-  if (len > kMaxPayloadBytes) return Send(buf, len);  // its error
-  if (buf == nullptr && len > 0) return Status::InvalidArgument("TrySend: null buffer");
-  RDMAD_RETURN_IF_ERROR(status());
-  FrameHeader header;
-  header.type = FrameType::kData;
-  header.payload_len = len;
-  return SendFrame(header, buf, len, /*without_waiting=*/true);
+  return SendFrame(header, buf, len, without_waiting);
 }
 
 Status TcpChannel::Send(const MemoryRegion& region, size_t offset, size_t len) {

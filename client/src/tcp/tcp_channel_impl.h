@@ -139,6 +139,8 @@ class TcpChannel final : public AbortableChannel {
   TcpChannel(UniqueFd fd, ChannelInfo info);
 
   // Caller side (tcp_channel_impl.cc).
+  // Send and TrySend (what names the call in errors).
+  Status SendData(const char* what, const void* buf, size_t len, bool without_waiting);
   // without_waiting: DEADLINE_EXCEEDED, nothing sent, unless the send
   // buffer has room for the frame now (TrySend).
   Status SendFrame(const FrameHeader& header, const void* payload, size_t len,
