@@ -24,6 +24,11 @@ namespace rdmad::internal {
 // request to the peer daemon, one answer from its listener.
 inline constexpr size_t kMaxChannelBatch = 64;
 
+// The longest reason text a channel carries: a listener's reject reason and
+// an endpoint's transport_reason beyond it are INVALID_ARGUMENT; a close
+// reason is cut to it.
+inline constexpr size_t kMaxReasonLength = 1024;
+
 // One side of an RDMA channel, as the other side needs it.
 struct RdmaEndpoint {
   std::string device;  // for logs: "rxe0"

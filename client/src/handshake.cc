@@ -2,10 +2,10 @@
 
 #include "client/src/handshake.h"
 
-#include <random>
 #include <string>
 
 #include "client/src/client_log.h"
+#include "common/secure_random.h"
 
 namespace rdmad::internal {
 
@@ -18,9 +18,8 @@ double MsSince(HandshakeClock::time_point start) {
 }
 
 std::array<uint8_t, 32> RandomToken() {
-  std::random_device rd;
   std::array<uint8_t, 32> token{};
-  for (auto& b : token) b = uint8_t(rd());
+  SecureRandomBytes(token.data(), token.size());
   return token;
 }
 

@@ -9,15 +9,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <random>
+
+#include "common/secure_random.h"
 
 namespace rdmad {
 namespace {
 
+// Unguessable: a channel id names the channel in leases and peer calls.
 uint64_t RandomChannelId() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
   uint64_t id = 0;
-  while (id == 0) id = rng();
+  while (id == 0) id = SecureRandomU64();
   return id;
 }
 

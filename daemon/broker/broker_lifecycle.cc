@@ -16,8 +16,6 @@
 namespace rdmad {
 namespace {
 
-constexpr size_t kMaxReason = 1024;
-
 std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
 
 }  // namespace
@@ -82,7 +80,8 @@ void Broker::Deliver(std::vector<Ending> endings) {
 // session to the peer, else an event on the peer's session to this daemon.
 void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
                       const std::string& reason) {
-  CloseChannelCall call{r.channel_id, reason.substr(0, kMaxReason), options_.instance_id};
+  CloseChannelCall call{r.channel_id, reason.substr(0, internal::kMaxReasonLength),
+                        options_.instance_id};
   std::shared_ptr<PeerLink> link;
   if (options_.find_instance && !r.peer_instance.empty()) {
     auto found = options_.find_instance(r.peer_instance);
@@ -156,7 +155,7 @@ void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reas
     // Stopping: lifelines end because this daemon does; the application
     // keeps its channel and re-attaches to the next rdmad.
     if (stopping_) return;
-    auto ending = LetGoLocked(it->second, reason.substr(0, kMaxReason));
+    auto ending = LetGoLocked(it->second, reason.substr(0, internal::kMaxReasonLength));
     if (ending) endings.push_back(std::move(*ending));
   }
   Deliver(std::move(endings));
@@ -185,7 +184,7 @@ Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::str
       spdlog::info("{}: closed by admin {} (uid {})", DescribeChannel(e->record), caller.name,
                    caller.uid);
     }
-    auto ending = LetGoLocked(*e, reason.substr(0, kMaxReason));
+    auto ending = LetGoLocked(*e, reason.substr(0, internal::kMaxReasonLength));
     if (ending) endings.push_back(std::move(*ending));
   }
   Deliver(std::move(endings));
@@ -197,7 +196,7 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
   if (!IsInstanceId(call.initiator_instance)) {
     return Status::InvalidArgument("initiator_instance: 32 lower-case hex digits required");
   }
-  std::string reason = call.reason.substr(0, kMaxReason);
+  std::string reason = call.reason.substr(0, internal::kMaxReasonLength);
   if (reason.empty()) reason = "no reason given";
   std::vector<Ending> endings;
   {

@@ -68,7 +68,7 @@ TEST(BrokerOwnershipTest, OnlyTheOwnerAndAdminsCloseAndSeeAChannel) {
   EXPECT_EQ(other.code(), StatusCode::kNotFound);
   // The answer for an id that does not exist.
   char hex[32];
-  std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(mine));
+  std::snprintf(hex, sizeof hex, "%#018llx", static_cast<unsigned long long>(mine));
   EXPECT_EQ(other.message(), std::string("no channel ") + hex + " on hostA");
   EXPECT_EQ(f.broker.Release(kOther, 0x1234, "x").message(), "no channel 0x0000000000001234 on hostA");
   EXPECT_EQ(f.Record(mine).state, ChannelState::kEstablished);

@@ -12,6 +12,7 @@
 // A channel that no side confirms within peer_grace fails (SweepLocked).
 
 #include <spdlog/spdlog.h>
+#include <strings.h>
 
 #include "daemon/broker/broker.h"
 
@@ -188,7 +189,13 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(call.channel_id);
-  if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance) {
+  // The previous instance unknown to the peer layer (this daemon restarted
+  // since): the channel's peer must be the caller's node.
+  bool other_node = it != channels_.end() && !call.caller_node.empty() &&
+                    !call.previous_node_known &&
+                    strcasecmp(it->second.record.peer.c_str(), call.caller_node.c_str()) != 0;
+  if (it == channels_.end() || it->second.record.peer_instance != call.previous_instance ||
+      other_node) {
     spdlog::warn(
         "rdmad instance {} asked to take back channel {:#018x}, which it did not share; "
         "refused",

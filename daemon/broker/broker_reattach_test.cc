@@ -104,7 +104,9 @@ TEST(BrokerReattachTest, WithoutALinkToAskTheChannelGoesOn) {
 
 TEST(BrokerReattachTest, TheRestartedPeerReclaimsItsChannels) {
   Waiting f;
-  EXPECT_TRUE(f.broker.OnReclaimChannel({f.id, kInstanceB, kNewInstanceB}).ok());
+  ReclaimChannelCall from_b{f.id, kInstanceB, kNewInstanceB};
+  from_b.caller_node = "b";  // node names compare without case
+  EXPECT_TRUE(f.broker.OnReclaimChannel(from_b).ok());
   EXPECT_EQ(f.Record(f.id).peer_instance, kNewInstanceB);
   f.now += 60s;
   f.broker.Sweep();
@@ -127,6 +129,12 @@ TEST(BrokerReattachTest, AReclaimIsRefusedUnlessTheChannelIsOpenWithTheCaller) {
             StatusCode::kNotFound);
   EXPECT_EQ(f.broker.OnReclaimChannel({f.id, kNewInstanceB, kNewInstanceB}).code(),
             StatusCode::kNotFound);
+  // The previous instance unknown to the peer layer: only the channel's
+  // peer node may take it back.
+  ReclaimChannelCall from_c{f.id, kInstanceB, kNewInstanceB};
+  from_c.caller_node = "C";
+  EXPECT_EQ(f.broker.OnReclaimChannel(from_c).code(), StatusCode::kNotFound);
+  EXPECT_EQ(f.Record(f.id).peer_instance, kInstanceB);
   ASSERT_TRUE(f.broker.Release(kApp, f.id, "closed by the application").ok());
   Status closed = f.broker.OnReclaimChannel({f.id, kInstanceB, kNewInstanceB});
   EXPECT_EQ(closed.code(), StatusCode::kNotFound);

@@ -5,6 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <string>
+
+#include "common/endpoint.h"
 
 namespace rdmad {
 
@@ -158,6 +161,11 @@ Status ServiceRegistry::Accept(const Caller& caller, uint64_t request_id,
 
 Status ServiceRegistry::Reject(const Caller& caller, uint64_t request_id,
                                const std::string& reason) {
+  if (reason.size() > internal::kMaxReasonLength) {
+    return Status::InvalidArgument("Reject: a reason of " + std::to_string(reason.size()) +
+                                   " bytes (at most " + std::to_string(internal::kMaxReasonLength) +
+                                   ")");
+  }
   return Answer(caller, request_id, Status::PermissionDenied("rejected: " + reason));
 }
 

@@ -133,6 +133,30 @@ TEST(ServiceRegistryTest, ValidatesEndpoints) {
   rdma.rdma->qpn = 0x1000000;
   EXPECT_NE(ValidateChannelEndpoint(rdma).message().find("qpn"), std::string::npos);
   EXPECT_TRUE(ValidateChannelEndpoint(TcpEnd()).ok());
+  ChannelEndpoint reasoned = TcpEnd();
+  reasoned.transport_reason = std::string(internal::kMaxReasonLength, 'r');
+  EXPECT_TRUE(ValidateChannelEndpoint(reasoned).ok());
+  reasoned.transport_reason += 'r';
+  EXPECT_EQ(ValidateChannelEndpoint(reasoned).code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ValidateChannelEndpoint(reasoned).message().find("transport_reason"),
+            std::string::npos);
+}
+
+TEST(ServiceRegistryTest, AReasonLongerThanTheLimitIsRefusedAndTheRequestStaysOpen) {
+  ServiceRegistry registry("hostB");
+  auto sink = std::make_shared<FakeSink>();
+  sink->on_incoming = [&](const IncomingChannelRequest& r) {
+    Status too_long =
+        registry.Reject(kApp, r.request_id, std::string(internal::kMaxReasonLength + 1, 'x'));
+    EXPECT_EQ(too_long.code(), StatusCode::kInvalidArgument) << too_long.ToString();
+    // The request is still there to answer: the refusal lost nothing.
+    EXPECT_TRUE(
+        registry.Reject(kApp, r.request_id, std::string(internal::kMaxReasonLength, 'y')).ok());
+  };
+  auto reg = registry.Register("svc", sink, kApp);
+  auto answer = registry.Offer(Request());
+  EXPECT_EQ(answer.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(answer.status().message(), "rejected: " + std::string(internal::kMaxReasonLength, 'y'));
 }
 
 }  // namespace

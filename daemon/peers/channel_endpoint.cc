@@ -35,6 +35,11 @@ Status ValidateChannelEndpoint(const ChannelEndpoint& endpoint, bool listening) 
   if (endpoint.rdma.has_value() == endpoint.tcp.has_value()) {
     return Status::InvalidArgument("endpoint: exactly one of rdma and tcp must be set");
   }
+  if (endpoint.transport_reason.size() > internal::kMaxReasonLength) {
+    return Status::InvalidArgument(
+        "endpoint: transport_reason of " + std::to_string(endpoint.transport_reason.size()) +
+        " bytes (at most " + std::to_string(internal::kMaxReasonLength) + ")");
+  }
   if (endpoint.rdma) return internal::ValidateRdmaEndpoint(*endpoint.rdma);
   return ValidateTcp(*endpoint.tcp, listening);
 }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/endpoint.h"
@@ -63,9 +64,18 @@ struct CloseChannelCall {
 // A restarted daemon's ReclaimChannel: channel_id was shared with the
 // caller's previous_instance; the caller is instance now.
 struct ReclaimChannelCall {
+  ReclaimChannelCall() = default;
+  ReclaimChannelCall(uint64_t id, std::string previous, std::string now)
+      : channel_id(id), previous_instance(std::move(previous)), instance(std::move(now)) {}
+
   uint64_t channel_id = 0;
   std::string previous_instance;
   std::string instance;
+  // Set by PeerInbound: the node instance belongs to, and whether this
+  // daemon knows previous_instance's (then it is that node too). Unknown
+  // (this daemon restarted since), the channel's peer must be that node.
+  std::string caller_node;
+  bool previous_node_known = false;
 };
 
 // OK, or INVALID_ARGUMENT naming the field: neither or both transports, a

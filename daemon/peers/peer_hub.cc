@@ -56,7 +56,8 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   }
   const Config::Daemon& d = config.daemon;
   node_name_ = NodeName(d.node_name);
-  PeerTransportOptions options{d.peer_address, d.peer_port, d.tls_cert, d.tls_key, d.tls_ca};
+  PeerTransportOptions options{d.peer_address, d.peer_port, d.tls_cert,
+                               d.tls_key,      d.tls_ca,    d.peer_insecure};
   auto transport = factory(options, &inbound_);
   if (!transport.ok()) return transport.status();
   server_ = std::move(transport->server);

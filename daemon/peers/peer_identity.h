@@ -24,6 +24,9 @@ namespace rdmad {
 struct PeerIdentity {
   bool tls = false;                // the connection is authenticated by a certificate
   std::vector<std::string> names;  // its SAN entries
+  // The call's socket is this daemon process's own (checked at the RPC
+  // edge only where it matters: a call naming this daemon's instance).
+  bool this_process = false;
 
   // OK without TLS or when claimed is one of the names (DNS names compare
   // without case); PERMISSION_DENIED naming both otherwise.

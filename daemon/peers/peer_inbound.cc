@@ -2,6 +2,8 @@
 
 #include "daemon/peers/peer_inbound.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -43,7 +45,11 @@ void InboundStream::Start(const SessionOpen& open, const std::string& from,
   from_ = from;
   Status status = ValidateSessionOpen(open);
   if (status.ok()) status = identity.Covers(open.host_name);
-  if (status.ok()) inbound_->Greeted(open.instance_id, open.host_name);
+  if (status.ok()) status = inbound_->CheckOwn(identity, open.instance_id, "Session", from);
+  if (status.ok()) {
+    inbound_->ClaimOwn();
+    status = inbound_->instances_.Claim(open.instance_id, open.host_name);
+  }
   if (status.ok()) {
     status = CheckProtocol(inbound_->LocalHello().protocol, open.protocol,
                            open.host_name + " (" + from + ")");
@@ -151,7 +157,10 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
   RDMAD_RETURN_IF_ERROR(ValidateHello(remote, "self"));
   Status covered = identity.Covers(remote.host_name);
   if (!covered.ok()) return Refused("Hello", from, covered);
-  Greeted(remote.instance_id, remote.host_name);
+  RDMAD_RETURN_IF_ERROR(CheckOwn(identity, remote.instance_id, "Hello", from));
+  ClaimOwn();
+  Status claimed = instances_.Claim(remote.instance_id, remote.host_name);
+  if (!claimed.ok()) return Refused("Hello", from, claimed);
   PeerHello local = LocalHello();
   bool first;
   AliveHandler alive;
@@ -258,6 +267,7 @@ StatusOr<ChannelEndpoints> PeerInbound::OpenChannel(const OpenChannelCall& call,
                                                     const PeerIdentity& identity) {
   Status covered = identity.Covers(call.initiator_host);
   if (!covered.ok()) return Refused("OpenChannel", from, covered);
+  RDMAD_RETURN_IF_ERROR(CheckOwn(identity, call.initiator_instance, "OpenChannel", from));
   ChannelHandler handler;
   {
     std::lock_guard lock(mu_);
@@ -274,7 +284,7 @@ void PeerInbound::SetCloseHandler(CloseHandler handler) {
 }
 
 Status PeerInbound::CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity) {
-  RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.initiator_instance, "CloseChannel"));
+  RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.initiator_instance, "CloseChannel").status());
   return Dispatch(&PeerInbound::close_handler_, call);
 }
 
@@ -284,30 +294,49 @@ void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
 }
 
 Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity) {
-  RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.instance, "ReclaimChannel"));
-  return Dispatch(&PeerInbound::reclaim_handler_, call);
-}
-
-void PeerInbound::Greeted(const std::string& instance_id, const std::string& host_name) {
-  std::lock_guard lock(mu_);
-  if (nodes_.size() >= kMaxGreeted && nodes_.count(instance_id) == 0) nodes_.clear();
-  nodes_[instance_id] = host_name;
-}
-
-Status PeerInbound::CheckInstance(const PeerIdentity& identity, const std::string& instance_id,
-                                  const std::string& what) {
-  if (!identity.tls) return Status::Ok();
-  std::string node;
-  {
-    std::lock_guard lock(mu_);
-    auto it = nodes_.find(instance_id);
-    if (it != nodes_.end()) node = it->second;
+  auto node = CheckInstance(identity, call.instance, "ReclaimChannel");
+  if (!node.ok()) return node.status();
+  ReclaimChannelCall checked = call;
+  checked.caller_node = *node;
+  if (auto previous = instances_.NodeOf(call.previous_instance)) {
+    if (strcasecmp(previous->c_str(), node->c_str()) != 0) {
+      return Refused(
+          "ReclaimChannel", "instance " + call.instance.substr(0, 32),
+          Status::PermissionDenied("rdmad instance " + call.previous_instance.substr(0, 32) +
+                                   " was node " + *previous + "'s, not " + *node + "'s"));
+    }
+    checked.previous_node_known = true;
   }
-  Status covered = node.empty()
-                       ? Status::PermissionDenied("rdmad instance " + instance_id.substr(0, 32) +
-                                                  " never said Hello to this daemon")
-                       : identity.Covers(node);
-  return covered.ok() ? covered : Refused(what, "instance " + instance_id.substr(0, 32), covered);
+  return Dispatch(&PeerInbound::reclaim_handler_, checked);
+}
+
+Status PeerInbound::CheckOwn(const PeerIdentity& identity, const std::string& instance_id,
+                             const std::string& what, const std::string& from) {
+  if (identity.this_process || instance_id != own_instance()) return Status::Ok();
+  return Refused(what, from,
+                 Status::PermissionDenied("rdmad instance " + instance_id.substr(0, 32) +
+                                          " is this daemon's own: only this daemon's process "
+                                          "speaks for it"));
+}
+
+void PeerInbound::ClaimOwn() {
+  std::call_once(own_claimed_, [this] {
+    PeerHello own = LocalHello();
+    Status claimed = instances_.Claim(own.instance_id, own.host_name);
+    if (!claimed.ok()) spdlog::warn("this daemon's own instance: {}", claimed.message());
+  });
+}
+
+StatusOr<std::string> PeerInbound::CheckInstance(const PeerIdentity& identity,
+                                                 const std::string& instance_id,
+                                                 const std::string& what) {
+  RDMAD_RETURN_IF_ERROR(CheckOwn(identity, instance_id, what, "instance " + instance_id));
+  std::optional<std::string> node = instances_.NodeOf(instance_id);
+  Status covered = !node ? Status::PermissionDenied("rdmad instance " + instance_id.substr(0, 32) +
+                                                    " never said Hello to this daemon")
+                         : identity.Covers(*node);
+  if (!covered.ok()) return Refused(what, "instance " + instance_id.substr(0, 32), covered);
+  return *node;
 }
 
 // Logged on the 1st, 2nd, 4th, 8th ... refusal: a peer cannot flood the log.

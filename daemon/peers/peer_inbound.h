@@ -30,6 +30,7 @@
 
 #include "daemon/events/bounded_stream.h"
 #include "daemon/peers/channel_endpoint.h"
+#include "daemon/peers/instance_registry.h"
 #include "daemon/peers/peer_identity.h"
 #include "daemon/peers/peer_protocol.h"
 #include "daemon/peers/peer_session.h"
@@ -93,9 +94,14 @@ class PeerInbound {
 
   // Every call from a peer comes with its certificate's identity (none
   // without TLS): a name it claims that the certificate does not cover is
-  // PERMISSION_DENIED, logged; so is, in CloseChannel and ReclaimChannel,
-  // an instance id whose Hello or Session named a node the certificate
-  // does not (or that never said Hello, with TLS).
+  // PERMISSION_DENIED, logged. An instance id belongs to the node whose
+  // Hello or Session first claimed it (InstanceRegistry): a Hello or
+  // Session claiming another node's instance is PERMISSION_DENIED, and so
+  // is a CloseChannel or ReclaimChannel naming an instance that never said
+  // Hello, or one of a node the certificate does not cover; a
+  // ReclaimChannel's previous instance must be of the caller's node. This
+  // daemon's own instance speaks only from this process
+  // (identity.this_process): a channel to itself, its own Hello.
 
   // A peer's Hello: INVALID_ARGUMENT when malformed, else this daemon's.
   StatusOr<PeerHello> Hello(const PeerHello& remote, const std::string& from,
@@ -143,6 +149,9 @@ class PeerInbound {
   using AliveHandler = std::function<void(const PeerHello& remote, const std::string& peer_ip)>;
   void SetAliveHandler(AliveHandler handler);
 
+  // This daemon's own instance id (its Hello's).
+  std::string own_instance() const { return LocalHello().instance_id; }
+
   size_t stream_count() const;
   // Writes the heartbeats due at the clock's now; returns the next due time.
   SteadyTime Tick();
@@ -153,12 +162,17 @@ class PeerInbound {
   void Unregister(uint64_t id, const SessionOpen& open);
   SteadyTime Now() const { return clock_(); }
   PeerHello LocalHello() const { return local_hello_(); }
-  // Remembers which node instance_id said it is.
-  void Greeted(const std::string& instance_id, const std::string& host_name);
-  // OK when identity covers the node instance_id said it is (see above);
+  // The node instance_id belongs to, if identity covers it (see above);
   // what is the call, for the log.
-  Status CheckInstance(const PeerIdentity& identity, const std::string& instance_id,
-                       const std::string& what);
+  // Binds this daemon's own instance to its host name, once: no peer may
+  // claim it.
+  void ClaimOwn();
+  // PERMISSION_DENIED (logged) when instance_id is this daemon's own and
+  // the call is not from this process.
+  Status CheckOwn(const PeerIdentity& identity, const std::string& instance_id,
+                  const std::string& what, const std::string& from);
+  StatusOr<std::string> CheckInstance(const PeerIdentity& identity, const std::string& instance_id,
+                                      const std::string& what);
   // Logs a refused call and returns refusal.
   static Status Refused(const std::string& what, const std::string& from, Status refusal);
 
@@ -176,9 +190,10 @@ class PeerInbound {
     std::weak_ptr<InboundStream> stream;
     std::string instance_id;
   };
-  std::map<uint64_t, StreamEntry> streams_;   // guarded by mu_
-  std::set<std::string> greeted_;             // instance ids logged once; guarded by mu_
-  std::map<std::string, std::string> nodes_;  // instance id -> its node name; guarded by mu_
+  std::map<uint64_t, StreamEntry> streams_;  // guarded by mu_
+  std::set<std::string> greeted_;            // instance ids logged once; guarded by mu_
+  InstanceRegistry instances_;               // this daemon's own instance first (ClaimOwn)
+  std::once_flag own_claimed_;
   std::thread ticker_;
   ChannelHandler channel_handler_;  // guarded by mu_
   // Calls the broker's handler for a peer's call (UNAVAILABLE while

@@ -216,8 +216,61 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   EXPECT_EQ(inbound_.CloseChannel(close, cert_b).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(closes, 1);
   EXPECT_EQ(reclaims, 1);
-  // Without TLS (loopback, peer_insecure) there is nothing to check.
+  // Without TLS neither: the instance must have said Hello.
+  EXPECT_EQ(inbound_.CloseChannel(close).code(), StatusCode::kPermissionDenied);
+  close.initiator_instance = kPeerId;
   EXPECT_TRUE(inbound_.CloseChannel(close).ok());
+}
+
+TEST_F(PeerInboundTest, AnInstanceBelongsToTheNodeThatClaimedItFirst) {
+  // No TLS: what is checked is which node claimed an instance first.
+  constexpr char kCId[] = "cccccccccccccccccccccccccccccccc";
+  constexpr char kB2Id[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+  std::vector<ReclaimChannelCall> reclaims;
+  inbound_.SetReclaimHandler([&](const ReclaimChannelCall& call) {
+    reclaims.push_back(call);
+    return Status::Ok();
+  });
+  PeerHello b = LocalHello();
+  b.host_name = "node-b";
+  b.instance_id = kPeerId;
+  ASSERT_TRUE(inbound_.Hello(b, "ipv4:127.0.0.1:5000").ok());
+  PeerHello c = b;
+  c.host_name = "node-c";
+  c.instance_id = kCId;
+  ASSERT_TRUE(inbound_.Hello(c, "ipv4:127.0.0.1:5001").ok());
+  // node-c says it is node-b's instance: in a Hello, and in a Session.
+  PeerHello stolen = c;
+  stolen.instance_id = kPeerId;
+  auto refused = inbound_.Hello(stolen, "ipv4:127.0.0.1:5001");
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(refused.status().message(), HasSubstr("belongs to node node-b, not node-c"));
+  FakeWriter writer;
+  SessionOpen open = Open();
+  open.host_name = "node-c";
+  inbound_.NewStream(&writer)->Start(open, "ipv4:127.0.0.1:5001");
+  EXPECT_EQ(writer.final.code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(inbound_.stream_count(), 0u);
+  // Nor this daemon's own instance, public through its Hello.
+  stolen.instance_id = LocalHello().instance_id;
+  EXPECT_EQ(inbound_.Hello(stolen, "ipv4:127.0.0.1:5001").status().code(),
+            StatusCode::kPermissionDenied);
+  // node-c takes back node-b's channels: refused before the broker.
+  EXPECT_EQ(inbound_.ReclaimChannel({7, kPeerId, kCId}).code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(reclaims.empty());
+  // node-b restarted (a new instance) takes them back: allowed.
+  b.instance_id = kB2Id;
+  ASSERT_TRUE(inbound_.Hello(b, "ipv4:127.0.0.1:5002").ok());
+  ASSERT_TRUE(inbound_.ReclaimChannel({7, kPeerId, kB2Id}).ok());
+  ASSERT_EQ(reclaims.size(), 1u);
+  EXPECT_EQ(reclaims[0].caller_node, "node-b");
+  EXPECT_TRUE(reclaims[0].previous_node_known);
+  // A previous instance this daemon never met: the broker decides by the
+  // channel's peer, told the caller's node.
+  ASSERT_TRUE(inbound_.ReclaimChannel({8, "dddddddddddddddddddddddddddddddd", kB2Id}).ok());
+  ASSERT_EQ(reclaims.size(), 2u);
+  EXPECT_EQ(reclaims[1].caller_node, "node-b");
+  EXPECT_FALSE(reclaims[1].previous_node_known);
 }
 
 }  // namespace

@@ -109,6 +109,9 @@ struct PeerTransportOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
+  // daemon.peer_insecure: without TLS, also serve callers that are not
+  // this uid's processes on this host (a trusted network only).
+  bool admit_unauthenticated = false;
 };
 
 struct PeerTransport {

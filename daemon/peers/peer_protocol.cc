@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
-#include <random>
 
+#include "common/secure_random.h"
 #include "daemon/config/config_checks.h"
 #include "spdlog/spdlog.h"
 
@@ -142,16 +142,7 @@ PeerHello BuildLocalHello(const Inventory& inventory, const std::string& instanc
   return hello;
 }
 
-std::string NewInstanceId() {
-  std::random_device device;
-  std::string id;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 8; ++i) {
-    uint32_t word = device();
-    for (int j = 0; j < 4; ++j) id += kHex[(word >> (4 * j)) & 0xf];
-  }
-  return id;
-}
+std::string NewInstanceId() { return SecureRandomHex(16); }
 
 std::string LocalHostName() {
   char name[256] = {};

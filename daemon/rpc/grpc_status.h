@@ -17,11 +17,13 @@
 namespace rdmad {
 
 // The other way, for the daemon's own gRPC clients (peer links, etcd):
-// the code kept, the message after prefix.
+// the code kept, the message after prefix, cut to kMaxRemoteMessage bytes
+// (what another server says is relayed, never trusted to be short).
+inline constexpr size_t kMaxRemoteMessage = 2048;
 inline Status FromGrpcStatus(const grpc::Status& status, std::string_view prefix = "") {
   if (status.ok()) return Status::Ok();
   return Status(StatusCodeFromInt(status.error_code()),
-                std::string(prefix) + status.error_message());
+                std::string(prefix) + status.error_message().substr(0, kMaxRemoteMessage));
 }
 
 inline grpc::Status ToGrpcStatus(const Status& status) {

@@ -68,7 +68,11 @@ Status ProbeBind(const std::string& host, int port) {
 
 class GrpcPeerServer final : public PeerServer {
  public:
-  explicit GrpcPeerServer(PeerInbound* inbound) : service_(inbound) {}
+  GrpcPeerServer(PeerInbound* inbound, const PeerTransportOptions& o)
+      : gate_({.tls = !o.tls_cert.empty(),
+               .admit_unauthenticated = o.admit_unauthenticated,
+               .listen_address = o.listen_address}),
+        service_(inbound, &gate_) {}
 
   Status Start(const PeerTransportOptions& o, std::shared_ptr<grpc::ServerCredentials> creds) {
     if (o.listen_port != 0) RDMAD_RETURN_IF_ERROR(ProbeBind(o.listen_address, o.listen_port));
@@ -90,6 +94,7 @@ class GrpcPeerServer final : public PeerServer {
                                         ListenTarget(o.listen_address, o.listen_port) +
                                         " (daemon.peer_address, daemon.peer_port)");
     }
+    gate_.SetPort(port_);
     return Status::Ok();
   }
 
@@ -101,6 +106,7 @@ class GrpcPeerServer final : public PeerServer {
   }
 
  private:
+  PeerGate gate_;
   PeerService service_;
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
@@ -126,7 +132,7 @@ StatusOr<PeerTransport> MakeGrpcPeerTransport(const PeerTransportOptions& option
     client.pem_cert_chain = tls->cert;
     client_creds = grpc::SslCredentials(client);
   }
-  auto server = std::make_unique<GrpcPeerServer>(inbound);
+  auto server = std::make_unique<GrpcPeerServer>(inbound, options);
   RDMAD_RETURN_IF_ERROR(server->Start(options, server_creds));
   PeerTransport transport;
   transport.server = std::move(server);

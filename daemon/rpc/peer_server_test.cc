@@ -199,6 +199,15 @@ TEST_F(PeerServerTest, CloseChannelReachesTheHandlerWithItsAnswer) {
     return w.end.value_or(Status::Internal("no answer"));
   };
   CloseChannelCall call{42, "closed by the application", kClient.instance_id};
+  EXPECT_EQ(close(call).code(), StatusCode::kPermissionDenied) << "the instance never said Hello";
+  Waiter hello;
+  (*link)->Hello(kClient, milliseconds(5000), [&](StatusOr<PeerHello> r) {
+    std::lock_guard lock(hello.mu);
+    hello.hello = std::move(r);
+    hello.cv.notify_all();
+  });
+  ASSERT_TRUE(hello.Wait([&] { return hello.hello.has_value(); }));
+  ASSERT_TRUE(hello.hello->ok()) << hello.hello->status().ToString();
   EXPECT_EQ(close(call).code(), StatusCode::kUnavailable);  // no broker yet
   std::vector<CloseChannelCall> seen;
   inbound_.SetCloseHandler([&](const CloseChannelCall& c) {

@@ -46,45 +46,58 @@ class SessionReactor final : public grpc::ServerWriteReactor<v1::PeerEvent>,
 
 }  // namespace
 
+StatusOr<PeerIdentity> PeerService::Admit(grpc::CallbackServerContext* context,
+                                          const std::string& instance_named) const {
+  auto identity = gate_->Admit(context);
+  if (identity.ok() && instance_named == inbound_->own_instance()) {
+    identity->this_process = gate_->FromThisProcess(context);
+  }
+  return identity;
+}
+
 grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* context,
                                              const v1::HelloRequest* request,
                                              v1::HelloResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  if (!request->has_self()) {
-    reactor->Finish(ToGrpcStatus(Status::InvalidArgument("self: required")));
-    return reactor;
-  }
-  auto local = inbound_->Hello(FromProto(request->self()), context->peer(),
-                               IdentityOf(context->auth_context()));
+  auto identity = Admit(context, request->self().instance_id());
+  if (!identity.ok()) return Reply(context, identity.status());
+  if (!request->has_self()) return Reply(context, Status::InvalidArgument("self: required"));
+  auto local = inbound_->Hello(FromProto(request->self()), context->peer(), *identity);
   if (local.ok()) ToProto(*local, response->mutable_self());
-  reactor->Finish(ToGrpcStatus(local.status()));
-  return reactor;
+  return Reply(context, local.status());
 }
 
 grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(grpc::CallbackServerContext* context,
                                                               const v1::SessionRequest* request) {
+  auto identity = Admit(context, request->instance_id());
+  if (!identity.ok()) return new FailedStream<v1::PeerEvent>(identity.status());
   auto* reactor = new SessionReactor(inbound_);
-  reactor->Start(FromProto(*request), context->peer(), IdentityOf(context->auth_context()));
+  reactor->Start(FromProto(*request), context->peer(), *identity);
   return reactor;
 }
 
 grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* context,
                                                    const v1::OpenChannelRequest* request,
                                                    v1::OpenChannelResponse* response) {
-  auto* reactor = context->DefaultReactor();
+  auto identity = Admit(context, request->initiator_instance());
+  if (!identity.ok()) return Reply(context, identity.status());
   StatusOr<OpenChannelCall> call = FromProto(*request);
-  if (!call.ok()) {
-    reactor->Finish(ToGrpcStatus(call.status()));
-    return reactor;
+  if (!call.ok()) return Reply(context, call.status());
+  if (opening_.fetch_add(1) >= kMaxOpening) {
+    opening_.fetch_sub(1);
+    return Reply(context,
+                 Status::ResourceExhausted("rdmad is answering " + std::to_string(kMaxOpening) +
+                                           " channel requests from peers already; try again"));
   }
+  auto* reactor = context->DefaultReactor();
   // The server's Shutdown waits for this Finish, so inbound_ outlives it.
-  std::thread([this, reactor, response, from = context->peer(),
-               identity = IdentityOf(context->auth_context()), call = std::move(call).value()] {
+  std::thread([this, reactor, response, from = context->peer(), identity = *identity,
+               call = std::move(call).value()] {
     StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call, from, identity);
     for (size_t i = 0; answer.ok() && i < answer.value().size(); ++i) {
       ToProto(answer.value()[i],
               i == 0 ? response->mutable_acceptor() : response->add_more_acceptors());
     }
+    opening_.fetch_sub(1);
     reactor->Finish(ToGrpcStatus(answer.status()));
   }).detach();
   return reactor;
@@ -93,20 +106,19 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext* context,
                                                     const v1::CloseChannelRequest* request,
                                                     v1::CloseChannelResponse*) {
-  auto* reactor = context->DefaultReactor();
+  auto identity = Admit(context, request->initiator_instance());
+  if (!identity.ok()) return Reply(context, identity.status());
   CloseChannelCall call{request->channel_id(), request->reason(), request->initiator_instance()};
-  reactor->Finish(ToGrpcStatus(inbound_->CloseChannel(call, IdentityOf(context->auth_context()))));
-  return reactor;
+  return Reply(context, inbound_->CloseChannel(call, *identity));
 }
 
 grpc::ServerUnaryReactor* PeerService::ReclaimChannel(grpc::CallbackServerContext* context,
                                                       const v1::ReclaimChannelRequest* request,
                                                       v1::ReclaimChannelResponse*) {
-  auto* reactor = context->DefaultReactor();
+  auto identity = Admit(context, request->instance());
+  if (!identity.ok()) return Reply(context, identity.status());
   ReclaimChannelCall call{request->channel_id(), request->previous_instance(), request->instance()};
-  reactor->Finish(
-      ToGrpcStatus(inbound_->ReclaimChannel(call, IdentityOf(context->auth_context()))));
-  return reactor;
+  return Reply(context, inbound_->ReclaimChannel(call, *identity));
 }
 
 }  // namespace rdmad

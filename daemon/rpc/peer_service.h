@@ -1,24 +1,32 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // PeerService implements the rdmad.v1.RdmadPeer gRPC service (what other
-// daemons call) with the callback API. Handlers only validate, call
+// daemons call) with the callback API. Every call passes the PeerGate
+// first (UNAUTHENTICATED otherwise); handlers then only validate, call
 // PeerInbound and fill the reply; a Session stream is a write reactor that
-// PeerInbound's InboundStream drives.
+// PeerInbound's InboundStream drives. A peer's OpenChannel waits for the
+// listener on a thread of its own: at most kMaxOpening at once, counted
+// before the thread starts (RESOURCE_EXHAUSTED beyond).
 //
-// Thread safety: gRPC calls handlers concurrently; the service holds no
-// mutable state of its own.
+// Thread safety: gRPC calls handlers concurrently; the only mutable state
+// is the atomic count of OpenChannel threads.
 
 #ifndef RDMAD_DAEMON_RPC_PEER_SERVICE_H_
 #define RDMAD_DAEMON_RPC_PEER_SERVICE_H_
 
+#include <atomic>
+
 #include "daemon/peers/peer_inbound.h"
+#include "daemon/rpc/peer_gate.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 
 namespace rdmad {
 
 class PeerService final : public v1::RdmadPeer::CallbackService {
  public:
-  explicit PeerService(PeerInbound* inbound) : inbound_(inbound) {}
+  static constexpr int kMaxOpening = 256;
+
+  PeerService(PeerInbound* inbound, const PeerGate* gate) : inbound_(inbound), gate_(gate) {}
 
   grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
                                   const v1::HelloRequest* request,
@@ -42,7 +50,14 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
                                            v1::ReclaimChannelResponse* response) override;
 
  private:
+  // The caller's identity (the gate's answer), marked this_process when
+  // the call names this daemon's own instance and comes from its process.
+  StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context,
+                               const std::string& instance_named) const;
+
   PeerInbound* inbound_;
+  const PeerGate* gate_;
+  std::atomic<int> opening_{0};  // OpenChannel threads running
 };
 
 }  // namespace rdmad

@@ -86,6 +86,11 @@ class RootListener {
     cv_.wait_for(lock, seconds(10), [this] { return request_ != 0; });
     return request_;
   }
+  // How many requests came so far.
+  int requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
+  }
   grpc::Status Accept(uint64_t request_id) {
     grpc::ClientContext ctx;
     v1::AcceptRequest req;
@@ -104,6 +109,7 @@ class RootListener {
     while (reader->Read(&event)) {
       if (!event.has_incoming()) continue;
       std::lock_guard lock(mu_);
+      ++requests_;
       request_ = event.incoming().request_id();
       cv_.notify_all();
     }
@@ -115,6 +121,7 @@ class RootListener {
   std::mutex mu_;
   std::condition_variable cv_;
   uint64_t request_ = 0;  // guarded by mu_
+  int requests_ = 0;      // guarded by mu_
 };
 
 class IsolationTest : public ::testing::Test {
@@ -154,6 +161,12 @@ class IsolationTest : public ::testing::Test {
   // local_api_probe's line for call on node, as nobody (or root).
   std::string Probe(const Node& n, const std::vector<std::string>& call, bool as_root = false) {
     std::vector<std::string> argv{LOCAL_API_PROBE, n.socket};
+    argv.insert(argv.end(), call.begin(), call.end());
+    return RunAs(as_root ? 0 : kNobody, gid_, argv);
+  }
+  // peer_api_probe's line for call to node's peer port, as nobody (or root).
+  std::string PeerProbe(const Node& n, const std::vector<std::string>& call, bool as_root) {
+    std::vector<std::string> argv{PEER_API_PROBE, "127.0.0.1:" + std::to_string(n.port)};
     argv.insert(argv.end(), call.begin(), call.end());
     return RunAs(as_root ? 0 : kNobody, gid_, argv);
   }
@@ -248,7 +261,7 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
   std::string refused = Rdmactl(a_, {"close", sid}, false);
   EXPECT_NE(refused.find("(exit"), std::string::npos) << refused;
   char hex[32];
-  std::snprintf(hex, sizeof hex, "%#llx", std::stoull(nobody_id));
+  std::snprintf(hex, sizeof hex, "%#018llx", std::stoull(nobody_id));
   EXPECT_EQ(Rdmactl(a_, {"close", nobody_id}, true), std::string("closed channel ") + hex + "\n");
   EXPECT_NE(Probe(a_, {"list-channels"}, true).find(sid), std::string::npos)
       << "root's own channel is still there";
@@ -289,6 +302,41 @@ TEST_F(IsolationTest, TheAdminGroupSeesAndClosesEverything) {
   EXPECT_NE(a_.process->log().find("closed by admin"), std::string::npos) << a_.process->log();
   // B's admins are root only: nobody sees nothing there.
   EXPECT_EQ(Probe(b_, {"list-channels"}), "PROBE OK ids=\n");
+}
+
+// Without TLS (the default, on loopback) the peer port serves only the
+// daemons' own uid on this host: another local uid is UNAUTHENTICATED in
+// every call, and its OpenChannel never reaches B's listener, whichever
+// peer it says it is. A process of the daemons' uid is admitted, but
+// cannot speak as B itself (its instance is public through Hello).
+TEST_F(IsolationTest, AnotherUidIsNobodyOnThePeerPort) {
+  Start();
+  RootListener listener(b_.stub.get());
+  ASSERT_NE(PlanAsRoot(), 0u) << Logs();  // A's session to B is up
+  std::string hello = PeerProbe(b_, {"hello", "A", "-"}, false);
+  EXPECT_TRUE(Says(hello, "UNAUTHENTICATED")) << hello;
+  EXPECT_NE(hello.find("uid 65534"), std::string::npos) << hello;
+  for (std::vector<std::string> call :
+       {std::vector<std::string>{"open", "svc", "A", "-"},
+        {"close", "1", std::string(32, 'a')},
+        {"reclaim", "1", std::string(32, 'a'), std::string(32, 'b')}}) {
+    std::string line = PeerProbe(b_, call, false);
+    EXPECT_TRUE(Says(line, "UNAUTHENTICATED")) << call[0] << ": " << line;
+  }
+  EXPECT_EQ(listener.requests(), 0) << "an unauthenticated OpenChannel reached the listener";
+  EXPECT_NE(b_.process->log().find("peer port: refused a call from"), std::string::npos)
+      << b_.process->log();
+
+  // The daemons' uid, from another process: admitted, as any node but B.
+  std::string root_hello = PeerProbe(b_, {"hello", "C", "-"}, true);
+  ASSERT_TRUE(Says(root_hello, "OK instance=")) << root_hello;
+  std::string b_instance = root_hello.substr(std::string("PROBE OK instance=").size(), 32);
+  std::string as_b = PeerProbe(b_, {"hello", "B", b_instance}, true);
+  EXPECT_TRUE(Says(as_b, "PERMISSION_DENIED")) << as_b;
+  EXPECT_NE(as_b.find("is this daemon's own"), std::string::npos) << as_b;
+  std::string open_as_b = PeerProbe(b_, {"open", "svc", "B", b_instance}, true);
+  EXPECT_TRUE(Says(open_as_b, "PERMISSION_DENIED")) << open_as_b;
+  EXPECT_EQ(listener.requests(), 0) << "an OpenChannel as B itself reached the listener";
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ class [[nodiscard]] RDMAD_EXPORT Status {
   }
   static Status Internal(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status Unauthenticated(std::string msg) {
+    return {StatusCode::kUnauthenticated, std::move(msg)};
+  }
   // An error from a failed system call: message is "what: strerror(err)".
   static Status FromErrno(int err, std::string_view what);
 

@@ -2,21 +2,18 @@
 
 #include "client/src/tcp/tcp_region.h"
 
-#include <sys/random.h>
-
 #include <cstring>
 #include <mutex>
-#include <random>
 #include <string>
+
+#include "common/secure_random.h"
 
 namespace rdmad::internal {
 namespace {
 
 uint32_t RandomKey() {
   uint32_t key = 0;
-  if (getrandom(&key, sizeof(key), 0) != static_cast<ssize_t>(sizeof(key))) {
-    key = std::random_device()();  // getrandom is missing or interrupted
-  }
+  SecureRandomBytes(&key, sizeof(key));
   return key;
 }
 

@@ -1,0 +1,62 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+
+#include "daemon/rpc/peer_gate.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <bit>
+
+#include "daemon/peers/local_socket.h"
+#include "daemon/rpc/peer_convert.h"
+
+namespace rdmad {
+namespace {
+
+// Logged on the 1st, 2nd, 4th, 8th ... refusal: a caller cannot flood the log.
+Status Refuse(const std::string& from, const std::string& why) {
+  static std::atomic<uint64_t> refused{0};
+  uint64_t n = ++refused;
+  if (std::has_single_bit(n)) {
+    spdlog::warn("peer port: refused a call from {}: {} ({} refused so far)", from, why, n);
+  }
+  return Status::Unauthenticated("rdmad peer port: " + why);
+}
+
+}  // namespace
+
+StatusOr<PeerIdentity> PeerGate::Admit(grpc::CallbackServerContext* context) const {
+  PeerIdentity identity = IdentityOf(context->auth_context());
+  if (options_.tls) {
+    // gRPC verified the certificate chain before the call got here.
+    if (!identity.tls) return Refuse(context->peer(), "no client certificate");
+    return identity;
+  }
+  if (options_.admit_unauthenticated) return identity;
+  std::string from = context->peer();
+  auto peer = ParseTransportPeer(from);
+  if (!peer.ok()) return Refuse(from, "not a TCP caller");
+  auto owner = FindLocalTcpSocket(*peer, {options_.listen_address}, static_cast<uint16_t>(port_));
+  if (!owner.ok()) {
+    return Refuse(from, "without TLS it serves only this host's processes of uid " +
+                            std::to_string(geteuid()) + ", and " + peer->ip + ":" +
+                            std::to_string(peer->port) + " is not one (" +
+                            owner.status().message() +
+                            "); set daemon.tls_cert, daemon.tls_key and daemon.tls_ca");
+  }
+  if (owner->uid != geteuid()) {
+    return Refuse(from, "without TLS it serves only processes of uid " + std::to_string(geteuid()) +
+                            ", not uid " + std::to_string(owner->uid));
+  }
+  return identity;
+}
+
+bool PeerGate::FromThisProcess(grpc::CallbackServerContext* context) const {
+  auto peer = ParseTransportPeer(context->peer());
+  if (!peer.ok()) return false;
+  auto owner = FindLocalTcpSocket(*peer, {options_.listen_address}, static_cast<uint16_t>(port_));
+  return owner.ok() && ThisProcessHasSocket(owner->inode);
+}
+
+}  // namespace rdmad
