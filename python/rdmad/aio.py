@@ -12,9 +12,12 @@
 
 Each waits on the channel's completion fd with ``loop.add_reader``: it tries
 the non-blocking call, arms the channel when nothing is there, and sleeps
-until the fd says there may be news. Any number of coroutines may wait on
-the same channel (one receiving messages, one notifications, several
-transfers); each retries its own call when woken. accept and reject wait
+until the fd says there may be news. The reader stays registered while
+coroutines keep coming back to the channel (no ``epoll_ctl`` per wait), and
+is removed when the fd is found readable twice with nobody waiting, or when
+the channel is gone. Any number of coroutines may wait on the same channel
+(one receiving messages, one notifications, several transfers); each
+retries its own call when woken. accept and reject wait
 on the listener's request fd the same way. connect and connect_many run the
 handshake (round trips through rdmad and the peer) in the loop's default
 executor, so that the loop keeps serving meanwhile.
@@ -23,6 +26,7 @@ executor, so that the loop keeps serving meanwhile.
 import asyncio
 import functools
 import select
+import weakref
 from typing import Any, Callable, Dict, List, Tuple, TypeVar
 
 from rdmad._rdmad import Channel, Client, Listener, Transfer
@@ -41,46 +45,88 @@ __all__ = [
 
 T = TypeVar("T")
 
-# (loop, fd) -> the futures waiting for that fd to become readable.
-_waiters: Dict[Tuple[asyncio.AbstractEventLoop, int], List["asyncio.Future[None]"]] = {}
+class _Watch:
+    """The loop's reader on one channel's (or listener's) fd, kept while
+    coroutines keep waiting on it: the futures waiting now, and how often
+    the fd was readable with nobody waiting."""
+
+    __slots__ = ("owner", "loop", "fd", "waiters", "idle", "__weakref__")
+
+    def __init__(self, owner: Any, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        self.owner = weakref.ref(owner)
+        self.loop = loop
+        self.fd = fd
+        self.waiters: List["asyncio.Future[None]"] = []
+        self.idle = -1  # not watching
+
+    def fire(self) -> None:
+        waiters = self.waiters
+        if waiters:
+            self.waiters = []
+            self.idle = 0
+            for future in waiters:
+                if not future.done():
+                    future.set_result(None)
+            return
+        # Level-triggered: readable until the woken coroutine looks (arms)
+        # on its next turn, so one fire with nobody waiting is expected; a
+        # second means nobody is coming.
+        self.idle += 1
+        if self.idle > 1:
+            self.stop()
+
+    def stop(self) -> None:
+        if self.idle >= 0:
+            self.idle = -1
+            self.loop.remove_reader(self.fd)
+
+    async def wait(self) -> None:
+        if self.idle < 0:
+            self.loop.add_reader(self.fd, self.fire)
+            self.idle = 0
+        future: "asyncio.Future[None]" = self.loop.create_future()
+        self.waiters.append(future)
+        try:
+            await future
+        finally:
+            if future.cancelled() and future in self.waiters:
+                self.waiters.remove(future)
 
 
-def _wake(loop: asyncio.AbstractEventLoop, fd: int) -> None:
-    for future in _waiters.pop((loop, fd), []):
-        if not future.done():
-            future.set_result(None)
-    loop.remove_reader(fd)
+# (loop, id(owner)) -> its watch.
+_watches: Dict[Tuple[asyncio.AbstractEventLoop, int], _Watch] = {}
 
 
-async def _readable(fd: int) -> None:
-    """Returns once fd is readable; every coroutine waiting on fd shares one reader."""
+def _forget(key: Tuple[asyncio.AbstractEventLoop, int], watch: _Watch) -> None:
+    watch.stop()
+    if _watches.get(key) is watch:
+        del _watches[key]
+
+
+def _watch(owner: Any, fd_of: Callable[[], int]) -> _Watch:
+    """owner's watch in the running loop."""
     loop = asyncio.get_running_loop()
-    future: "asyncio.Future[None]" = loop.create_future()
-    waiting = _waiters.setdefault((loop, fd), [])
-    if not waiting:
-        loop.add_reader(fd, _wake, loop, fd)
-    waiting.append(future)
-    try:
-        await future
-    finally:
-        if (loop, fd) in _waiters and future in _waiters[(loop, fd)]:
-            _waiters[(loop, fd)].remove(future)
-            if not _waiters[(loop, fd)]:
-                _wake(loop, fd)
+    key = (loop, id(owner))
+    watch = _watches.get(key)
+    if watch is None or watch.owner() is not owner:
+        if watch is not None:
+            _forget(key, watch)
+        watch = _watches[key] = _Watch(owner, loop, fd_of())
+        weakref.finalize(owner, _forget, key, watch)
+    return watch
 
 
 async def _news(channel: Channel) -> None:
     """Returns once the channel may have news (or at once if it has some)."""
-    loop = asyncio.get_running_loop()
-    fd = channel.completion_fd()
-    if not channel.arm():
-        # Something waits already, maybe for another coroutine on this
-        # channel: let them all look again.
-        if (loop, fd) in _waiters:
-            _wake(loop, fd)
-        await asyncio.sleep(0)
+    watch = _watch(channel, channel.completion_fd)
+    if channel.arm():
+        await watch.wait()
         return
-    await _readable(fd)
+    # Something waits already, maybe for another coroutine on this
+    # channel: let them all look again.
+    if watch.waiters:
+        watch.fire()
+    await asyncio.sleep(0)
 
 
 async def _take(channel: Channel, call: Callable[..., T]) -> T:
@@ -108,11 +154,20 @@ async def send(channel: Channel, data: Any) -> None:
 
 async def recv(channel: Channel) -> bytes:
     """The next whole message (bytes)."""
+    message = channel.try_recv()  # no exception for "nothing yet"
+    if message is not None:
+        return message
+    watch = _watch(channel, channel.completion_fd)
     while True:
-        message = channel.try_recv()  # no exception for "nothing yet"
+        if channel.arm():
+            await watch.wait()
+        else:
+            if watch.waiters:
+                watch.fire()
+            await asyncio.sleep(0)
+        message = channel.try_recv()
         if message is not None:
             return message
-        await _news(channel)
 
 
 async def recv_notification(channel: Channel) -> bytes:
@@ -131,7 +186,7 @@ async def _take_request(listener: Listener, call: Callable[..., T]) -> T:
     fd = listener.request_fd()
     while True:
         if not select.select([fd], [], [], 0)[0]:
-            await _readable(fd)
+            await _watch(listener, listener.request_fd).wait()
             continue
         try:
             return await _off_loop(call, timeout=0)

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -30,6 +31,26 @@ constexpr auto kFlushGrace = std::chrono::seconds(5);
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
 constexpr auto kLongWait = std::chrono::seconds(2);  // a wait this long is logged (debug)
 
+// SpinTimeFor with this process's CPUs (its affinity), told once per
+// process when it does not spin.
+std::chrono::microseconds SpinTime(uint32_t spin_us) {
+  static const int cpus = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
+  }();
+  std::chrono::microseconds spin = SpinTimeFor(spin_us, cpus);
+  if (spin.count() == spin_us) return spin;
+  static std::once_flag told;
+  std::call_once(told, [spin_us] {
+    ClientLog().info(
+        "RDMA channels wait without spinning (qp.spin_us {} not used): this process may run on "
+        "one CPU only, where spinning delays the process it waits for",
+        spin_us);
+  });
+  return spin;
+}
+
 const char* OpName(WrKind kind, const char* one_sided_op) {
   switch (kind) {
     case WrKind::kRecv: return "RECV";
@@ -46,6 +67,10 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
 
 }  // namespace
 
+std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus) {
+  return std::chrono::microseconds(cpus == 1 ? 0 : spin_us);
+}
+
 RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,
                          const RdmaEndpoint& remote, ChannelInfo info)
     : device_(resources->device),
@@ -57,6 +82,7 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       credits_(remote.credits, res_->recv_depth),
       recv_posted_(res_->recv_depth),
       signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 16)),
+      spin_(SpinTime(res_->plan.spin_us)),
       pool_(&device_->rndv_pool()),
       rndv_threshold_(2 * fragment_size_) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -95,7 +121,7 @@ Status RdmaChannel::Usable(Side side) const {
 Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline,
                             Side side) {
   auto start = Clock::now();
-  auto spin_end = start + std::chrono::microseconds(res_->plan.spin_us);
+  auto spin_end = start + spin_;
   auto report_at = start + kLongWait;
   for (;;) {
     Drain();

@@ -8,7 +8,9 @@
 // Progress: there is no progress thread. Whichever call needs something
 // (a credit, a free send slot, a fragment, a completion) drains the CQ
 // itself under the channel mutex. Waiting spins on the CQ for
-// plan.spin_us, then one waiter (the "poller") arms the CQ and sleeps in
+// plan.spin_us (not at all in a process that may run on one CPU only:
+// there the spinning only delays the process it waits for), then one
+// waiter (the "poller") arms the CQ and sleeps in
 // poll() on the completion channel fd and a wake eventfd; other waiters
 // sleep on a condition variable and are woken whenever completions were
 // processed. Close(), Abort() and fatal errors write the eventfd, so
@@ -46,6 +48,12 @@
 #include "rdmad/channel.h"
 
 namespace rdmad::internal {
+
+// How long a wait spins before it sleeps: spin_us (qp.spin_us), unless the
+// process may run on one CPU only (cpus == 1: a one-CPU VM or container,
+// taskset): then the process that would answer cannot run while this one
+// spins. cpus 0 (unknown) spins.
+std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 
 class RdmaChannel final : public AbortableChannel {
  public:
@@ -228,6 +236,7 @@ class RdmaChannel final : public AbortableChannel {
   // posted since the last signaled SEND; silent_: those not yet known to be
   // done (they hold no buffer, so teardown need not wait for them).
   const uint32_t signal_every_;
+  const std::chrono::microseconds spin_;  // plan.spin_us, or 0 on one CPU
   uint32_t uncovered_ = 0;
   uint32_t silent_ = 0;
   uint32_t next_batch_ = 1;

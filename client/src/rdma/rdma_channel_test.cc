@@ -112,6 +112,14 @@ double ThreadCpuSeconds() {
          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+TEST(RdmaChannelTest, AWaitSpinsOnlyWhereAnotherCpuCanAnswer) {
+  EXPECT_EQ(SpinTimeFor(50, 2), 50us);
+  EXPECT_EQ(SpinTimeFor(50, 64), 50us);
+  EXPECT_EQ(SpinTimeFor(50, 0), 50us) << "CPUs unknown: as configured";
+  EXPECT_EQ(SpinTimeFor(50, 1), 0us) << "one CPU: the peer process cannot run while we spin";
+  EXPECT_EQ(SpinTimeFor(0, 8), 0us);
+}
+
 TEST(RdmaChannelTest, CreateOnAMissingDeviceFailsCleanly) {
   RdmaPlan plan = LabPlan();
   plan.device = "no_such_rdma_device9";
