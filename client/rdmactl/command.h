@@ -63,6 +63,7 @@ void DeclareServices(CLI::App& verb, Context& ctx);  // commands_cluster.cc
 void DeclareConnect(CLI::App& verb, Context& ctx);   // commands_connect.cc
 void DeclarePing(CLI::App& verb, Context& ctx);      // commands_connect.cc
 void DeclareBench(CLI::App& verb, Context& ctx);     // commands_bench.cc
+void DeclarePeerKey(CLI::App& verb, Context& ctx);   // commands_keys.cc
 
 // Runs fn() as the verb's callback: ctx.exit_code = fn().
 template <typename Fn>

@@ -25,6 +25,7 @@ uint64_t RandomChannelId() {
 bool IsLoopback(const std::string& ip) { return ip == "::1" || ip.rfind("127.", 0) == 0; }
 
 BrokerOptions WithDefaults(BrokerOptions o) {
+  if (!o.lease_sealer) o.lease_sealer = std::make_shared<const LeaseSealer>();
   if (!o.clock) o.clock = [] { return BrokerClock::now(); };
   if (!o.source_address) {
     o.source_address = [](const std::string& peer_ip) -> std::optional<std::string> {

@@ -55,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/broker/lease_sealer.h"
 #include "daemon/broker/service_registry.h"
 #include "daemon/clients/caller.h"
 #include "daemon/discovery/inventory_diff.h"
@@ -116,6 +117,9 @@ struct BrokerOptions {
   // to this one (PeerInbound::Send); null: none.
   std::function<Status(const std::string& instance_id, const PeerEvent& event)> send_event;
   std::function<BrokerClock::time_point()> clock;  // default steady_clock
+  // Seals the leases given to applications (LeaseSealer); default: a key
+  // of its own in memory.
+  std::shared_ptr<const LeaseSealer> lease_sealer;
 };
 
 // What one local client (a process) and one uid may hold at once (0: no
@@ -290,12 +294,16 @@ class Broker {
   // The lease of a channel past its handshake (transport: the endpoint's,
   // when the record has none yet). NOT_FOUND for an unknown id.
   StatusOr<ChannelLease> LeaseOf(uint64_t channel_id, const std::string& transport = "") const;
+  // Seals and opens the leases' bytes (the RPC edge serializes them).
+  const LeaseSealer& lease_sealer() const { return *options_.lease_sealer; }
   // Takes back a channel an application held before this daemon started:
   // it is established again, and reclaimed from the peer daemon (now, and
   // from the sweeper until peer_grace). OK when the id is known already;
   // NOT_FOUND when the lease was given by this very instance (the channel
   // ended here), or is not the caller's (another uid's lease, or a channel
-  // known and owned by another uid); INVALID_ARGUMENT for a malformed lease.
+  // known and owned by another uid); INVALID_ARGUMENT for a malformed lease;
+  // RESOURCE_EXHAUSTED when the caller is at its channel quotas (a channel
+  // taken back counts as one opened).
   Status Adopt(const Caller& caller, uint64_t channel_id, const ChannelLease& lease);
   // A restarted peer daemon takes channel_id back. INVALID_ARGUMENT for
   // channel id 0 or malformed instance ids; NOT_FOUND (saying why) unless

@@ -157,6 +157,20 @@ TEST(BrokerReattachTest, ALeaseNamesTheChannelAndThisInstance) {
   EXPECT_EQ(f.broker.LeaseOf(id + 1).status().code(), StatusCode::kNotFound);
 }
 
+TEST(BrokerReattachTest, ReattachingCountsAgainstTheOwnersQuota) {
+  Fixture f;
+  f.broker.SetOwnerLimits({.channels_per_client = 2, .channels_per_uid = 2});
+  ASSERT_TRUE(f.broker.Adopt(kApp, 0x1234, OldLease(0x1234)).ok());
+  ASSERT_TRUE(f.broker.Adopt(kApp, 0x1235, OldLease(0x1235)).ok());
+  Status third = f.broker.Adopt(kApp, 0x1236, OldLease(0x1236));
+  EXPECT_EQ(third.code(), StatusCode::kResourceExhausted) << third.ToString();
+  EXPECT_NE(third.message().find("limits.max_channels_per_client"), std::string::npos)
+      << third.message();
+  EXPECT_EQ(f.Record(0x1236).channel_id, 0u) << "nothing adopted beyond the quota";
+  // One already known is no new channel.
+  EXPECT_TRUE(f.broker.Adopt(kApp, 0x1234, OldLease(0x1234)).ok());
+}
+
 TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer) {
   Fixture f;
   uint64_t id = 0x1234;

@@ -53,6 +53,8 @@ struct Config {
     std::string socket_group;           // group owning the socket ("" keeps the daemon's)
     std::string node_name;              // this daemon's name to its peers ("": host name)
     std::string admin_group;            // sees and closes every client's channels ("": root only)
+    std::string state_dir;              // kept across restarts ("": systemd's, else the socket's)
+    std::string peer_key_file;          // shared peer key ("": none)
     uint32_t socket_mode = 0;           // permission bits, never world-accessible
     std::vector<int64_t> allowed_uids;  // empty: every uid the socket admits
     std::string log_level;              // trace|debug|info|warn|error

@@ -116,6 +116,12 @@ std::string CheckSocketPath(const SettingValue& value) {
   return "";
 }
 
+std::string CheckStateDir(const SettingValue& value) {
+  std::string path = AsString(value);
+  if (!path.empty() && path.front() != '/') return "invalid: the state directory must be absolute";
+  return "";
+}
+
 std::string CheckGroupName(const SettingValue& value) {
   std::string name = AsString(value);
   if (name.empty()) return "";

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "daemon/discovery/sysfs_reader.h"
@@ -21,6 +22,17 @@
 
 namespace rdmad {
 namespace {
+
+// daemon.state_dir; else systemd's StateDirectory= (the first of
+// $STATE_DIRECTORY); else the socket's directory.
+std::string StateDirectory(const Config& cfg, const std::string& socket_path) {
+  if (!cfg.daemon.state_dir.empty()) return cfg.daemon.state_dir;
+  if (const char* systemd = std::getenv("STATE_DIRECTORY"); systemd != nullptr && *systemd) {
+    std::string first = systemd;
+    return first.substr(0, first.find(':'));
+  }
+  return socket_path.substr(0, socket_path.rfind('/'));
+}
 
 constexpr std::chrono::milliseconds kShutdownDeadline{3000};
 
@@ -140,6 +152,12 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
                                       cfg.daemon.allowed_uids, *owns_directory});
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();
+
+  std::string state_dir = StateDirectory(cfg, socket_path_);
+  auto sealer = LeaseSealer::FromDirectory(state_dir);
+  if (!sealer.ok()) return sealer.status();
+  lease_sealer_ = std::make_shared<const LeaseSealer>(std::move(sealer).value());
+  spdlog::info("channel leases sealed with the key in {}/lease.key", state_dir);
 
   RDMAD_RETURN_IF_ERROR(monitor_.Start());
   LogInventory(*inventory());

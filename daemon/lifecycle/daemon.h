@@ -168,7 +168,8 @@ class Daemon : public DaemonCore {
   std::unique_ptr<ClusterMembership> cluster_;
   // cluster_ once it runs, for the device monitor's and the registry's threads.
   std::atomic<ClusterMembership*> running_cluster_{nullptr};
-  std::unique_ptr<Broker> broker_;  // made in StartServing
+  std::shared_ptr<const LeaseSealer> lease_sealer_;  // its key from the state dir
+  std::unique_ptr<Broker> broker_;                   // made in StartServing
   // broker_ once it is made, for the device monitor's thread.
   std::atomic<Broker*> path_broker_{nullptr};
   PoolRegistry pool_;

@@ -38,6 +38,7 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.send_event = [this](const std::string& instance_id, const PeerEvent& event) {
     return peers_.inbound().Send(instance_id, event);
   };
+  o.lease_sealer = lease_sealer_;
   return o;
 }
 

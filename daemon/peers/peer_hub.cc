@@ -2,6 +2,8 @@
 
 #include "daemon/peers/peer_hub.h"
 
+#include <unistd.h>
+
 #include "daemon/config/config_checks.h"
 #include "spdlog/spdlog.h"
 
@@ -16,15 +18,20 @@ void LogSecurity(const Config::Daemon& d, const std::string& target) {
   if (HasTls(d)) {
     spdlog::info("peers: listening on {} with mutual TLS (cert {}, CA {})", target, d.tls_cert,
                  d.tls_ca);
-  } else if (!IsLoopbackHost(d.peer_address)) {
+  } else if (!d.peer_key_file.empty()) {
+    spdlog::info("peers: listening on {} without TLS; every call proves the peer key in {}", target,
+                 d.peer_key_file);
+  } else if (!IsLoopbackHost(d.peer_address) && d.peer_insecure) {
     // ValidateConfig let this through only with peer_insecure.
     spdlog::warn(
         "peers: listening on {} WITHOUT TLS (daemon.peer_insecure = true): any host "
         "that reaches this port can talk to rdmad; use this on a trusted network only",
         target);
   } else {
-    spdlog::info("peers: listening on {} (loopback, plaintext)", target);
-    if (d.peer_insecure) spdlog::info("daemon.peer_insecure has no effect on loopback");
+    spdlog::info(
+        "peers: listening on {} without TLS or a peer key: only this host's processes of uid "
+        "{} may call",
+        target, geteuid());
   }
 }
 
@@ -56,8 +63,8 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   }
   const Config::Daemon& d = config.daemon;
   node_name_ = NodeName(d.node_name);
-  PeerTransportOptions options{d.peer_address, d.peer_port, d.tls_cert,
-                               d.tls_key,      d.tls_ca,    d.peer_insecure};
+  PeerTransportOptions options{d.peer_address, d.peer_port,     d.tls_cert,      d.tls_key,
+                               d.tls_ca,       d.peer_insecure, d.peer_key_file, node_name_};
   auto transport = factory(options, &inbound_);
   if (!transport.ok()) return transport.status();
   server_ = std::move(transport->server);

@@ -79,7 +79,7 @@ StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
   return call;
 }
 
-std::string SerializeLease(const ChannelLease& lease) {
+std::string SerializeLease(const ChannelLease& lease, const LeaseSealer& sealer) {
   v1::ChannelLease out;
   out.set_channel_id(lease.channel_id);
   out.set_peer(lease.peer);
@@ -97,12 +97,15 @@ std::string SerializeLease(const ChannelLease& lease) {
       std::chrono::duration_cast<std::chrono::milliseconds>(lease.created.time_since_epoch())
           .count());
   out.set_owner_uid(uint32_t(lease.owner_uid));
-  return out.SerializeAsString();
+  return sealer.Seal(out.SerializeAsString());
 }
 
-StatusOr<ChannelLease> ParseLease(const std::string& bytes) {
+StatusOr<ChannelLease> ParseLease(const std::string& sealed, const LeaseSealer& sealer) {
+  if (sealed.size() > 4096) return Status::InvalidArgument("lease: over 4096 bytes");
+  StatusOr<std::string> bytes = sealer.Open(sealed);
+  if (!bytes.ok()) return bytes.status();
   v1::ChannelLease in;
-  if (bytes.size() > 4096 || !in.ParseFromString(bytes)) {
+  if (!in.ParseFromString(*bytes)) {
     return Status::InvalidArgument("lease: not a lease this daemon gave");
   }
   if (in.port() > 255) return Status::InvalidArgument("lease: port: 0..255 required");

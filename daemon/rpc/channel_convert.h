@@ -47,9 +47,11 @@ StatusOr<ChannelEndpoints> EndpointsFromProto(
     std::string_view more_field);
 
 // A channel's lease as the bytes the application keeps (a serialized
-// v1::ChannelLease), and back: INVALID_ARGUMENT for bytes that do not parse.
-std::string SerializeLease(const ChannelLease& lease);
-StatusOr<ChannelLease> ParseLease(const std::string& bytes);
+// v1::ChannelLease, sealed by the broker's LeaseSealer), and back:
+// NOT_FOUND for bytes this daemon did not seal (forged or edited),
+// INVALID_ARGUMENT for sealed bytes that do not parse.
+std::string SerializeLease(const ChannelLease& lease, const LeaseSealer& sealer);
+StatusOr<ChannelLease> ParseLease(const std::string& bytes, const LeaseSealer& sealer);
 
 }  // namespace rdmad
 

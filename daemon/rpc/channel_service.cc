@@ -57,7 +57,8 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   Status accepted = broker->services().Accept(caller, request->request_id(), std::move(endpoints));
   for (size_t i = 0; accepted.ok() && channel_ids.ok() && i < channel_ids.value().size(); ++i) {
     StatusOr<ChannelLease> lease = broker->LeaseOf(channel_ids.value()[i], transports[i]);
-    std::string bytes = lease.ok() ? SerializeLease(lease.value()) : std::string();
+    std::string bytes =
+        lease.ok() ? SerializeLease(lease.value(), broker->lease_sealer()) : std::string();
     if (i == 0) {
       response->set_lease(std::move(bytes));
     } else {
@@ -124,8 +125,9 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
             if (!released.ok()) spdlog::debug("channel {:#018x}: {}", id, released.ToString());
           }
           StatusOr<ChannelLease> channel_lease = broker->LeaseOf(id);
-          std::string bytes =
-              channel_lease.ok() ? SerializeLease(channel_lease.value()) : std::string();
+          std::string bytes = channel_lease.ok()
+                                  ? SerializeLease(channel_lease.value(), broker->lease_sealer())
+                                  : std::string();
           if (i == 0) {
             ToProto(peer.value()[0], response->mutable_peer());
             response->set_lease(std::move(bytes));
@@ -166,7 +168,7 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
                                                                   : request->more_leases(i);
     if (!bytes.empty()) {  // re-attaching after a restart of rdmad
       held.reattach = true;
-      StatusOr<ChannelLease> channel = ParseLease(bytes);
+      StatusOr<ChannelLease> channel = ParseLease(bytes, broker->lease_sealer());
       held.adopted =
           channel.ok() ? broker->Adopt(caller, held.channel_id, channel.value()) : channel.status();
     }

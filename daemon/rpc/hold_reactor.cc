@@ -72,7 +72,7 @@ HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, c
     } else if (!ended_[i]) {  // else it ended while Hold returned
       tokens_[i] = held.value().token;
       StatusOr<ChannelLease> channel = broker_->LeaseOf(ids_[i]);
-      if (channel.ok()) leases[i] = SerializeLease(channel.value());
+      if (channel.ok()) leases[i] = SerializeLease(channel.value(), broker_->lease_sealer());
     }
   }
   std::lock_guard lock(mu_);

@@ -10,6 +10,7 @@
 
 #include "daemon/peers/local_socket.h"
 #include "daemon/rpc/peer_convert.h"
+#include "daemon/rpc/peer_link_grpc.h"
 
 namespace rdmad {
 namespace {
@@ -26,11 +27,22 @@ Status Refuse(const std::string& from, const std::string& why) {
 
 }  // namespace
 
-StatusOr<PeerIdentity> PeerGate::Admit(grpc::CallbackServerContext* context) const {
+StatusOr<PeerIdentity> PeerGate::Admit(grpc::CallbackServerContext* context,
+                                       std::string_view method) const {
   PeerIdentity identity = IdentityOf(context->auth_context());
   if (options_.tls) {
     // gRPC verified the certificate chain before the call got here.
     if (!identity.tls) return Refuse(context->peer(), "no client certificate");
+    return identity;
+  }
+  if (options_.key) {
+    std::string_view proof;
+    const auto& metadata = context->client_metadata();
+    if (auto it = metadata.find(kPeerAuthMetadata); it != metadata.end()) {
+      proof = std::string_view(it->second.data(), it->second.size());
+    }
+    auto node = options_.key->Verify(method, proof);
+    if (!node.ok()) return Refuse(context->peer(), node.status().message());
     return identity;
   }
   if (options_.admit_unauthenticated) return identity;

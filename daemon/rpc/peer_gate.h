@@ -4,7 +4,9 @@
 // handler runs (docs/security.md, "Peer daemons"):
 //   * mutual TLS: the caller's certificate, verified by gRPC against
 //     daemon.tls_ca, is its identity (the names it may speak for);
-//   * no TLS: only processes of this daemon's uid on this host, found in
+//   * else a peer key (daemon.peer_key_file): the call's proof
+//     (PeerKey::Verify, in the kPeerAuthMetadata metadata) for its method;
+//   * else only processes of this daemon's uid on this host, found in
 //     the kernel's socket table (local_socket.h); another uid or another
 //     host is UNAUTHENTICATED, unless daemon.peer_insecure admits them.
 // It also tells whether a call's socket is this very process's (this
@@ -20,9 +22,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include "daemon/peers/peer_identity.h"
+#include "daemon/peers/peer_key.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -33,14 +38,16 @@ class PeerGate {
     bool tls = false;
     bool admit_unauthenticated = false;  // daemon.peer_insecure
     std::string listen_address;          // daemon.peer_address
+    std::shared_ptr<PeerKey> key;        // daemon.peer_key_file, if any
   };
   explicit PeerGate(Options options) : options_(std::move(options)) {}
 
   // The port the server listens on, once known (0 before).
   void SetPort(int port) { port_ = port; }
 
-  // The caller's identity, or UNAUTHENTICATED saying what it lacks.
-  StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context) const;
+  // The caller's identity for a call of method ("OpenChannel"), or
+  // UNAUTHENTICATED saying what it lacks.
+  StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context, std::string_view method) const;
   // Whether the call's socket is one of this process's.
   bool FromThisProcess(grpc::CallbackServerContext* context) const;
 

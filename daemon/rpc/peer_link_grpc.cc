@@ -23,10 +23,11 @@ constexpr int kMaxMessage = 1 << 20;
 class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, public PeerStream {
  public:
   SessionReader(std::shared_ptr<grpc::Channel> channel, v1::RdmadPeer::Stub* stub,
-                const SessionOpen& open, PeerLink::EventCallback on_event,
-                PeerLink::EndCallback on_end)
+                const SessionOpen& open, const PeerCallSigner& sign,
+                PeerLink::EventCallback on_event, PeerLink::EndCallback on_end)
       : channel_(std::move(channel)), on_event_(std::move(on_event)), on_end_(std::move(on_end)) {
     ToProto(open, &request_);
+    if (sign) context_.AddMetadata(kPeerAuthMetadata, sign("Session"));
     stub->async()->Session(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
@@ -126,10 +127,11 @@ constexpr std::chrono::milliseconds kCloseTimeout{5000};
 
 class GrpcPeerLink final : public PeerLink {
  public:
-  GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel)
+  GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel, PeerCallSigner sign)
       : target_(std::move(target)),
         channel_(std::move(channel)),
-        stub_(v1::RdmadPeer::NewStub(channel_)) {}
+        stub_(v1::RdmadPeer::NewStub(channel_)),
+        sign_(std::move(sign)) {}
 
   ~GrpcPeerLink() override {
     std::set<std::shared_ptr<UnaryCall>> calls;
@@ -147,7 +149,7 @@ class GrpcPeerLink final : public PeerLink {
   void Hello(const PeerHello& self, std::chrono::milliseconds timeout, HelloDone done) override {
     auto call = std::make_shared<HelloCall>(&count_);
     ToProto(self, call->request.mutable_self());
-    Launch(call, timeout, &v1::RdmadPeer::StubInterface::async_interface::Hello,
+    Launch(call, timeout, "Hello", &v1::RdmadPeer::StubInterface::async_interface::Hello,
            [done = std::move(done)](const grpc::Status& status, HelloCall& c) {
              done(Result(status, c.response, IdentityOf(c.context.auth_context())));
            });
@@ -157,7 +159,8 @@ class GrpcPeerLink final : public PeerLink {
                    OpenDone done) override {
     auto call = std::make_shared<OpenCall>(&count_);
     ToProto(open, &call->request);
-    Launch(call, timeout, &v1::RdmadPeer::StubInterface::async_interface::OpenChannel,
+    Launch(call, timeout, "OpenChannel",
+           &v1::RdmadPeer::StubInterface::async_interface::OpenChannel,
            [done = std::move(done)](const grpc::Status& status, OpenCall& c) {
              if (!status.ok()) {
                done(FromGrpcStatus(status));
@@ -175,7 +178,8 @@ class GrpcPeerLink final : public PeerLink {
     call->request.set_channel_id(close.channel_id);
     call->request.set_reason(close.reason);
     call->request.set_initiator_instance(close.initiator_instance);
-    Launch(call, kCloseTimeout, &v1::RdmadPeer::StubInterface::async_interface::CloseChannel,
+    Launch(call, kCloseTimeout, "CloseChannel",
+           &v1::RdmadPeer::StubInterface::async_interface::CloseChannel,
            [done = std::move(done)](const grpc::Status& status, CloseCall&) {
              done(FromGrpcStatus(status));
            });
@@ -186,7 +190,8 @@ class GrpcPeerLink final : public PeerLink {
     call->request.set_channel_id(reclaim.channel_id);
     call->request.set_previous_instance(reclaim.previous_instance);
     call->request.set_instance(reclaim.instance);
-    Launch(call, kCloseTimeout, &v1::RdmadPeer::StubInterface::async_interface::ReclaimChannel,
+    Launch(call, kCloseTimeout, "ReclaimChannel",
+           &v1::RdmadPeer::StubInterface::async_interface::ReclaimChannel,
            [done = std::move(done)](const grpc::Status& status, ReclaimCall&) {
              done(FromGrpcStatus(status));
            });
@@ -194,7 +199,7 @@ class GrpcPeerLink final : public PeerLink {
 
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
                                           EndCallback on_end) override {
-    return std::make_unique<SessionReader>(channel_, stub_.get(), open, std::move(on_event),
+    return std::make_unique<SessionReader>(channel_, stub_.get(), open, sign_, std::move(on_event),
                                            std::move(on_end));
   }
 
@@ -217,8 +222,9 @@ class GrpcPeerLink final : public PeerLink {
   // finish runs with its status once, then the link forgets it.
   template <typename CallT, typename Finish>
   void Launch(const std::shared_ptr<CallT>& call, std::chrono::milliseconds timeout,
-              typename CallT::Method method, Finish finish) {
+              const char* name, typename CallT::Method method, Finish finish) {
     call->context.set_deadline(std::chrono::system_clock::now() + timeout);
+    if (sign_) call->context.AddMetadata(kPeerAuthMetadata, sign_(name));
     {
       std::lock_guard lock(mu_);
       calls_.insert(call);
@@ -237,12 +243,13 @@ class GrpcPeerLink final : public PeerLink {
   std::mutex mu_;
   std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_; to cancel
   CallCount count_;
+  const PeerCallSigner sign_;
 };
 
 class GrpcPeerConnector final : public PeerConnector {
  public:
-  explicit GrpcPeerConnector(std::shared_ptr<grpc::ChannelCredentials> creds)
-      : creds_(std::move(creds)) {}
+  GrpcPeerConnector(std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign)
+      : creds_(std::move(creds)), sign_(std::move(sign)) {}
 
   StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
     grpc::ChannelArguments args;
@@ -260,18 +267,20 @@ class GrpcPeerConnector final : public PeerConnector {
     args.SetMaxReceiveMessageSize(kMaxMessage);
     auto channel = grpc::CreateCustomChannel(target, creds_, args);
     if (!channel) return Status::Internal("cannot make a gRPC channel to " + target);
-    return std::shared_ptr<PeerLink>(std::make_shared<GrpcPeerLink>(target, std::move(channel)));
+    return std::shared_ptr<PeerLink>(
+        std::make_shared<GrpcPeerLink>(target, std::move(channel), sign_));
   }
 
  private:
   std::shared_ptr<grpc::ChannelCredentials> creds_;
+  PeerCallSigner sign_;
 };
 
 }  // namespace
 
 std::shared_ptr<PeerConnector> MakeGrpcPeerConnector(
-    std::shared_ptr<grpc::ChannelCredentials> creds) {
-  return std::make_shared<GrpcPeerConnector>(std::move(creds));
+    std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign) {
+  return std::make_shared<GrpcPeerConnector>(std::move(creds), std::move(sign));
 }
 
 }  // namespace rdmad

@@ -14,15 +14,26 @@
 
 #include <grpcpp/security/credentials.h>
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "daemon/peers/peer_link.h"
 
 namespace rdmad {
 
-// Links that use creds (grpc::SslCredentials for mutual TLS, else insecure).
+// The metadata that carries a call's peer key proof (PeerKey::Sign).
+inline constexpr char kPeerAuthMetadata[] = "rdmad-peer-auth";
+
+// The proof for a call of method ("Hello", "Session", "OpenChannel", ...);
+// null: no peer key (nothing is sent).
+using PeerCallSigner = std::function<std::string(std::string_view method)>;
+
+// Links that use creds (grpc::SslCredentials for mutual TLS, else
+// insecure), every call signed by sign when set.
 std::shared_ptr<PeerConnector> MakeGrpcPeerConnector(
-    std::shared_ptr<grpc::ChannelCredentials> creds);
+    std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign = nullptr);
 
 }  // namespace rdmad
 

@@ -37,6 +37,14 @@ PeerHello Hello(const std::string& host, const std::string& id) {
 const PeerHello kServer = Hello("server", "11111111111111111111111111111111");
 const PeerHello kClient = Hello("client", "22222222222222222222222222222222");
 
+// A plaintext listener on 127.0.0.1:port (0: any).
+PeerTransportOptions Loopback(int port = 0) {
+  PeerTransportOptions o;
+  o.listen_address = "127.0.0.1";
+  o.listen_port = port;
+  return o;
+}
+
 // Collects a PeerLink's callbacks for the test thread.
 struct Waiter {
   std::mutex mu;
@@ -55,7 +63,7 @@ struct Waiter {
 class PeerServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto transport = MakeGrpcPeerTransport({"127.0.0.1", 0, "", "", ""}, &inbound_);
+    auto transport = MakeGrpcPeerTransport(Loopback(), &inbound_);
     ASSERT_TRUE(transport.ok()) << transport.status().ToString();
     server_ = std::move(transport->server);
     connector_ = transport->connector;
@@ -286,7 +294,7 @@ TEST(PeerServerStartTest, APortInUseIsAClearError) {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = ntohs(addr.sin_port);
   PeerInbound inbound([] { return kServer; });
-  auto transport = MakeGrpcPeerTransport({"127.0.0.1", port, "", "", ""}, &inbound);
+  auto transport = MakeGrpcPeerTransport(Loopback(port), &inbound);
   close(fd);
   ASSERT_FALSE(transport.ok());
   EXPECT_EQ(transport.status().message(),
@@ -296,9 +304,11 @@ TEST(PeerServerStartTest, APortInUseIsAClearError) {
 
 TEST(PeerServerStartTest, UnreadableTlsFilesAreAClearError) {
   PeerInbound inbound([] { return kServer; });
-  auto transport = MakeGrpcPeerTransport(
-      {"127.0.0.1", 0, "/nonexistent/cert.pem", "/nonexistent/key.pem", "/nonexistent/ca.pem"},
-      &inbound);
+  PeerTransportOptions tls = Loopback();
+  tls.tls_cert = "/nonexistent/cert.pem";
+  tls.tls_key = "/nonexistent/key.pem";
+  tls.tls_ca = "/nonexistent/ca.pem";
+  auto transport = MakeGrpcPeerTransport(tls, &inbound);
   ASSERT_FALSE(transport.ok());
   EXPECT_EQ(transport.status().message(),
             "cannot read daemon.tls_cert /nonexistent/cert.pem: No such file or directory");

@@ -47,8 +47,9 @@ class SessionReactor final : public grpc::ServerWriteReactor<v1::PeerEvent>,
 }  // namespace
 
 StatusOr<PeerIdentity> PeerService::Admit(grpc::CallbackServerContext* context,
+                                          std::string_view method,
                                           const std::string& instance_named) const {
-  auto identity = gate_->Admit(context);
+  auto identity = gate_->Admit(context, method);
   if (identity.ok() && instance_named == inbound_->own_instance()) {
     identity->this_process = gate_->FromThisProcess(context);
   }
@@ -58,7 +59,7 @@ StatusOr<PeerIdentity> PeerService::Admit(grpc::CallbackServerContext* context,
 grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* context,
                                              const v1::HelloRequest* request,
                                              v1::HelloResponse* response) {
-  auto identity = Admit(context, request->self().instance_id());
+  auto identity = Admit(context, "Hello", request->self().instance_id());
   if (!identity.ok()) return Reply(context, identity.status());
   if (!request->has_self()) return Reply(context, Status::InvalidArgument("self: required"));
   auto local = inbound_->Hello(FromProto(request->self()), context->peer(), *identity);
@@ -68,7 +69,7 @@ grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* contex
 
 grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(grpc::CallbackServerContext* context,
                                                               const v1::SessionRequest* request) {
-  auto identity = Admit(context, request->instance_id());
+  auto identity = Admit(context, "Session", request->instance_id());
   if (!identity.ok()) return new FailedStream<v1::PeerEvent>(identity.status());
   auto* reactor = new SessionReactor(inbound_);
   reactor->Start(FromProto(*request), context->peer(), *identity);
@@ -78,7 +79,7 @@ grpc::ServerWriteReactor<v1::PeerEvent>* PeerService::Session(grpc::CallbackServ
 grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* context,
                                                    const v1::OpenChannelRequest* request,
                                                    v1::OpenChannelResponse* response) {
-  auto identity = Admit(context, request->initiator_instance());
+  auto identity = Admit(context, "OpenChannel", request->initiator_instance());
   if (!identity.ok()) return Reply(context, identity.status());
   StatusOr<OpenChannelCall> call = FromProto(*request);
   if (!call.ok()) return Reply(context, call.status());
@@ -106,7 +107,7 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext* context,
                                                     const v1::CloseChannelRequest* request,
                                                     v1::CloseChannelResponse*) {
-  auto identity = Admit(context, request->initiator_instance());
+  auto identity = Admit(context, "CloseChannel", request->initiator_instance());
   if (!identity.ok()) return Reply(context, identity.status());
   CloseChannelCall call{request->channel_id(), request->reason(), request->initiator_instance()};
   return Reply(context, inbound_->CloseChannel(call, *identity));
@@ -115,7 +116,7 @@ grpc::ServerUnaryReactor* PeerService::CloseChannel(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* PeerService::ReclaimChannel(grpc::CallbackServerContext* context,
                                                       const v1::ReclaimChannelRequest* request,
                                                       v1::ReclaimChannelResponse*) {
-  auto identity = Admit(context, request->instance());
+  auto identity = Admit(context, "ReclaimChannel", request->instance());
   if (!identity.ok()) return Reply(context, identity.status());
   ReclaimChannelCall call{request->channel_id(), request->previous_instance(), request->instance()};
   return Reply(context, inbound_->ReclaimChannel(call, *identity));

@@ -52,7 +52,7 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
  private:
   // The caller's identity (the gate's answer), marked this_process when
   // the call names this daemon's own instance and comes from its process.
-  StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context,
+  StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context, std::string_view method,
                                const std::string& instance_named) const;
 
   PeerInbound* inbound_;

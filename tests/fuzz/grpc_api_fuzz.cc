@@ -33,6 +33,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// A plaintext peer listener on any port of 127.0.0.1.
+rdmad::PeerTransportOptions LoopbackPeerOptions() {
+  rdmad::PeerTransportOptions o;
+  o.listen_address = "127.0.0.1";
+  return o;
+}
+
 // This daemon's link to itself, through the peer service's own handler.
 std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
   auto link = std::make_shared<FakePeerLink>("127.0.0.1:7581");
@@ -153,7 +160,7 @@ struct Servers {
     local_stub = std::make_unique<grpc::GenericStub>(
         grpc::CreateInsecureChannelFromFd("rdmad-fuzz", fds[1]));
 
-    auto transport = MakeGrpcPeerTransport({"127.0.0.1", 0, "", "", ""}, core.inbound());
+    auto transport = MakeGrpcPeerTransport(LoopbackPeerOptions(), core.inbound());
     FUZZ_CHECK_MSG(transport.ok(), transport.status().ToString());
     peer = std::move(transport->server);
     peer_stub = std::make_unique<grpc::GenericStub>(grpc::CreateChannel(

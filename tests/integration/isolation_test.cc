@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -146,7 +147,8 @@ class IsolationTest : public ::testing::Test {
   }
 
   void StartNode(Node* n, const Node& peer, const std::string& admin_group) {
-    std::string keys = "socket_group = \"nogroup\"\nadmin_group = \"" + admin_group + "\"";
+    std::string keys =
+        "socket_group = \"nogroup\"\nadmin_group = \"" + admin_group + "\"" + extra_keys_;
     std::string config =
         dir_.Write(n->name + ".toml",
                    testing::LoopbackPeerConfig(n->socket, n->port, keys, peer.name, peer.port));
@@ -193,7 +195,34 @@ class IsolationTest : public ::testing::Test {
 
   std::string Logs() { return a_.process->log() + "\n---\n" + b_.process->log(); }
 
+  // A's root connects the planned channel id to B's root listener, which
+  // accepts it; reply is A's answer.
+  ::testing::AssertionResult ConnectAsRoot(uint64_t id, RootListener& listener,
+                                           v1::ConnectResponse* reply) {
+    std::optional<grpc::Status> connected;
+    grpc::ClientContext connect_ctx;
+    std::jthread connect([&] {
+      v1::ConnectRequest req;
+      req.set_channel_id(id);
+      *req.mutable_endpoint() = TcpEndpoint(1111);
+      connected = a_.stub->Connect(&connect_ctx, req, reply);
+    });
+    uint64_t request = listener.NextRequest();
+    if (request == 0) connect_ctx.TryCancel();
+    grpc::Status accepted = request == 0 ? grpc::Status(grpc::StatusCode::UNKNOWN, "no request")
+                                         : listener.Accept(request);
+    connect.join();
+    if (!accepted.ok() || !connected || !connected->ok()) {
+      return ::testing::AssertionFailure()
+             << "accept: " << accepted.error_message()
+             << "; connect: " << (connected ? connected->error_message() : "no answer") << "\n"
+             << Logs();
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   TempDir dir_;
+  std::string extra_keys_;  // more [daemon] keys for both daemons' configs
   gid_t gid_ = 0;
   Node a_;
   Node b_;
@@ -337,6 +366,88 @@ TEST_F(IsolationTest, AnotherUidIsNobodyOnThePeerPort) {
   std::string open_as_b = PeerProbe(b_, {"open", "svc", "B", b_instance}, true);
   EXPECT_TRUE(Says(open_as_b, "PERMISSION_DENIED")) << open_as_b;
   EXPECT_EQ(listener.requests(), 0) << "an OpenChannel as B itself reached the listener";
+}
+
+// A lease is the daemon's word: sealed with its key, so a process can
+// neither write one for a channel it never had (as any uid, its own
+// included) nor edit a real one; both are NOT_FOUND, as for a channel that
+// does not exist. The real lease, unedited, re-attaches.
+TEST_F(IsolationTest, ALeaseCannotBeForgedNorEdited) {
+  Start();
+  RootListener listener(b_.stub.get());
+  uint64_t id = PlanAsRoot();
+  ASSERT_NE(id, 0u) << Logs();
+  v1::ConnectResponse reply;
+  ASSERT_TRUE(ConnectAsRoot(id, listener, &reply));
+  ASSERT_FALSE(reply.lease().empty());
+  std::string hex;
+  for (unsigned char c : reply.lease()) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", c);
+    hex += two;
+  }
+
+  // A lease written by the caller, for a channel id A never saw.
+  std::string forged_id = std::to_string(id ^ 0x5a5a5a5a5a5a5a5aULL);
+  for (bool as_root : {false, true}) {
+    std::string forged = Probe(a_, {"forge-hold", forged_id}, as_root);
+    EXPECT_TRUE(Says(forged, "NOT_FOUND")) << (as_root ? "root: " : "nobody: ") << forged;
+  }
+  // The real lease with one byte changed (its owner uid, its peer, ...).
+  for (size_t at : {size_t{4}, hex.size() / 2, hex.size() - 2}) {
+    std::string edited = hex;
+    edited[at] = edited[at] == '0' ? '1' : '0';
+    std::string line = Probe(a_, {"hold-lease", std::to_string(id), edited}, true);
+    EXPECT_TRUE(Says(line, "NOT_FOUND")) << "edited at " << at << ": " << line;
+  }
+  EXPECT_NE(Probe(a_, {"list-channels"}, true).find(std::to_string(id)), std::string::npos);
+  EXPECT_EQ(Probe(a_, {"list-channels"}, true).find(forged_id), std::string::npos)
+      << "a forged lease made a channel";
+  // The real one: held (the probe's hold stays open until its deadline).
+  std::string real = Probe(a_, {"hold-lease", std::to_string(id), hex}, true);
+  EXPECT_TRUE(Says(real, "DEADLINE_EXCEEDED")) << real;
+}
+
+// With a peer key (daemon.peer_key_file, made by rdmactl peer-key), every
+// peer call proves it, whoever calls: a process of the daemons' own uid
+// without the key, or with another key, is UNAUTHENTICATED; with the key a
+// proof is good once (a captured one cannot be replayed). The daemons'
+// own calls carry proofs: a channel opens as before.
+TEST_F(IsolationTest, WithAPeerKeyEveryCallProvesIt) {
+  std::string key = dir_.File("peer.key"), other = dir_.File("other.key");
+  for (const std::string& path : {key, other}) {
+    std::string made = Rdmactl(a_, {"peer-key", path}, true);
+    ASSERT_NE(made.find("wrote a new peer key to " + path), std::string::npos) << made;
+  }
+  struct stat st {};
+  ASSERT_EQ(stat(key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_size, 65);
+  std::string again = Rdmactl(a_, {"peer-key", key}, true);
+  EXPECT_NE(again.find("(exit"), std::string::npos) << "overwrote a key: " << again;
+  extra_keys_ = "\npeer_key_file = \"" + key + "\"";
+  Start();
+  RootListener listener(b_.stub.get());
+  uint64_t id = PlanAsRoot();
+  ASSERT_NE(id, 0u) << Logs();
+  v1::ConnectResponse reply;
+  ASSERT_TRUE(ConnectAsRoot(id, listener, &reply)) << "the daemons' own calls carry proofs";
+
+  std::string bare = PeerProbe(b_, {"hello", "C", "-"}, true);
+  EXPECT_TRUE(Says(bare, "UNAUTHENTICATED")) << "root without the key: " << bare;
+  setenv("RDMAD_PEER_KEY_FILE", other.c_str(), 1);
+  std::string wrong = PeerProbe(b_, {"hello", "C", "-"}, true);
+  EXPECT_TRUE(Says(wrong, "UNAUTHENTICATED")) << wrong;
+  EXPECT_NE(wrong.find("wrong MAC"), std::string::npos) << wrong;
+  setenv("RDMAD_PEER_KEY_FILE", key.c_str(), 1);
+  setenv("RDMAD_PEER_REPLAY", "1", 1);
+  std::string twice = PeerProbe(b_, {"hello", "C", "-"}, true);
+  unsetenv("RDMAD_PEER_KEY_FILE");
+  unsetenv("RDMAD_PEER_REPLAY");
+  EXPECT_TRUE(Says(twice, "OK instance=")) << twice;
+  EXPECT_NE(twice.find("UNAUTHENTICATED rdmad peer port: peer key proof: replayed"), std::string::npos)
+      << twice;
+  EXPECT_EQ(listener.requests(), 1) << "only the daemons' own OpenChannel reached B";
 }
 
 }  // namespace

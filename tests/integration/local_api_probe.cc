@@ -14,7 +14,12 @@
 //   local_api_probe SOCKET prewarm CLIENT-ID
 //   local_api_probe SOCKET report CLIENT-ID
 //   local_api_probe SOCKET flood-plan PEER SERVICE SECONDS
+//   local_api_probe SOCKET forge-hold CHANNEL-ID
+//   local_api_probe SOCKET hold-lease CHANNEL-ID LEASE-HEX
 //
+// forge-hold re-attaches CHANNEL-ID with a lease it wrote itself (a
+// well-formed rdmad.v1.ChannelLease naming the caller's uid); hold-lease
+// with the lease given (hex), as an attacker who edited one would.
 // It prints one line, "PROBE CODE message" (CODE as gRPC names it), and
 // for the lists and plan what it saw: "PROBE OK ids=ID,ID" (channel ids,
 // or pool client ids) and "PROBE OK id=ID". A hold that is granted stays
@@ -24,12 +29,14 @@
 // 2 on a usage error.
 
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "rdmad/v1/peer.pb.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace {
@@ -62,6 +69,27 @@ rdmad::v1::Endpoint TcpEndpoint() {
   e.mutable_tcp()->set_port(9);
   e.mutable_tcp()->set_token(std::string(32, '\x5a'));
   return e;
+}
+
+std::string FromHex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+// HoldChannel(id, lease): the stream's end, or DEADLINE_EXCEEDED while held.
+int HoldWithLease(rdmad::v1::Rdmad::Stub* stub, grpc::ClientContext* ctx, uint64_t id,
+                  const std::string& lease) {
+  rdmad::v1::HoldChannelRequest req;
+  req.set_channel_id(id);
+  req.set_lease(lease);
+  auto reader = stub->HoldChannel(ctx, req);
+  rdmad::v1::ChannelEvent event;
+  while (reader->Read(&event)) {
+  }
+  return Print(reader->Finish());
 }
 
 void Bound(grpc::ClientContext* ctx) {
@@ -159,6 +187,21 @@ int main(int argc, char** argv) {
     req.set_warm(1);
     v1::ReportPoolResponse out;
     return Print(stub->ReportPool(&ctx, req, &out));
+  }
+  if (call == "forge-hold") {
+    v1::ChannelLease lease;
+    lease.set_channel_id(id);
+    lease.set_peer("B");
+    lease.set_service("svc");
+    lease.set_initiator(true);
+    lease.set_transport("TCP");
+    lease.set_peer_instance(std::string(32, 'b'));
+    lease.set_self_instance(std::string(32, 'a'));
+    lease.set_owner_uid(getuid());
+    return HoldWithLease(stub.get(), &ctx, id, lease.SerializeAsString());
+  }
+  if (call == "hold-lease" && argc == 5) {
+    return HoldWithLease(stub.get(), &ctx, id, FromHex(argv[4]));
   }
   if (call == "flood-plan" && argc == 6) {  // PEER SERVICE SECONDS
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(std::atoi(argv[5]));

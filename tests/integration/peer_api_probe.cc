@@ -9,6 +9,10 @@
 //   peer_api_probe HOST:PORT close CHANNEL-ID INSTANCE
 //   peer_api_probe HOST:PORT reclaim CHANNEL-ID PREVIOUS INSTANCE
 //
+// With RDMAD_PEER_KEY_FILE set, each call carries a proof of that key
+// (PeerKey::Sign, as a daemon's calls do); with RDMAD_PEER_REPLAY=1 as
+// well, hello is sent twice with the same proof and both lines printed.
+//
 // hello says Hello as HOST_NAME with instance INSTANCE ("-": a fresh one);
 // open sends OpenChannel with a random channel id and a TCP endpoint; the
 // others as named. Each prints one line, "PROBE CODE message" (CODE as
@@ -23,6 +27,8 @@
 #include <random>
 #include <string>
 
+#include "daemon/peers/peer_key.h"
+#include "daemon/rpc/peer_link_grpc.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 
 namespace {
@@ -58,8 +64,21 @@ std::string Instance(const std::string& arg) {
   return id;
 }
 
-void Bound(grpc::ClientContext* ctx) {
+// The proof for method by node, "" without RDMAD_PEER_KEY_FILE.
+std::string Proof(const char* method, const std::string& node) {
+  const char* path = std::getenv("RDMAD_PEER_KEY_FILE");
+  if (path == nullptr) return "";
+  auto key = rdmad::PeerKey::Load(path);
+  if (!key.ok()) {
+    std::printf("PROBE KEY %s\n", key.status().message().c_str());
+    std::exit(0);
+  }
+  return key->Sign(method, node);
+}
+
+void Bound(grpc::ClientContext* ctx, const std::string& proof = "") {
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (!proof.empty()) ctx->AddMetadata(rdmad::kPeerAuthMetadata, proof);
 }
 
 }  // namespace
@@ -72,8 +91,14 @@ int main(int argc, char** argv) {
   const std::string call = argv[2];
   auto stub =
       v1::RdmadPeer::NewStub(grpc::CreateChannel(argv[1], grpc::InsecureChannelCredentials()));
+  const std::string node = argc > 3 ? argv[3] : "probe";
+  const char* method = call == "hello"   ? "Hello"
+                       : call == "open"  ? "OpenChannel"
+                       : call == "close" ? "CloseChannel"
+                                         : "ReclaimChannel";
+  const std::string proof = Proof(method, call == "open" && argc > 4 ? argv[4] : node);
   grpc::ClientContext ctx;
-  Bound(&ctx);
+  Bound(&ctx, proof);
   if (call == "hello" && argc == 5) {
     v1::HelloRequest req;
     v1::HelloInfo* self = req.mutable_self();
@@ -83,7 +108,13 @@ int main(int argc, char** argv) {
     self->set_instance_id(Instance(argv[4]));
     v1::HelloResponse out;
     grpc::Status s = stub->Hello(&ctx, req, &out);
-    return Print(s, "instance=" + out.self().instance_id());
+    Print(s, "instance=" + out.self().instance_id());
+    if (const char* replay = std::getenv("RDMAD_PEER_REPLAY"); replay && *replay == '1') {
+      grpc::ClientContext again;
+      Bound(&again, proof);
+      Print(stub->Hello(&again, req, &out), "instance=" + out.self().instance_id());
+    }
+    return 0;
   }
   if (call == "open" && argc == 6) {
     v1::OpenChannelRequest req;
