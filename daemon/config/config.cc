@@ -150,13 +150,12 @@ Status ValidateConfig(const Config& config) {
                                    "daemon.tls_cert, daemon.tls_key and daemon.tls_ca go "
                                    "together: set all three for mutual TLS, or none");
   }
-  if (tls_parts == 0 && d.peer_key_file.empty() && !d.peer_insecure &&
-      !IsLoopbackHost(d.peer_address)) {
+  if (tls_parts == 0 && d.peer_key_file.empty() && !IsLoopbackHost(d.peer_address)) {
     return Status::InvalidArgument(
         where + "daemon.peer_address = " + QuoteToml(d.peer_address) +
-        " is not a loopback address, and peers would talk without TLS or a peer key: set "
-        "daemon.tls_cert, daemon.tls_key and daemon.tls_ca, or daemon.peer_key_file "
-        "(rdmactl peer-key new FILE), or daemon.peer_insecure = true on a trusted network");
+        " is not a loopback address, and peers would have no way to prove who they are: set "
+        "daemon.tls_cert, daemon.tls_key and daemon.tls_ca (mutual TLS), or "
+        "daemon.peer_key_file (a shared key: rdmactl peer-key FILE)");
   }
   const Config::Cluster& c = config.cluster;
   if (!c.endpoints.empty() && (d.peer_address == "0.0.0.0" || d.peer_address == "::")) {

@@ -60,7 +60,6 @@ struct Config {
     std::string log_level;              // trace|debug|info|warn|error
     std::string peer_address;           // peer (daemon-to-daemon) listen address
     int peer_port = 0;
-    bool peer_insecure = false;  // allow non-loopback listening without TLS
     std::string tls_cert;
     std::string tls_key;
     std::string tls_ca;
@@ -186,7 +185,7 @@ std::string FormatDeviceSpec(const DeviceSpec& spec);
 // every layer (file, environment, command-line flags) is applied, so
 // LoadConfig does not call it: daemon.tls_cert, tls_key and tls_ca are set
 // all together or not at all, and a non-loopback daemon.peer_address needs
-// TLS or daemon.peer_insecure. INVALID_ARGUMENT naming config.source.
+// TLS or daemon.peer_key_file. INVALID_ARGUMENT naming config.source.
 Status ValidateConfig(const Config& config);
 
 }  // namespace rdmad

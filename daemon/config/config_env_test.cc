@@ -47,7 +47,7 @@ TEST(ApplyEnvironmentTest, EmptyEnvironmentChangesNothing) {
 
 TEST(ApplyEnvironmentTest, RdmadVariablesByKind) {
   Config c = WithEnv({{"RDMAD_QP_TIMEOUT", "20"},
-                      {"RDMAD_DAEMON_PEER_INSECURE", "yes"},
+                      {"RDMAD_ECHO_ENABLED", "no"},
                       {"RDMAD_GID_OVERLAY_NETDEVS", "veth*, br-*"},
                       {"RDMAD_DAEMON_ALLOWED_UIDS", "0,1000"},
                       {"RDMAD_GID_FAMILY", "ipv6"},
@@ -56,7 +56,7 @@ TEST(ApplyEnvironmentTest, RdmadVariablesByKind) {
                       {"RDMAD_GID_INDEX", "3"},
                       {"RDMAD_DEVICES_INCLUDE", "mlx5,=mlx5_0:1"}});
   EXPECT_EQ(c.qp.timeout, 20);
-  EXPECT_TRUE(c.daemon.peer_insecure);
+  EXPECT_FALSE(c.echo.enabled);
   EXPECT_EQ(c.gid.overlay_netdevs, (std::vector<std::string>{"veth*", "br-*"}));
   EXPECT_EQ(c.daemon.allowed_uids, (std::vector<int64_t>{0, 1000}));
   EXPECT_EQ(c.gid.family, "ipv6");
@@ -67,8 +67,8 @@ TEST(ApplyEnvironmentTest, RdmadVariablesByKind) {
 }
 
 TEST(ApplyEnvironmentTest, BoolsModesAndAuto) {
-  EXPECT_FALSE(WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "0"}}).daemon.peer_insecure);
-  EXPECT_TRUE(WithEnv({{"RDMAD_DAEMON_PEER_INSECURE", "TRUE"}}).daemon.peer_insecure);
+  EXPECT_FALSE(WithEnv({{"RDMAD_ECHO_ENABLED", "0"}}).echo.enabled);
+  EXPECT_TRUE(WithEnv({{"RDMAD_ECHO_ENABLED", "TRUE"}}).echo.enabled);
   EXPECT_EQ(WithEnv({{"RDMAD_DAEMON_SOCKET_MODE", "0o600"}}).daemon.socket_mode, 0600u);
   EXPECT_EQ(WithEnv({{"RDMAD_GID_INDEX", "auto"}}).gid.index, -1);
   EXPECT_TRUE(WithEnv({{"RDMAD_GID_OVERLAY_NETDEVS", ""}}).gid.overlay_netdevs.empty());
@@ -78,8 +78,8 @@ TEST(ApplyEnvironmentTest, ErrorsNameTheVariable) {
   EXPECT_EQ(EnvError({{"RDMAD_QP_TIMEOUT", "40"}}),
             "RDMAD_QP_TIMEOUT=40: out of range; allowed 0..31");
   EXPECT_EQ(EnvError({{"RDMAD_QP_TIMEOUT", "soon"}}), "RDMAD_QP_TIMEOUT=soon: not an integer");
-  EXPECT_EQ(EnvError({{"RDMAD_DAEMON_PEER_INSECURE", "maybe"}}),
-            "RDMAD_DAEMON_PEER_INSECURE=maybe: not a boolean; use true/false, "
+  EXPECT_EQ(EnvError({{"RDMAD_ECHO_ENABLED", "maybe"}}),
+            "RDMAD_ECHO_ENABLED=maybe: not a boolean; use true/false, "
             "yes/no or 1/0");
   EXPECT_EQ(EnvError({{"RDMAD_GID_FAMILY", "ip4"}}),
             "RDMAD_GID_FAMILY=ip4: not allowed; allowed: auto, ipv4, ipv6");

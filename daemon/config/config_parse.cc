@@ -76,6 +76,14 @@ class FileParser {
   }
 
   void UnknownKey(const toml::key& key, std::string_view full_key, const SettingSection* section) {
+    if (full_key == "daemon.peer_insecure") {
+      AddIssue(key.source(),
+               "daemon.peer_insecure was removed: every peer call is authenticated, by mutual "
+               "TLS (daemon.tls_*) or a shared key (daemon.peer_key_file; rdmactl peer-key "
+               "FILE makes one)",
+               &issues_);
+      return;
+    }
     std::string suggestion = SuggestKey(full_key);
     std::string message = "unknown key " + Quote(full_key);
     if (!suggestion.empty()) {

@@ -53,7 +53,8 @@ TEST(DefaultConfigTest, HasTheDocumentedDefaults) {
   EXPECT_EQ(c.daemon.log_level, "info");
   EXPECT_EQ(c.daemon.peer_address, "127.0.0.1");
   EXPECT_EQ(c.daemon.peer_port, 7581);
-  EXPECT_FALSE(c.daemon.peer_insecure);
+  EXPECT_EQ(c.daemon.peer_key_file, "");
+  EXPECT_EQ(c.daemon.state_dir, "");
   EXPECT_EQ(c.daemon.tls_cert, "");
   EXPECT_TRUE(c.devices.include.empty());
   EXPECT_EQ(c.gid.index, -1);
@@ -119,7 +120,7 @@ allowed_uids = [0, 1000]
 log_level = "debug"
 peer_address = "::1"
 peer_port = 9000
-peer_insecure = true
+peer_key_file = "/etc/rdmad/peer.key"
 tls_cert = "/etc/rdmad/cert.pem"
 tls_key = "/etc/rdmad/key.pem"
 tls_ca = "/etc/rdmad/ca.pem"
@@ -189,7 +190,7 @@ TEST(ParseConfigTest, EveryKeySetToANonDefault) {
   EXPECT_EQ(c.daemon.log_level, "debug");
   EXPECT_EQ(c.daemon.peer_address, "::1");
   EXPECT_EQ(c.daemon.peer_port, 9000);
-  EXPECT_TRUE(c.daemon.peer_insecure);
+  EXPECT_EQ(c.daemon.peer_key_file, "/etc/rdmad/peer.key");
   EXPECT_EQ(c.daemon.tls_cert, "/etc/rdmad/cert.pem");
   EXPECT_EQ(c.daemon.tls_key, "/etc/rdmad/key.pem");
   EXPECT_EQ(c.daemon.tls_ca, "/etc/rdmad/ca.pem");
@@ -275,9 +276,12 @@ TEST(ParseConfigErrorTest, UnknownSection) {
 TEST(ParseConfigErrorTest, WrongType) {
   EXPECT_EQ(ErrorOf("[qp]\ntimeout = \"14\"\n"),
             "t.toml:2:11: qp.timeout: expected an integer, got a string");
-  EXPECT_EQ(ErrorOf("[daemon]\npeer_insecure = 1\n"),
-            "t.toml:2:17: daemon.peer_insecure: expected a boolean, got an "
-            "integer");
+  EXPECT_EQ(ErrorOf("[echo]\nenabled = 1\n"),
+            "t.toml:2:11: echo.enabled: expected a boolean, got an integer");
+  EXPECT_EQ(ErrorOf("[daemon]\npeer_insecure = true\n"),
+            "t.toml:2:1: daemon.peer_insecure was removed: every peer call is authenticated, by "
+            "mutual TLS (daemon.tls_*) or a shared key (daemon.peer_key_file; rdmactl peer-key "
+            "FILE makes one)");
   EXPECT_EQ(ErrorOf("[devices]\nexclude = \"mlx5_0\"\n"),
             "t.toml:2:11: devices.exclude: expected an array of strings, got a "
             "string");
@@ -447,9 +451,9 @@ TEST(ValidateConfigTest, PeerListenerNeedsTlsOffLoopback) {
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), StartsWith("<defaults>: daemon.peer_address = \"0.0.0.0\" is not "
                                            "a loopback address"));
-  c.daemon.peer_insecure = true;
+  c.daemon.peer_key_file = "/etc/rdmad/peer.key";
   EXPECT_TRUE(ValidateConfig(c).ok());
-  c.daemon.peer_insecure = false;
+  c.daemon.peer_key_file = "";
   c.daemon.tls_cert = "/c.pem";
   c.daemon.tls_key = "/k.pem";
   EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("go together"));
@@ -468,7 +472,7 @@ TEST(ValidateConfigTest, OnlyLoopbackMayGoWithoutTls) {
     c.daemon.peer_address = open;
     EXPECT_EQ(ValidateConfig(c).code(), StatusCode::kInvalidArgument) << open;
   }
-  c.daemon.peer_insecure = true;  // with TLS as well: fine, TLS is used
+  c.daemon.peer_key_file = "/k";  // with TLS as well: fine, TLS is used
   c.daemon.tls_cert = "/c.pem";
   c.daemon.tls_key = "/k.pem";
   c.daemon.tls_ca = "/ca.pem";

@@ -126,13 +126,6 @@ std::vector<Setting> DaemonSettings() {
        .min = 1,
        .max = 65535,
        .store = Store<&C::daemon, &C::Daemon::peer_port>},
-      {.key = "daemon.peer_insecure",
-       .kind = K::kBool,
-       .default_toml = "false",
-       .help = "Allow a non-loopback peer_address without TLS (trusted "
-               "networks only).",
-       .env = "RDMAD_DAEMON_PEER_INSECURE",
-       .store = Store<&C::daemon, &C::Daemon::peer_insecure>},
       {.key = "daemon.peer_key_file",
        .kind = K::kString,
        .default_toml = "\"\"",

@@ -21,12 +21,6 @@ void LogSecurity(const Config::Daemon& d, const std::string& target) {
   } else if (!d.peer_key_file.empty()) {
     spdlog::info("peers: listening on {} without TLS; every call proves the peer key in {}", target,
                  d.peer_key_file);
-  } else if (!IsLoopbackHost(d.peer_address) && d.peer_insecure) {
-    // ValidateConfig let this through only with peer_insecure.
-    spdlog::warn(
-        "peers: listening on {} WITHOUT TLS (daemon.peer_insecure = true): any host "
-        "that reaches this port can talk to rdmad; use this on a trusted network only",
-        target);
   } else {
     spdlog::info(
         "peers: listening on {} without TLS or a peer key: only this host's processes of uid "
@@ -63,8 +57,14 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   }
   const Config::Daemon& d = config.daemon;
   node_name_ = NodeName(d.node_name);
-  PeerTransportOptions options{d.peer_address, d.peer_port,     d.tls_cert,      d.tls_key,
-                               d.tls_ca,       d.peer_insecure, d.peer_key_file, node_name_};
+  PeerTransportOptions options;
+  options.listen_address = d.peer_address;
+  options.listen_port = d.peer_port;
+  options.tls_cert = d.tls_cert;
+  options.tls_key = d.tls_key;
+  options.tls_ca = d.tls_ca;
+  options.peer_key_file = d.peer_key_file;
+  options.node_name = node_name_;
   auto transport = factory(options, &inbound_);
   if (!transport.ok()) return transport.status();
   server_ = std::move(transport->server);
@@ -106,11 +106,12 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
   const Config::Daemon& a = previous.daemon;
   const Config::Daemon& b = next.daemon;
   if (a.peer_address != b.peer_address || a.peer_port != b.peer_port ||
-      a.peer_insecure != b.peer_insecure || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
+      a.peer_key_file != b.peer_key_file || a.tls_cert != b.tls_cert || a.tls_key != b.tls_key ||
       a.tls_ca != b.tls_ca || a.node_name != b.node_name) {
     spdlog::warn(
-        "daemon.peer_address, peer_port, peer_insecure, node_name and tls_* changed; the "
-        "peer listener, TLS and the node name keep their old settings until rdmad restarts");
+        "daemon.peer_address, peer_port, peer_key_file, node_name and tls_* changed; the "
+        "peer listener, its authentication and the node name keep their old settings until "
+        "rdmad restarts");
   }
   if (a.peer_breaker_failures != b.peer_breaker_failures ||
       a.peer_breaker_open_s != b.peer_breaker_open_s) {

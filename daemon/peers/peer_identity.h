@@ -7,7 +7,8 @@
 // claims (in Hello, Session and OpenChannel, and through its instance id in
 // CloseChannel and ReclaimChannel) must be one of them, so that one host's
 // certificate, though signed by the same CA, cannot speak for another.
-// Without TLS (loopback, daemon.peer_insecure) there is nothing to check.
+// Without TLS (loopback, or a shared peer key) there is no node name to
+// check: the caller was admitted as one of this deployment's daemons.
 //
 // Thread safety: a plain value.
 

@@ -109,9 +109,6 @@ struct PeerTransportOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
-  // daemon.peer_insecure: without TLS, also serve callers that are not
-  // this uid's processes on this host (a trusted network only).
-  bool admit_unauthenticated = false;
   // daemon.peer_key_file (without TLS: every call proves the key), and
   // the node name the proofs give.
   std::string peer_key_file;

@@ -45,7 +45,6 @@ StatusOr<PeerIdentity> PeerGate::Admit(grpc::CallbackServerContext* context,
     if (!node.ok()) return Refuse(context->peer(), node.status().message());
     return identity;
   }
-  if (options_.admit_unauthenticated) return identity;
   std::string from = context->peer();
   auto peer = ParseTransportPeer(from);
   if (!peer.ok()) return Refuse(from, "not a TCP caller");

@@ -8,7 +8,7 @@
 //     (PeerKey::Verify, in the kPeerAuthMetadata metadata) for its method;
 //   * else only processes of this daemon's uid on this host, found in
 //     the kernel's socket table (local_socket.h); another uid or another
-//     host is UNAUTHENTICATED, unless daemon.peer_insecure admits them.
+//     host is UNAUTHENTICATED.
 // It also tells whether a call's socket is this very process's (this
 // daemon calling itself), which a call naming this daemon's own instance
 // must be.
@@ -36,9 +36,8 @@ class PeerGate {
  public:
   struct Options {
     bool tls = false;
-    bool admit_unauthenticated = false;  // daemon.peer_insecure
-    std::string listen_address;          // daemon.peer_address
-    std::shared_ptr<PeerKey> key;        // daemon.peer_key_file, if any
+    std::string listen_address;    // daemon.peer_address
+    std::shared_ptr<PeerKey> key;  // daemon.peer_key_file, if any
   };
   explicit PeerGate(Options options) : options_(std::move(options)) {}
 

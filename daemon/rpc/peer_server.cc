@@ -70,7 +70,6 @@ class GrpcPeerServer final : public PeerServer {
  public:
   GrpcPeerServer(PeerInbound* inbound, const PeerTransportOptions& o, std::shared_ptr<PeerKey> key)
       : gate_({.tls = !o.tls_cert.empty(),
-               .admit_unauthenticated = o.admit_unauthenticated,
                .listen_address = o.listen_address,
                .key = std::move(key)}),
         service_(inbound, &gate_) {}

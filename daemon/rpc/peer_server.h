@@ -4,7 +4,7 @@
 // daemon.peer_address:daemon.peer_port serving RdmadPeer (PeerService),
 // with mutual TLS when daemon.tls_cert/tls_key/tls_ca are set (a peer must
 // present a certificate that chains to tls_ca) and plaintext otherwise
-// (ValidateConfig allows that only on loopback or with peer_insecure).
+// (ValidateConfig allows that only on loopback or with a peer key).
 // Keepalive: clients ping every second without calls and without data, so
 // the server accepts pings 500 ms apart (gRPC's default policy answers
 // them with GOAWAY "too_many_pings") and pings idle clients itself.

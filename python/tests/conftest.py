@@ -20,6 +20,9 @@ import rdmad
 
 
 IP = os.environ.get("LAB_IP", "127.0.0.1")
+# The tests' shared peer key (daemon.peer_key_file) off loopback; the same
+# as tests/integration/daemon_process.h's.
+TEST_PEER_KEY = "7e57" * 16
 
 
 _handed_out = set()
@@ -60,11 +63,15 @@ class Daemon:
         self.process = None
 
     def start(self, peer):
+        key = os.path.join(os.path.dirname(self.config), "peer.key")
+        if IP != "127.0.0.1" and not os.path.exists(key):
+            with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(TEST_PEER_KEY + "\n")
         with open(self.config, "w") as f:
             f.write(
                 f'[daemon]\nsocket = "{self.socket}"\nsocket_group = ""\n'
                 f'log_level = "debug"\npeer_address = "{IP}"\npeer_port = {self.port}\n'
-                + ("" if IP == "127.0.0.1" else "peer_insecure = true\n")
+                + ("" if IP == "127.0.0.1" else f'peer_key_file = "{key}"\n')
                 + f'\n[[peers]]\nname = "{peer.name}"\naddress = "{IP}:{peer.port}"\n'
             )
         with open(self.log, "w") as log:

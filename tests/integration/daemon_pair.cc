@@ -102,9 +102,9 @@ Status DaemonPair::StartNode(DaemonNode* n, const DaemonNode& peer, const std::s
                      "\"\nsocket_group = \"\"\nlog_level = \"debug\"\n"
                      "peer_address = \"" +
                      ip + "\"\npeer_port = " + std::to_string(n->port) +
-                     (ip == "127.0.0.1" ? "" : "\npeer_insecure = true") + "\n\n" + extra_toml +
-                     "\n[[peers]]\nname = \"" + peer.name + "\"\naddress = \"" + ip + ":" +
-                     std::to_string(peer.port) + "\"\n";
+                     (ip == "127.0.0.1" ? "" : "\npeer_key_file = \"" + WritePeerKey(dir_) + "\"") +
+                     "\n\n" + extra_toml + "\n[[peers]]\nname = \"" + peer.name +
+                     "\"\naddress = \"" + ip + ":" + std::to_string(peer.port) + "\"\n";
   std::string config = dir_.Write(n->name + ".toml", text);
   n->process = std::make_unique<Process>(
       DaemonBinary(), std::vector<std::string>{"--config", config},

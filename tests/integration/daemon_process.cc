@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +147,12 @@ std::string TempDir::Write(const std::string& name, const std::string& text) con
   std::string full = File(name);
   std::ofstream(full) << text;
   return full;
+}
+
+std::string WritePeerKey(const TempDir& dir) {
+  std::string path = dir.Write("peer.key", std::string(kTestPeerKey) + "\n");
+  chmod(path.c_str(), 0600);
+  return path;
 }
 
 std::string ReadFile(const std::string& path) {

@@ -35,6 +35,13 @@ class TempDir {
 
 std::string ReadFile(const std::string& path);
 
+// The tests' shared peer key (daemon.peer_key_file), the same on every host
+// of a lab run, as 64 hex digits; WritePeerKey puts it in dir/peer.key
+// (mode 0600, as rdmad requires) and returns that path.
+inline constexpr char kTestPeerKey[] =
+    "7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57";
+std::string WritePeerKey(const TempDir& dir);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreeLoopbackPort();
 

@@ -239,8 +239,14 @@ TEST_F(PeerTest, PlaintextOffLoopbackIsRefused) {
   EXPECT_NE(out.find("is not a loopback address"), std::string::npos) << out;
 
   dir_.Write("off.toml", "[daemon]\nsocket = \"" + dir_.File("off/rdmad.sock") +
-                             "\"\npeer_address = \"192.0.2.10\"\npeer_insecure = true\n");
+                             "\"\npeer_address = \"192.0.2.10\"\npeer_key_file = \"" +
+                             testing::WritePeerKey(dir_) + "\"\n");
   EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", config}, &out), 0) << out;
+  // The removed peer_insecure is a clear error, not a silent downgrade.
+  dir_.Write("off.toml", "[daemon]\nsocket = \"" + dir_.File("off/rdmad.sock") +
+                             "\"\npeer_address = \"192.0.2.10\"\npeer_insecure = true\n");
+  EXPECT_EQ(RunCommand(RDMAD_BINARY, {"--check-config", config}, &out), 1) << out;
+  EXPECT_NE(out.find("daemon.peer_insecure was removed"), std::string::npos) << out;
 }
 
 TEST_F(PeerTest, MutualTlsBringsPeersUp) {

@@ -22,6 +22,16 @@ LAB_RUN_DIR=${LAB_RUN_DIR:-/run/lab}
 
 lab_log() { echo "lab[${LAB_NODE:-?}]: $*" >&2; }
 
+# lab_peer_key DIR: the labs' shared peer key (daemon.peer_key_file), the
+# same on every VM (tests/integration/daemon_process.h has it too), written
+# to DIR/peer.key with mode 0600; prints the path.
+LAB_PEER_KEY=7e577e577e577e577e577e577e577e577e577e577e577e577e577e577e577e57
+lab_peer_key() {
+  local path=$1/peer.key
+  (umask 077 && echo "$LAB_PEER_KEY" >"$path")
+  echo "$path"
+}
+
 # True when the host or another node has given up on this run.
 lab_aborted() { [[ -e $LAB_RUN_DIR/abort ]]; }
 

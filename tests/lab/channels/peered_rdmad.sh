@@ -23,7 +23,7 @@ socket = "$RDMAD_SOCKET"
 socket_group = ""
 log_level = "debug"
 peer_address = "$LAB_IP"
-peer_insecure = true
+peer_key_file = "$(lab_peer_key "$work")"
 $1
 
 $2

@@ -31,7 +31,7 @@ socket_group = ""
 log_level = "debug"
 peer_address = "$LAB_IP"
 peer_port = $2
-peer_insecure = true
+peer_key_file = "$(lab_peer_key "$work")"
 
 [[peers]]
 name = "$3"
