@@ -5,13 +5,8 @@
 // 0600, never over an existing file. Copy the same file to every daemon of
 // the deployment, owned by the uid rdmad runs as.
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "client/rdmactl/command.h"
+#include "common/secret_file.h"
 #include "common/secure_random.h"
 
 namespace rdmactl {
@@ -20,16 +15,8 @@ void DeclarePeerKey(CLI::App& verb, Context& ctx) {
   auto path = std::make_shared<std::string>();
   verb.add_option("FILE", *path, "where to write the key (must not exist)")->required();
   RunsWith(verb, ctx, [&ctx, path] {
-    std::string key = rdmad::SecureRandomHex(32) + "\n";
-    int fd = open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return Fail(ctx, "peer-key", *path + ": " + std::strerror(errno));
-    bool written =
-        write(fd, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && fsync(fd) == 0;
-    close(fd);
-    if (!written) {
-      unlink(path->c_str());
-      return Fail(ctx, "peer-key", *path + ": cannot write: " + std::strerror(errno));
-    }
+    rdmad::Status written = rdmad::WriteSecretFile(*path, rdmad::SecureRandomHex(32) + "\n");
+    if (!written.ok()) return Fail(ctx, "peer-key", written.message());
     if (ctx.globals.json) {
       PrintJson(ctx, Json{{"peer_key_file", *path}});
     } else {

@@ -2,16 +2,13 @@
 
 #include "daemon/broker/lease_sealer.h"
 
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 
+#include "common/secret_file.h"
 #include "common/secure_random.h"
 
 namespace rdmad {
@@ -19,8 +16,8 @@ namespace {
 
 constexpr std::string_view kMagic = "RDL1";
 
-Status KeyFileError(const std::string& path, const std::string& what) {
-  return Status::FailedPrecondition("lease key " + path + ": " + what +
+Status KeyFileError(const std::string& what) {
+  return Status::FailedPrecondition("lease key " + what +
                                     " (the daemon's state directory: daemon.state_dir)");
 }
 
@@ -31,38 +28,22 @@ LeaseSealer::LeaseSealer() { SecureRandomBytes(key_.data(), key_.size()); }
 StatusOr<LeaseSealer> LeaseSealer::FromDirectory(const std::string& dir) {
   std::string path = dir + "/lease.key";
   std::array<uint8_t, kKeyBytes> key{};
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0 && errno == ENOENT) {
-    // First start: a new key, written whole before anyone may read it.
+  StatusOr<std::string> stored = ReadSecretFile(path, kKeyBytes + 1);
+  if (stored.status().code() == StatusCode::kNotFound) {
+    // First start: a new key.
     SecureRandomBytes(key.data(), key.size());
-    std::string temp = path + ".new";
-    int out = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (out < 0) return KeyFileError(path, std::string("cannot create: ") + std::strerror(errno));
-    bool written =
-        write(out, key.data(), key.size()) == static_cast<ssize_t>(key.size()) && fsync(out) == 0;
-    close(out);
-    if (!written || rename(temp.c_str(), path.c_str()) != 0) {
-      unlink(temp.c_str());
-      return KeyFileError(path, std::string("cannot write: ") + std::strerror(errno));
-    }
+    Status written =
+        WriteSecretFile(path, std::string(reinterpret_cast<const char*>(key.data()), key.size()));
+    if (!written.ok()) return KeyFileError(written.message());
     return LeaseSealer(key);
   }
-  if (fd < 0) return KeyFileError(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  Status status;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = KeyFileError(path, "not a regular file");
-  } else if (st.st_uid != geteuid()) {
-    status = KeyFileError(path, "owned by uid " + std::to_string(st.st_uid) + ", not rdmad's " +
-                                    std::to_string(geteuid()));
-  } else if ((st.st_mode & 077) != 0) {
-    status = KeyFileError(path, "others may read it (chmod 600)");
-  } else if (read(fd, key.data(), key.size()) != static_cast<ssize_t>(key.size()) ||
-             st.st_size != static_cast<off_t>(key.size())) {
-    status = KeyFileError(path, "not " + std::to_string(kKeyBytes) + " bytes");
+  if (!stored.ok()) return KeyFileError(stored.status().message());
+  if (stored->size() != kKeyBytes) {
+    return KeyFileError(path + ": not " + std::to_string(kKeyBytes) +
+                        " bytes (delete it for a new key; channels held across this restart "
+                        "then fail to re-attach)");
   }
-  close(fd);
-  if (!status.ok()) return status;
+  std::memcpy(key.data(), stored->data(), kKeyBytes);
   return LeaseSealer(key);
 }
 

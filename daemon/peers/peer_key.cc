@@ -2,18 +2,14 @@
 
 #include "daemon/peers/peer_key.h"
 
-#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <vector>
 
+#include "common/secret_file.h"
 #include "common/secure_random.h"
 
 namespace rdmad {
@@ -72,30 +68,13 @@ StatusOr<PeerKey> PeerKey::FromHex(std::string_view hex) {
 }
 
 StatusOr<PeerKey> PeerKey::Load(const std::string& path) {
-  auto error = [&](const std::string& what) {
-    return Status::FailedPrecondition("peer key " + path + " (daemon.peer_key_file): " + what);
+  auto error = [](const std::string& what) {
+    return Status::FailedPrecondition("peer key " + what + " (daemon.peer_key_file)");
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return error(std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  char text[256];
-  ssize_t n = -1;
-  Status status;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = error("not a regular file");
-  } else if (st.st_uid != geteuid()) {
-    status = error("owned by uid " + std::to_string(st.st_uid) + ", not rdmad's " +
-                   std::to_string(geteuid()));
-  } else if ((st.st_mode & 077) != 0) {
-    status = error("others may read it (chmod 600)");
-  } else {
-    n = read(fd, text, sizeof(text));
-  }
-  close(fd);
-  if (!status.ok()) return status;
-  if (n < 0) return error(std::string("cannot read: ") + std::strerror(errno));
-  auto key = FromHex(std::string_view(text, static_cast<size_t>(n)));
-  if (!key.ok()) return error(key.status().message());
+  StatusOr<std::string> text = ReadSecretFile(path, 256);
+  if (!text.ok()) return error(text.status().message());
+  auto key = FromHex(*text);
+  if (!key.ok()) return error(path + ": " + key.status().message());
   return key;
 }
 

@@ -74,8 +74,11 @@ std::string RunAs(uid_t uid, gid_t gid, const std::vector<std::string>& argv) {
 // the test says so.
 class RootListener {
  public:
+  // Returns once B registered the service (or after 10 s).
   explicit RootListener(v1::Rdmad::Stub* stub) : stub_(stub) {
     thread_ = std::thread([this] { Run(); });
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, seconds(10), [this] { return registered_; });
   }
   ~RootListener() {
     ctx_.TryCancel();
@@ -108,6 +111,11 @@ class RootListener {
     auto reader = stub_->Listen(&ctx_, req);
     v1::ListenEvent event;
     while (reader->Read(&event)) {
+      if (event.has_registered()) {
+        std::lock_guard lock(mu_);
+        registered_ = true;
+        cv_.notify_all();
+      }
       if (!event.has_incoming()) continue;
       std::lock_guard lock(mu_);
       ++requests_;
@@ -121,8 +129,9 @@ class RootListener {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  uint64_t request_ = 0;  // guarded by mu_
-  int requests_ = 0;      // guarded by mu_
+  uint64_t request_ = 0;     // guarded by mu_
+  int requests_ = 0;         // guarded by mu_
+  bool registered_ = false;  // guarded by mu_
 };
 
 class IsolationTest : public ::testing::Test {
@@ -445,7 +454,8 @@ TEST_F(IsolationTest, WithAPeerKeyEveryCallProvesIt) {
   unsetenv("RDMAD_PEER_KEY_FILE");
   unsetenv("RDMAD_PEER_REPLAY");
   EXPECT_TRUE(Says(twice, "OK instance=")) << twice;
-  EXPECT_NE(twice.find("UNAUTHENTICATED rdmad peer port: peer key proof: replayed"), std::string::npos)
+  EXPECT_NE(twice.find("UNAUTHENTICATED rdmad peer port: peer key proof: replayed"),
+            std::string::npos)
       << twice;
   EXPECT_EQ(listener.requests(), 1) << "only the daemons' own OpenChannel reached B";
 }
