@@ -2,6 +2,9 @@
 
 #include "daemon/cluster/member_record.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,14 @@ bool IsName(const std::string& s) {
   return !s.empty() && s.size() <= kMaxText && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
   });
+}
+
+// Whether the resolver would read s as an address: inet_aton's forms too
+// ("127.1", "0x7f000001"), as getaddrinfo does.
+bool IsIpLiteral(const std::string& s) {
+  in_addr v4{};
+  unsigned char v6[sizeof(in6_addr)];
+  return inet_aton(s.c_str(), &v4) != 0 || inet_pton(AF_INET6, s.c_str(), v6) == 1;
 }
 
 bool IsText(const std::string& s) {
@@ -79,6 +90,12 @@ StatusOr<MemberRecord> DecodeMemberRecord(std::string_view text) {
   RDMAD_RETURN_IF_ERROR(Field(j, "version", &r.version));
   RDMAD_RETURN_IF_ERROR(Field(j, "protocol", &r.protocol));
   if (!IsName(r.name)) return Status::InvalidArgument("member record: a bad name");
+  if (IsIpLiteral(r.name)) {
+    // A member named 192.0.2.7 would shadow that address: connecting to
+    // the IP would reach whatever peer_address the record gives.
+    return Status::InvalidArgument("member record: the name " + r.name +
+                                   " is an IP address, which a member name may not be");
+  }
   if (r.peer_address.empty() || !IsText(r.peer_address) ||
       r.peer_address.find(' ') != std::string::npos) {
     return Status::InvalidArgument("member record " + r.name + ": a bad peer_address");

@@ -47,5 +47,20 @@ TEST(MemberRecordTest, GarbageIsRefusedWithWhatIsWrong) {
   EXPECT_EQ(message(bad_service), "member record node-a: a bad service name");
 }
 
+// A writer of the etcd prefix cannot make a member shadow an address.
+TEST(MemberRecordTest, ANameThatIsAnAddressIsRefused) {
+  for (const char* address : {"192.0.2.7", "10.0.0.1", "127.1", "0x7f000001"}) {
+    MemberRecord r = Sample();
+    r.name = address;
+    auto decoded = DecodeMemberRecord(EncodeMemberRecord(r));
+    EXPECT_EQ(decoded.status().code(), StatusCode::kInvalidArgument) << address;
+    EXPECT_NE(decoded.status().message().find("is an IP address"), std::string::npos)
+        << decoded.status().message();
+  }
+  MemberRecord dotted = Sample();
+  dotted.name = "node-1.example.net";  // a DNS name with digits and dots is fine
+  EXPECT_TRUE(DecodeMemberRecord(EncodeMemberRecord(dotted)).ok());
+}
+
 }  // namespace
 }  // namespace rdmad
