@@ -50,15 +50,15 @@ StatusOr<PeerIdentity> PeerGate::Admit(grpc::CallbackServerContext* context,
   if (!peer.ok()) return Refuse(from, "not a TCP caller");
   auto owner = FindLocalTcpSocket(*peer, {options_.listen_address}, static_cast<uint16_t>(port_));
   if (!owner.ok()) {
-    return Refuse(from, "without TLS it serves only this host's processes of uid " +
+    return Refuse(from, "without TLS or a peer key it serves only this host's processes of uid " +
                             std::to_string(geteuid()) + ", and " + peer->ip + ":" +
                             std::to_string(peer->port) + " is not one (" +
                             owner.status().message() +
-                            "); set daemon.tls_cert, daemon.tls_key and daemon.tls_ca");
+                            "); set daemon.tls_* or daemon.peer_key_file on every daemon");
   }
   if (owner->uid != geteuid()) {
-    return Refuse(from, "without TLS it serves only processes of uid " + std::to_string(geteuid()) +
-                            ", not uid " + std::to_string(owner->uid));
+    return Refuse(from, "without TLS or a peer key it serves only processes of uid " +
+                            std::to_string(geteuid()) + ", not uid " + std::to_string(owner->uid));
   }
   return identity;
 }
