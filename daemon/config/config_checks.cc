@@ -116,9 +116,9 @@ std::string CheckSocketPath(const SettingValue& value) {
   return "";
 }
 
-std::string CheckStateDir(const SettingValue& value) {
+std::string CheckAbsolutePathOrEmpty(const SettingValue& value) {
   std::string path = AsString(value);
-  if (!path.empty() && path.front() != '/') return "invalid: the state directory must be absolute";
+  if (!path.empty() && path.front() != '/') return "invalid: the path must be absolute";
   return "";
 }
 

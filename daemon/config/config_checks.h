@@ -36,7 +36,7 @@ std::string ParseDeviceSpecText(std::string_view text, DeviceSpec* out);
 
 // Checks used by the settings table.
 std::string CheckSocketPath(const SettingValue& value);
-std::string CheckStateDir(const SettingValue& value);
+std::string CheckAbsolutePathOrEmpty(const SettingValue& value);
 std::string CheckGroupName(const SettingValue& value);
 std::string CheckSocketMode(const SettingValue& value);
 std::string CheckListenHost(const SettingValue& value);

@@ -100,7 +100,7 @@ std::vector<Setting> DaemonSettings() {
        .help = "Directory of state kept across restarts (the lease key); \"\": systemd's, "
                "else the socket's.",
        .env = "RDMAD_DAEMON_STATE_DIR",
-       .check = CheckStateDir,
+       .check = CheckAbsolutePathOrEmpty,
        .check_doc = "absolute path or \"\"",
        .store = Store<&C::daemon, &C::Daemon::state_dir>},
       {.key = "daemon.log_level",
@@ -132,7 +132,7 @@ std::vector<Setting> DaemonSettings() {
        .help = "Shared key of the deployment's daemons, proving peer calls without TLS; "
                "\"\": none.",
        .env = "RDMAD_DAEMON_PEER_KEY_FILE",
-       .check = CheckStateDir,
+       .check = CheckAbsolutePathOrEmpty,
        .check_doc = "absolute path or \"\"",
        .store = Store<&C::daemon, &C::Daemon::peer_key_file>},
       {.key = "daemon.tls_cert",
