@@ -29,6 +29,7 @@
 #include "rdmad/status.h"
 
 struct ibv_context;
+struct ibv_device_attr;
 struct ibv_pd;
 
 namespace rdmad::internal {
@@ -55,6 +56,10 @@ class RdmaDevice {
   // True when the device sits on a PCI bus (relaxed ordering matters only
   // there; Soft-RoCE and siw have none).
   bool on_pci() const { return on_pci_; }
+  // True when the device binds type 2 memory windows (a window bound to one
+  // QP, over a range of a registration, invalidated by the binder): the
+  // rendezvous exposes its chunks only through them (rndv_pool.h).
+  bool memory_windows() const { return memory_windows_; }
 
   // Calls handler (on the event thread) for async events of QP qpn, until
   // Unwatch(qpn) returns. The handler must not call Watch/Unwatch.
@@ -66,8 +71,9 @@ class RdmaDevice {
   MrCache& mr_cache() { return mr_cache_; }
   // This process's rendezvous chunks on the device (rndv_pool.h).
   RndvPool& rndv_pool() { return *rndv_pool_; }
-  // Tests: a pool of `chunks` instead. Only while no chunk is taken.
-  void ReplaceRndvPoolForTesting(uint32_t chunks);
+  // Tests: a pool of `chunks` instead, with or without memory windows (as
+  // a device without them). Only while no chunk is taken.
+  void ReplaceRndvPoolForTesting(uint32_t chunks, bool memory_windows = true);
   // Logs the relaxed ordering decision for application memory the first
   // time, and again only when it changes.
   void LogOrderingOnce(const std::string& decision);
@@ -77,6 +83,7 @@ class RdmaDevice {
  private:
   RdmaDevice(std::string name, ibv_context* context, ibv_pd* pd);
   Status Start();
+  bool ProbeMemoryWindows(const ibv_device_attr& attr);
   void EventLoop();
   void Dispatch();
 
@@ -86,6 +93,7 @@ class RdmaDevice {
   uint32_t max_rd_atomic_ = 1, max_dest_rd_atomic_ = 1;
   uint32_t max_qp_wr_ = 0, max_cqe_ = 0;
   bool on_pci_ = false;
+  bool memory_windows_ = false;
   int stop_fd_ = -1;
   std::thread events_;
   std::mutex mu_;  // guards watchers_; held while a handler runs
