@@ -185,7 +185,8 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
     return Status::InvalidArgument(
         fmt::format("count: 1..{} channels per batch, not {}", kMaxChannelBatch, count));
   }
-  StatusOr<BrokerPeer> found = options_.find_peer(peer);
+  StatusOr<BrokerPeer> found =
+      options_.find_peer(peer, caller.self ? std::nullopt : std::optional<uid_t>(caller.uid));
   if (!found.ok()) return found.status();
   PlannedChannel planned;
   planned.channel_id = RandomChannelId();

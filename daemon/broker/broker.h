@@ -102,7 +102,10 @@ struct BrokerOptions {
   // Plans a path (DaemonCore::ResolvePath).
   std::function<StatusOr<PathDecision>(const PathRequest&)> resolve;
   // The peer for a [[peers]] name or address; NOT_FOUND for neither.
-  std::function<StatusOr<BrokerPeer>(const std::string&)> find_peer;
+  // opener: the uid that a session opened now on demand counts against
+  // (PlanChannel's caller: RESOURCE_EXHAUSTED past its quota, before any
+  // dial); nullopt for the daemon's own lookups.
+  std::function<StatusOr<BrokerPeer>(const std::string&, std::optional<uid_t> opener)> find_peer;
   // As find_peer, for Connect: a session still making its first attempt
   // (opened by PlanChannel for this channel) is waited for, up to the time
   // given; null: find_peer.

@@ -124,7 +124,7 @@ StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
   if (!call.ok()) return call.status();
   StatusOr<BrokerPeer> peer = options_.await_peer
                                   ? options_.await_peer(peer_key, options_.open_timeout)
-                                  : options_.find_peer(peer_key);
+                                  : options_.find_peer(peer_key, std::nullopt);
   StatusOr<std::shared_ptr<PeerLink>> link =
       peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
   if (!link.ok()) {

@@ -88,7 +88,7 @@ void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
     if (found.ok()) link = found.value();
   }
   if (!link && r.initiator && options_.find_peer) {
-    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key, std::nullopt);
     if (peer.ok() && peer->link.ok() && peer->instance_id == r.peer_instance) {
       link = peer->link.value();
     }

@@ -70,7 +70,8 @@ TEST(BrokerOwnershipTest, OnlyTheOwnerAndAdminsCloseAndSeeAChannel) {
   char hex[32];
   std::snprintf(hex, sizeof hex, "%#018llx", static_cast<unsigned long long>(mine));
   EXPECT_EQ(other.message(), std::string("no channel ") + hex + " on hostA");
-  EXPECT_EQ(f.broker.Release(kOther, 0x1234, "x").message(), "no channel 0x0000000000001234 on hostA");
+  EXPECT_EQ(f.broker.Release(kOther, 0x1234, "x").message(),
+            "no channel 0x0000000000001234 on hostA");
   EXPECT_EQ(f.Record(mine).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.broker.ChannelsFor(kOther).empty());
   ASSERT_EQ(f.broker.ChannelsFor(kApp).size(), 1u);

@@ -127,7 +127,7 @@ void Broker::TryReclaim(uint64_t channel_id) {
   // daemon's previous instance itself.
   std::string peer_now = instance;
   if (!link && options_.find_peer) {
-    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key);
+    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key, std::nullopt);
     if (peer.ok() && peer->link.ok() && !peer->instance_id.empty()) {
       link = peer->link.value();
       peer_now = peer->instance_id;

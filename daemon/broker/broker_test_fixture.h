@@ -74,7 +74,7 @@ struct Fixture {
       if (path) return *path;
       return Status::NotFound("no RDMA device");
     };
-    o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
+    o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
       if (name != "B") return Status::NotFound("unknown peer " + name);
       BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB,
                    Status::Unavailable("peer B is down: refused")};

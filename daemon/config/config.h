@@ -123,6 +123,8 @@ struct Config {
     int max_plans_per_uid = 0;
     int max_listeners_per_client = 0;
     int max_listeners_per_uid = 0;
+    int max_connections_per_uid = 0;
+    int max_peer_sessions_per_uid = 0;
     friend bool operator==(const Limits&, const Limits&) = default;
   } limits;
 

@@ -383,6 +383,16 @@ std::vector<Setting> QpAndLimitSettings() {
                  "RDMAD_LIMITS_MAX_LISTENERS_PER_UID",
                  "Most services all local processes of one uid listen on.",
                  Store<&C::limits, &L::max_listeners_per_uid>),
+      IntSetting(
+          "limits.max_connections_per_uid", "1024", 1, 1048576,
+          "RDMAD_LIMITS_MAX_CONNECTIONS_PER_UID",
+          "Most open local API connections of one uid (not root's, nor rdmad's); read at start.",
+          Store<&C::limits, &L::max_connections_per_uid>),
+      IntSetting(
+          "limits.max_peer_sessions_per_uid", "64", 1, 65536,
+          "RDMAD_LIMITS_MAX_PEER_SESSIONS_PER_UID",
+          "Most peer sessions one uid's processes opened on demand (planning to an address).",
+          Store<&C::limits, &L::max_peer_sessions_per_uid>),
   };
 }
 

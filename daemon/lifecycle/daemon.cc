@@ -148,8 +148,14 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   lock_ = std::move(lock).value();
 
   const Config& cfg = *config();
-  auto listener = UnixListener::Bind({socket_path_, cfg.daemon.socket_mode, cfg.daemon.socket_group,
-                                      cfg.daemon.allowed_uids, *owns_directory});
+  UnixListenerOptions listen;
+  listen.path = socket_path_;
+  listen.mode = cfg.daemon.socket_mode;
+  listen.group = cfg.daemon.socket_group;
+  listen.allowed_uids = cfg.daemon.allowed_uids;
+  listen.owns_directory = *owns_directory;
+  listen.max_connections_per_uid = cfg.limits.max_connections_per_uid;
+  auto listener = UnixListener::Bind(listen);
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();
 

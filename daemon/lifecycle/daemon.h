@@ -140,7 +140,8 @@ class Daemon : public DaemonCore {
   void ApplyChannelSettings(const Config& config);  // limits and pool targets
   BrokerOptions MakeBrokerOptions();                // daemon_broker.cc
   void StartBroker();
-  StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address);
+  StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address,
+                                      std::optional<uid_t> opener = std::nullopt);
   StatusOr<BrokerPeer> AwaitBrokerPeer(const std::string& name_or_address,
                                        std::chrono::milliseconds timeout);
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);

@@ -30,7 +30,9 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.instance_id = peers_.instance_id();
   o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
   o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
-  o.find_peer = [this](const std::string& name) { return FindBrokerPeer(name); };
+  o.find_peer = [this](const std::string& name, std::optional<uid_t> opener) {
+    return FindBrokerPeer(name, opener);
+  };
   o.await_peer = [this](const std::string& name, std::chrono::milliseconds timeout) {
     return AwaitBrokerPeer(name, timeout);
   };
@@ -152,13 +154,14 @@ StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& in
 // without a port) is NOT_FOUND, checked before a session is opened on
 // demand; a peer whose session is not up gives UNAVAILABLE with the
 // session's last error (at once, from find_peer, while its circuit is open).
-StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address) {
+StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address,
+                                            std::optional<uid_t> opener) {
   bool known = IsIpLiteral(HostOfAddress(name_or_address)) || peers_.Knows(name_or_address);
   if (!known) {
     return Status::NotFound("unknown peer " + name_or_address +
                             ": not a [[peers]] name nor an IP address");
   }
-  StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
+  StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address, opener);
   if (!session.ok()) {
     if (session.status().code() != StatusCode::kInvalidArgument) return session.status();
     return Status::NotFound("unknown peer " + name_or_address + ": " + session.status().message());

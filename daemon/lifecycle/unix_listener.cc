@@ -190,9 +190,45 @@ void UnixListener::AcceptOne() {
     close(fd);
     return;
   }
+  if (!UnderQuota(cred.uid)) {
+    // Logged on the 1st, 2nd, 4th, 8th ... refusal.
+    ++refused_;
+    if ((refused_ & (refused_ - 1)) == 0) {
+      spdlog::warn(
+          "local API: refused connection from uid {} pid {}: the uid has {} connections open, "
+          "its limit (limits.max_connections_per_uid = {}); {} refused in all",
+          cred.uid, cred.pid, options_.max_connections_per_uid, options_.max_connections_per_uid,
+          refused_);
+    }
+    close(fd);
+    return;
+  }
+  if (Limited(cred.uid)) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0) handed_[fd] = Handed{cred.uid, st.st_ino};
+  }
   accepted_.fetch_add(1);
   spdlog::info("local API: client connected: uid {} pid {}", cred.uid, cred.pid);
   handler_(fd, PeerCredentials{cred.pid, cred.uid, cred.gid});
+}
+
+bool UnixListener::Limited(uid_t uid) const {
+  return options_.max_connections_per_uid > 0 && uid != 0 && uid != getuid();
+}
+
+bool UnixListener::UnderQuota(uid_t uid) {
+  if (!Limited(uid)) return true;
+  int open = 0;
+  for (auto it = handed_.begin(); it != handed_.end();) {
+    struct stat st {};
+    if (fstat(it->first, &st) != 0 || st.st_ino != it->second.inode) {
+      it = handed_.erase(it);  // gRPC closed it
+      continue;
+    }
+    open += it->second.uid == uid;
+    ++it;
+  }
+  return open < options_.max_connections_per_uid;
 }
 
 bool UnixListener::Allowed(uid_t uid) const {

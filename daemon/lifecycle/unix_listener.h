@@ -4,8 +4,10 @@
 // (0750), binds the socket with the configured mode and group (set before the
 // socket appears at its path, so no client ever finds it half set up), and accepts
 // connections on its own thread. Each accepted connection's credentials
-// (SO_PEERCRED) are logged and checked against the allowed uids before the
-// non-blocking fd is handed to the RPC server. gRPC has no socket-mode option
+// (SO_PEERCRED) are logged and checked against the allowed uids and the
+// uid's quota of open connections before the non-blocking fd is handed to
+// the RPC server, so that no uid can take every descriptor and thread of
+// the daemon before it is even identified. gRPC has no socket-mode option
 // and exposes no peer credentials, hence this accept loop of our own.
 //
 // Thread safety: Start and Stop from one thread; the handler runs on the
@@ -19,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,6 +46,9 @@ struct UnixListenerOptions {
   // RuntimeDirectory): give it the socket's group too, so group members can
   // reach the socket through the 0750 directory.
   bool owns_directory = false;
+  // Open connections of one uid (root and the daemon's uid excepted); 0:
+  // no limit (limits.max_connections_per_uid).
+  int max_connections_per_uid = 0;
 };
 
 class UnixListener {
@@ -66,6 +72,10 @@ class UnixListener {
   void AcceptLoop();
   void AcceptOne();
   bool Allowed(uid_t uid) const;
+  // Whether uid's connections are counted, and whether it may open one
+  // more; UnderQuota forgets connections gRPC has closed (accept thread).
+  bool Limited(uid_t uid) const;
+  bool UnderQuota(uid_t uid);
 
   UnixListenerOptions options_;
   int fd_;
@@ -74,6 +84,14 @@ class UnixListener {
   std::thread thread_;
   std::atomic<uint64_t> accepted_{0};
   bool stopped_ = false;
+  // The connections handed over, by fd: the uid and the socket's inode,
+  // which tells a live one from a number gRPC closed and the kernel reused.
+  struct Handed {
+    uid_t uid;
+    ino_t inode;
+  };
+  std::map<int, Handed> handed_;  // accept thread only
+  uint64_t refused_ = 0;
 };
 
 // Creates the parent directory of path with mode 0750 if it is missing.

@@ -81,6 +81,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   sessions_->Observe(on_state_, on_event_);
   sessions_->SetInUse(in_use_);
   sessions_->SetIdleClose(std::chrono::seconds(d.peer_idle_close_s));
+  sessions_->SetOnDemandQuota(config.limits.max_peer_sessions_per_uid);
   sessions_->SetConfiguredPeers(config.peers);
   sessions_->Start();
   running_ = sessions_.get();
@@ -121,6 +122,7 @@ void PeerHub::Reload(const Config& previous, const Config& next) {
   }
   if (sessions_) {
     sessions_->SetIdleClose(std::chrono::seconds(b.peer_idle_close_s));
+    sessions_->SetOnDemandQuota(next.limits.max_peer_sessions_per_uid);
     sessions_->SetConfiguredPeers(next.peers);
   }
 }
@@ -143,10 +145,11 @@ bool PeerHub::Knows(const std::string& name_or_address) const {
   return sessions && sessions->Knows(name_or_address);
 }
 
-StatusOr<std::shared_ptr<PeerSession>> PeerHub::Peer(const std::string& name_or_address) {
+StatusOr<std::shared_ptr<PeerSession>> PeerHub::Peer(const std::string& name_or_address,
+                                                     std::optional<uid_t> opener) {
   PeerSessions* sessions = running_;
   if (!sessions) return Status::FailedPrecondition("peer sessions are not running");
-  return sessions->Peer(name_or_address);
+  return sessions->Peer(name_or_address, opener);
 }
 
 size_t PeerHub::session_count() const {

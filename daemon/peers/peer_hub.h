@@ -15,6 +15,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ class PeerHub {
 
   std::vector<PeerSnapshot> List() const;
   bool Knows(const std::string& name_or_address) const;  // PeerSessions::Knows
-  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
+  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address,
+                                              std::optional<uid_t> opener = std::nullopt);
   size_t session_count() const;
   const std::string& instance_id() const { return instance_id_; }
   // The serving side (the broker sets its OpenChannel handler here).

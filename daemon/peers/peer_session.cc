@@ -211,6 +211,16 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
     rtt_ms_ = rtt;
     remote_ = *result;
   }
+  // A cluster member's record says which node is at its address; the
+  // daemon there must be that node (its answer's host name is proven by
+  // its certificate or the peer key, peer_link_grpc.cc). A record that
+  // points elsewhere is not used (it may be corrected: tried again).
+  if (origin_ == PeerOrigin::kDiscovered && result->host_name != name_) {
+    Fail("the daemon at " + address_ + " is " + result->host_name + ", not the cluster member " +
+             name_ + " its record names; not using it",
+         at);
+    return;
+  }
   if (!version.ok()) {
     spdlog::error("{}; not using it (a different major version cannot talk)", version.message());
     Teardown();

@@ -88,6 +88,11 @@ void PeerSessions::SetInUse(InUse in_use) {
   in_use_ = std::move(in_use);
 }
 
+void PeerSessions::SetOnDemandQuota(int per_uid) {
+  std::lock_guard lock(mu_);
+  on_demand_per_uid_ = per_uid;
+}
+
 void PeerSessions::SetIdleClose(std::chrono::milliseconds after) {
   std::lock_guard lock(mu_);
   idle_close_ = after;
@@ -240,7 +245,8 @@ void PeerSessions::CloseDeparted() {
   }
 }
 
-StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& name_or_address) {
+StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& name_or_address,
+                                                          std::optional<uid_t> opener) {
   std::shared_ptr<PeerSession> created;
   {
     std::lock_guard lock(mu_);
@@ -268,7 +274,25 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
           return s;
         }
       }
+      if (opener && on_demand_per_uid_ > 0) {
+        // Forget the sessions that are gone (an address may be reused).
+        std::erase_if(openers_, [&](const auto& entry) {
+          return std::none_of(sessions_.begin(), sessions_.end(), [&](const auto& s) {
+            return s.get() == entry.first && s->origin() == PeerOrigin::kOnDemand;
+          });
+        });
+        int open = 0;
+        for (const auto& [session, uid] : openers_) open += uid == *opener;
+        if (open >= on_demand_per_uid_) {
+          return Status::ResourceExhausted(
+              "uid " + std::to_string(*opener) + " has " + std::to_string(open) +
+              " peer sessions opened on demand, its limit (limits.max_peer_sessions_per_uid = " +
+              std::to_string(on_demand_per_uid_) + ")");
+        }
+      }
       created = NewSession(*target, *target, PeerOrigin::kOnDemand);
+      openers_.erase(created.get());
+      if (opener) openers_[created.get()] = *opener;
     }
     sessions_.push_back(created);
   }

@@ -21,12 +21,15 @@
 #ifndef RDMAD_DAEMON_PEERS_PEER_SESSIONS_H_
 #define RDMAD_DAEMON_PEERS_PEER_SESSIONS_H_
 
+#include <sys/types.h>
+
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +67,9 @@ class PeerSessions {
   // address's session is gone until it is named again. A use is Peer()
   // naming it, or channels with it at a check. 0: never (the default).
   void SetIdleClose(std::chrono::milliseconds after);
+  // Sessions opened on demand (by address) that one uid may have open at
+  // once (limits.max_peer_sessions_per_uid; 0: no limit).
+  void SetOnDemandQuota(int per_uid);
 
   // Starts the worker thread.
   void Start();
@@ -97,7 +103,10 @@ class PeerSessions {
   // on-demand session named by the address).
   // INVALID_ARGUMENT when it is neither a known name nor an address;
   // FAILED_PRECONDITION after Stop.
-  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address);
+  // opener: the uid a new on-demand session counts against (its quota is
+  // checked before the session exists: RESOURCE_EXHAUSTED past it).
+  StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name_or_address,
+                                              std::optional<uid_t> opener = std::nullopt);
 
   // Every peer: configured sessions in config order, then the other
   // sessions, then the members without one (idle).
@@ -139,6 +148,9 @@ class PeerSessions {
   EventObserver on_event_;                              // guarded by mu_
   InUse in_use_;                                        // guarded by mu_
   std::chrono::milliseconds idle_close_{0};             // guarded by mu_
+  int on_demand_per_uid_ = 0;                           // guarded by mu_
+  // Who opened each on-demand session (by session); guarded by mu_.
+  std::map<const PeerSession*, uid_t> openers_;
   std::thread worker_;
 };
 

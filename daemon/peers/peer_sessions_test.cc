@@ -392,6 +392,51 @@ TEST_F(PeerSessionsTest, MembersAreDialledOnFirstUseAndFollowTheirRecords) {
   EXPECT_TRUE(sessions_->Peer("m2").value()->configured());
 }
 
+// A uid opens sessions on demand up to its quota, checked before anything
+// is dialled; the daemon's own lookups and other uids are not counted.
+TEST_F(PeerSessionsTest, OnDemandSessionsCountAgainstTheirOpenersQuota) {
+  sessions_->SetOnDemandQuota(2);
+  ASSERT_TRUE(sessions_->Peer("192.0.2.10", 1000).ok());
+  ASSERT_TRUE(sessions_->Peer("192.0.2.11", 1000).ok());
+  sessions_->RunOnce();
+  size_t dialled = LinkCount();
+  auto third = sessions_->Peer("192.0.2.12", 1000);
+  EXPECT_EQ(third.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(third.status().message(),
+              HasSubstr("uid 1000 has 2 peer sessions opened on demand, its limit "
+                        "(limits.max_peer_sessions_per_uid = 2)"));
+  sessions_->RunOnce();
+  EXPECT_EQ(LinkCount(), dialled) << "nothing was dialled for it";
+  EXPECT_TRUE(sessions_->Peer("192.0.2.10", 1000).ok()) << "its own sessions are still its";
+  EXPECT_TRUE(sessions_->Peer("192.0.2.12", 1001).ok()) << "another uid has its own quota";
+  EXPECT_TRUE(sessions_->Peer("192.0.2.13").ok()) << "the daemon's own lookups are not counted";
+  EXPECT_EQ(sessions_->List().size(), 4u);
+}
+
+// A writer of the cluster's store points member m1 at another daemon: the
+// daemon there answers with its own name, and the member is not used
+// (a [[peers]] name, an alias the operator chose, is not compared).
+TEST_F(PeerSessionsTest, AMemberWhoseAddressAnswersAsAnotherNodeIsNotUsed) {
+  sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}});
+  ASSERT_TRUE(sessions_->Peer("m1").ok());
+  sessions_->RunOnce();
+  now_ += milliseconds(2);
+  Link().Answer(Hello(1, "m7"));
+  sessions_->RunOnce();
+  EXPECT_NE(Peer().state, PeerSessionState::kUp);
+  EXPECT_TRUE(Link().streams.empty()) << "no session was opened with it";
+  EXPECT_THAT(Peer().last_error,
+              HasSubstr("the daemon at 192.0.2.5:7581 is m7, not the cluster member m1"));
+  // When the record is right again (the daemon there is m1), it is used.
+  Advance(milliseconds(2000));
+  ASSERT_GE(LinkCount(), 1u);
+  connector_->links.back()->Answer(Hello(1, "m1"));
+  sessions_->RunOnce();
+  connector_->links.back()->Beat();
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp) << Peer().last_error;
+}
+
 // etcd lost a member's lease (etcd was away) and it registers again: its
 // session, up all along, is kept; only its own failure detection ends it.
 TEST_F(PeerSessionsTest, AMemberThatDropsOutOfTheViewKeepsItsSessionWhileItIsUp) {
@@ -431,7 +476,11 @@ TEST_F(PeerSessionsTest, AMemberThatDropsOutOfTheViewKeepsItsSessionWhileItIsUp)
 TEST_F(PeerSessionsTest, SessionsOpenedOnFirstUseCloseWhenUnused) {
   const milliseconds idle(60000);
   connector_->configure = [](FakePeerLink& link) {  // every session comes up
-    link.hello_answer = [] { return Hello(1); };
+    // A member's daemon answers with the member's name.
+    std::string host = link.target() == "192.0.2.5:7581"   ? "m1"
+                       : link.target() == "192.0.2.6:7581" ? "m2"
+                                                           : "node-b";
+    link.hello_answer = [host] { return Hello(1, host); };
     link.beat_on_open = true;
   };
   // Moves time in steps of a second, every open stream beating meanwhile.

@@ -2,6 +2,7 @@
 
 #include "daemon/pool/pool_registry.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "daemon/broker/service_registry.h"
@@ -74,6 +75,8 @@ Status PoolRegistry::Prewarm(const Caller& caller, uint64_t client_id, const std
       return Status::NotFound("pool client " + std::to_string(client_id) +
                               " is not following the pool (WatchPool)");
     }
+    RDMAD_RETURN_IF_ERROR(
+        CheckUidQuotaLocked(it->second.owner.uid, client_id, {peer, service}, channels));
     it->second.prewarm[{peer, service}] = channels;
     sink = it->second.sink;
     targets = TargetsLocked(client_id, it->second);
@@ -100,6 +103,26 @@ Status PoolRegistry::Report(const Caller& caller, uint64_t client_id, const std:
                                      " reports too many targets");
   }
   reports[{peer, service}] = Counts{warm, in_use, last_error.substr(0, 512)};
+  return Status::Ok();
+}
+
+Status PoolRegistry::CheckUidQuotaLocked(uid_t uid, uint64_t client_id, const Key& key,
+                                         int channels) const {
+  size_t targets = 1;
+  int total = channels;
+  for (const auto& [id, client] : clients_) {
+    if (client.owner.uid != uid) continue;
+    for (const auto& [k, n] : client.prewarm) {
+      if (id == client_id && k == key) continue;  // replaced
+      ++targets;
+      total += n;
+    }
+  }
+  if (targets > kMaxTargetsPerUid || total > kMaxChannelsPerUid) {
+    return Status::ResourceExhausted(fmt::format(
+        "uid {} would prewarm {} channels to {} targets; its limit is {} channels to {} targets",
+        uid, total, targets, kMaxChannelsPerUid, kMaxTargetsPerUid));
+  }
   return Status::Ok();
 }
 

@@ -78,6 +78,11 @@ struct PoolRow {
 class PoolRegistry {
  public:
   static constexpr int kMaxChannelsPerTarget = 1024;
+  // What all clients of one uid may ask for between them (their Prewarm
+  // targets and channels): each target makes the libraries dial, so a
+  // uid is bounded before anything is dialled.
+  static constexpr size_t kMaxTargetsPerUid = 256;
+  static constexpr int kMaxChannelsPerUid = 4096;
 
   PoolRegistry() = default;
 
@@ -91,7 +96,7 @@ class PoolRegistry {
 
   // NOT_FOUND for a client not following (or another uid's);
   // INVALID_ARGUMENT for a bad peer or service name or channels outside
-  // 0..kMaxChannelsPerTarget.
+  // 0..kMaxChannelsPerTarget; RESOURCE_EXHAUSTED past the uid's quotas.
   Status Prewarm(const Caller& caller, uint64_t client_id, const std::string& peer,
                  const std::string& service, int channels);
   // The library's count for one of its targets. NOT_FOUND as Prewarm.
@@ -117,6 +122,8 @@ class PoolRegistry {
   };
 
   PoolTargets TargetsLocked(uint64_t id, const Client& client) const;  // mu_ held
+  // OK when uid's clients may hold `channels` for key at client (mu_ held).
+  Status CheckUidQuotaLocked(uid_t uid, uint64_t client_id, const Key& key, int channels) const;
 
   mutable std::mutex mu_;
   std::vector<PoolTarget> config_;      // guarded by mu_

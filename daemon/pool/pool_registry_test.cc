@@ -81,6 +81,37 @@ TEST(PoolRegistryTest, BadPrewarmsAreRefusedWithTheReason) {
   EXPECT_EQ(a->seen.size(), 1u);
 }
 
+TEST(PoolRegistryTest, AUidsClientsPrewarmWithinOneQuotaBetweenThem) {
+  PoolRegistry registry;
+  auto sink = std::make_shared<RecordingSink>();
+  uint64_t a = registry.Subscribe(sink, Owner{1000, 1});
+  uint64_t b = registry.Subscribe(sink, Owner{1000, 2});
+  uint64_t other = registry.Subscribe(sink, Owner{1001, 3});
+  const Caller other_uid = Caller::User(1001, 3);
+  // Targets: half from each client of uid 1000, then one more is refused.
+  for (size_t i = 0; i < PoolRegistry::kMaxTargetsPerUid; ++i) {
+    uint64_t id = i % 2 == 0 ? a : b;
+    ASSERT_TRUE(registry.Prewarm(kApp, id, "node" + std::to_string(i), "kv", 1).ok()) << i;
+  }
+  Status more = registry.Prewarm(kApp, b, "node-x", "kv", 1);
+  EXPECT_EQ(more.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(more.message().find("uid 1000 would prewarm"), std::string::npos) << more.ToString();
+  // Changing one it has is not a new target; another uid has its own quota.
+  EXPECT_TRUE(registry.Prewarm(kApp, a, "node0", "kv", 2).ok());
+  EXPECT_TRUE(registry.Prewarm(other_uid, other, "node-x", "kv", 1).ok());
+  // Channels: bounded in all, whatever the split.
+  PoolRegistry fresh;
+  uint64_t c = fresh.Subscribe(sink, Owner{1000, 1});
+  int per = PoolRegistry::kMaxChannelsPerTarget;
+  int full = PoolRegistry::kMaxChannelsPerUid / per;
+  for (int i = 0; i < full; ++i) {
+    ASSERT_TRUE(fresh.Prewarm(kApp, c, "n" + std::to_string(i), "kv", per).ok()) << i;
+  }
+  EXPECT_EQ(fresh.Prewarm(kApp, c, "n-last", "kv", 1).code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(fresh.Prewarm(kApp, c, "n0", "kv", 0).ok()) << "lowering is always allowed";
+  EXPECT_TRUE(fresh.Prewarm(kApp, c, "n-last", "kv", 1).ok());
+}
+
 TEST(PoolRegistryTest, ReportsShowInTheListAndGoWithTheClient) {
   PoolRegistry registry;
   registry.SetConfig(OneConfigTarget(), 300);

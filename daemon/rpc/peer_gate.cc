@@ -70,4 +70,11 @@ bool PeerGate::FromThisProcess(grpc::CallbackServerContext* context) const {
   return owner.ok() && ThisProcessHasSocket(owner->inode);
 }
 
+void PeerGate::SignHelloAnswer(grpc::CallbackServerContext* context,
+                               std::string_view asking_instance) const {
+  if (!options_.key) return;
+  context->AddInitialMetadata(
+      kPeerAuthMetadata, options_.key->Sign(HelloAnswerMethod(asking_instance), options_.node));
+}
+
 }  // namespace rdmad

@@ -38,6 +38,7 @@ class PeerGate {
     bool tls = false;
     std::string listen_address;    // daemon.peer_address
     std::shared_ptr<PeerKey> key;  // daemon.peer_key_file, if any
+    std::string node;              // this daemon's node name (signs answers)
   };
   explicit PeerGate(Options options) : options_(std::move(options)) {}
 
@@ -49,6 +50,11 @@ class PeerGate {
   StatusOr<PeerIdentity> Admit(grpc::CallbackServerContext* context, std::string_view method) const;
   // Whether the call's socket is one of this process's.
   bool FromThisProcess(grpc::CallbackServerContext* context) const;
+  // With a peer key: signs this daemon's Hello answer to asking_instance
+  // (in the answer's initial metadata), so that the caller knows which
+  // node of the deployment answered (PeerKeyAuth). Nothing without a key.
+  void SignHelloAnswer(grpc::CallbackServerContext* context,
+                       std::string_view asking_instance) const;
 
  private:
   Options options_;

@@ -23,11 +23,11 @@ constexpr int kMaxMessage = 1 << 20;
 class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, public PeerStream {
  public:
   SessionReader(std::shared_ptr<grpc::Channel> channel, v1::RdmadPeer::Stub* stub,
-                const SessionOpen& open, const PeerCallSigner& sign,
-                PeerLink::EventCallback on_event, PeerLink::EndCallback on_end)
+                const SessionOpen& open, const PeerKeyAuth& auth, PeerLink::EventCallback on_event,
+                PeerLink::EndCallback on_end)
       : channel_(std::move(channel)), on_event_(std::move(on_event)), on_end_(std::move(on_end)) {
     ToProto(open, &request_);
-    if (sign) context_.AddMetadata(kPeerAuthMetadata, sign("Session"));
+    if (auth.key) context_.AddMetadata(kPeerAuthMetadata, auth.key->Sign("Session", auth.node));
     stub->async()->Session(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
@@ -127,11 +127,11 @@ constexpr std::chrono::milliseconds kCloseTimeout{5000};
 
 class GrpcPeerLink final : public PeerLink {
  public:
-  GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel, PeerCallSigner sign)
+  GrpcPeerLink(std::string target, std::shared_ptr<grpc::Channel> channel, PeerKeyAuth auth)
       : target_(std::move(target)),
         channel_(std::move(channel)),
         stub_(v1::RdmadPeer::NewStub(channel_)),
-        sign_(std::move(sign)) {}
+        auth_(std::move(auth)) {}
 
   ~GrpcPeerLink() override {
     std::set<std::shared_ptr<UnaryCall>> calls;
@@ -150,8 +150,15 @@ class GrpcPeerLink final : public PeerLink {
     auto call = std::make_shared<HelloCall>(&count_);
     ToProto(self, call->request.mutable_self());
     Launch(call, timeout, "Hello", &v1::RdmadPeer::StubInterface::async_interface::Hello,
-           [done = std::move(done)](const grpc::Status& status, HelloCall& c) {
-             done(Result(status, c.response, IdentityOf(c.context.auth_context())));
+           [this, done = std::move(done), asking = self.instance_id](const grpc::Status& status,
+                                                                     HelloCall& c) {
+             StatusOr<PeerHello> hello =
+                 Result(status, c.response, IdentityOf(c.context.auth_context()));
+             if (hello.ok() && auth_.key) {
+               Status proven = CheckAnswerProof(c.context, asking, hello->host_name);
+               if (!proven.ok()) hello = proven;
+             }
+             done(std::move(hello));
            });
   }
 
@@ -199,13 +206,35 @@ class GrpcPeerLink final : public PeerLink {
 
   std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
                                           EndCallback on_end) override {
-    return std::make_unique<SessionReader>(channel_, stub_.get(), open, sign_, std::move(on_event),
+    return std::make_unique<SessionReader>(channel_, stub_.get(), open, auth_, std::move(on_event),
                                            std::move(on_end));
   }
 
  private:
   // The peer's Hello, if well formed and from the node its certificate
   // names (docs/security.md).
+  // With the peer key, the answer must prove the node its host name says.
+  Status CheckAnswerProof(const grpc::ClientContext& context, const std::string& asking,
+                          const std::string& host_name) {
+    const auto& metadata = context.GetServerInitialMetadata();
+    auto it = metadata.find(kPeerAuthMetadata);
+    if (it == metadata.end()) {
+      return Status::Unauthenticated("the daemon at " + target_ +
+                                     " did not prove the peer key in its Hello answer");
+    }
+    auto node = auth_.key->Verify(HelloAnswerMethod(asking),
+                                  std::string_view(it->second.data(), it->second.size()));
+    if (!node.ok()) {
+      return Status::Unauthenticated("the daemon at " + target_ +
+                                     ": its Hello answer's proof: " + node.status().message());
+    }
+    if (*node != host_name) {
+      return Status::Unauthenticated("the daemon at " + target_ + " says it is " + host_name +
+                                     " but its proof names " + *node);
+    }
+    return Status::Ok();
+  }
+
   static StatusOr<PeerHello> Result(const grpc::Status& status, const v1::HelloResponse& reply,
                                     const PeerIdentity& identity) {
     if (!status.ok()) return FromGrpcStatus(status);
@@ -224,7 +253,7 @@ class GrpcPeerLink final : public PeerLink {
   void Launch(const std::shared_ptr<CallT>& call, std::chrono::milliseconds timeout,
               const char* name, typename CallT::Method method, Finish finish) {
     call->context.set_deadline(std::chrono::system_clock::now() + timeout);
-    if (sign_) call->context.AddMetadata(kPeerAuthMetadata, sign_(name));
+    if (auth_.key) call->context.AddMetadata(kPeerAuthMetadata, auth_.key->Sign(name, auth_.node));
     {
       std::lock_guard lock(mu_);
       calls_.insert(call);
@@ -243,13 +272,13 @@ class GrpcPeerLink final : public PeerLink {
   std::mutex mu_;
   std::set<std::shared_ptr<UnaryCall>> calls_;  // guarded by mu_; to cancel
   CallCount count_;
-  const PeerCallSigner sign_;
+  const PeerKeyAuth auth_;
 };
 
 class GrpcPeerConnector final : public PeerConnector {
  public:
-  GrpcPeerConnector(std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign)
-      : creds_(std::move(creds)), sign_(std::move(sign)) {}
+  GrpcPeerConnector(std::shared_ptr<grpc::ChannelCredentials> creds, PeerKeyAuth auth)
+      : creds_(std::move(creds)), auth_(std::move(auth)) {}
 
   StatusOr<std::shared_ptr<PeerLink>> Connect(const std::string& target) override {
     grpc::ChannelArguments args;
@@ -268,19 +297,23 @@ class GrpcPeerConnector final : public PeerConnector {
     auto channel = grpc::CreateCustomChannel(target, creds_, args);
     if (!channel) return Status::Internal("cannot make a gRPC channel to " + target);
     return std::shared_ptr<PeerLink>(
-        std::make_shared<GrpcPeerLink>(target, std::move(channel), sign_));
+        std::make_shared<GrpcPeerLink>(target, std::move(channel), auth_));
   }
 
  private:
   std::shared_ptr<grpc::ChannelCredentials> creds_;
-  PeerCallSigner sign_;
+  PeerKeyAuth auth_;
 };
 
 }  // namespace
 
+std::string HelloAnswerMethod(std::string_view asking_instance) {
+  return "Hello answer to " + std::string(asking_instance);
+}
+
 std::shared_ptr<PeerConnector> MakeGrpcPeerConnector(
-    std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign) {
-  return std::make_shared<GrpcPeerConnector>(std::move(creds), std::move(sign));
+    std::shared_ptr<grpc::ChannelCredentials> creds, PeerKeyAuth auth) {
+  return std::make_shared<GrpcPeerConnector>(std::move(creds), std::move(auth));
 }
 
 }  // namespace rdmad

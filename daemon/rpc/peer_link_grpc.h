@@ -14,11 +14,11 @@
 
 #include <grpcpp/security/credentials.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "daemon/peers/peer_key.h"
 #include "daemon/peers/peer_link.h"
 
 namespace rdmad {
@@ -26,14 +26,23 @@ namespace rdmad {
 // The metadata that carries a call's peer key proof (PeerKey::Sign).
 inline constexpr char kPeerAuthMetadata[] = "rdmad-peer-auth";
 
-// The proof for a call of method ("Hello", "Session", "OpenChannel", ...);
-// null: no peer key (nothing is sent).
-using PeerCallSigner = std::function<std::string(std::string_view method)>;
+// What a Hello answer's proof is signed for: the answer to the instance
+// that asked (the server signs it as its node; a replayed or forged answer
+// fails PeerKey::Verify).
+std::string HelloAnswerMethod(std::string_view asking_instance);
+
+// Without TLS, the deployment's peer key and this node's name: every call
+// is signed (PeerKey::Sign, in kPeerAuthMetadata), and a Hello answer counts
+// only when it carries a proof of the node its host name says.
+struct PeerKeyAuth {
+  std::shared_ptr<PeerKey> key;  // null: no peer key
+  std::string node;
+};
 
 // Links that use creds (grpc::SslCredentials for mutual TLS, else
-// insecure), every call signed by sign when set.
+// insecure) and auth when it has a key.
 std::shared_ptr<PeerConnector> MakeGrpcPeerConnector(
-    std::shared_ptr<grpc::ChannelCredentials> creds, PeerCallSigner sign = nullptr);
+    std::shared_ptr<grpc::ChannelCredentials> creds, PeerKeyAuth auth = {});
 
 }  // namespace rdmad
 

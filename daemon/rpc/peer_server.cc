@@ -68,10 +68,11 @@ Status ProbeBind(const std::string& host, int port) {
 
 class GrpcPeerServer final : public PeerServer {
  public:
-  GrpcPeerServer(PeerInbound* inbound, const PeerTransportOptions& o, std::shared_ptr<PeerKey> key)
+  GrpcPeerServer(PeerInbound* inbound, const PeerTransportOptions& o, const PeerKeyAuth& auth)
       : gate_({.tls = !o.tls_cert.empty(),
                .listen_address = o.listen_address,
-               .key = std::move(key)}),
+               .key = auth.key,
+               .node = auth.node}),
         service_(inbound, &gate_) {}
 
   Status Start(const PeerTransportOptions& o, std::shared_ptr<grpc::ServerCredentials> creds) {
@@ -132,21 +133,18 @@ StatusOr<PeerTransport> MakeGrpcPeerTransport(const PeerTransportOptions& option
     client.pem_cert_chain = tls->cert;
     client_creds = grpc::SslCredentials(client);
   }
-  std::shared_ptr<PeerKey> key;
-  PeerCallSigner sign;
+  PeerKeyAuth auth;
   if (options.tls_cert.empty() && !options.peer_key_file.empty()) {
     auto loaded = PeerKey::Load(options.peer_key_file);
     if (!loaded.ok()) return loaded.status();
-    key = std::make_shared<PeerKey>(std::move(loaded).value());
-    sign = [key, node = options.node_name](std::string_view method) {
-      return key->Sign(method, node);
-    };
+    auth.key = std::make_shared<PeerKey>(std::move(loaded).value());
+    auth.node = options.node_name;
   }
-  auto server = std::make_unique<GrpcPeerServer>(inbound, options, key);
+  auto server = std::make_unique<GrpcPeerServer>(inbound, options, auth);
   RDMAD_RETURN_IF_ERROR(server->Start(options, server_creds));
   PeerTransport transport;
   transport.server = std::move(server);
-  transport.connector = MakeGrpcPeerConnector(client_creds, std::move(sign));
+  transport.connector = MakeGrpcPeerConnector(client_creds, std::move(auth));
   return transport;
 }
 

@@ -63,7 +63,10 @@ grpc::ServerUnaryReactor* PeerService::Hello(grpc::CallbackServerContext* contex
   if (!identity.ok()) return Reply(context, identity.status());
   if (!request->has_self()) return Reply(context, Status::InvalidArgument("self: required"));
   auto local = inbound_->Hello(FromProto(request->self()), context->peer(), *identity);
-  if (local.ok()) ToProto(*local, response->mutable_self());
+  if (local.ok()) {
+    ToProto(*local, response->mutable_self());
+    gate_->SignHelloAnswer(context, request->self().instance_id());
+  }
   return Reply(context, local.status());
 }
 

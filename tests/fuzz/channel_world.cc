@@ -200,7 +200,7 @@ BrokerOptions ChannelWorld::Options() {
                          return std::nullopt;
                        });
   };
-  o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
+  o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
     if (name == "B")
       return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
     if (name == "self")

@@ -96,7 +96,7 @@ class FuzzCore final : public DaemonCore {
     o.accept_deadline = 20ms;
     o.open_timeout = 1000ms;
     o.resolve = [this](const PathRequest& r) { return ResolvePath(r); };
-    o.find_peer = [this](const std::string& name) -> StatusOr<BrokerPeer> {
+    o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
       if (name == "self")
         return BrokerPeer{"self", "127.0.0.1:7581", fuzz::kSelfInstance,
                           std::shared_ptr<PeerLink>(loop_)};

@@ -460,5 +460,49 @@ TEST_F(IsolationTest, WithAPeerKeyEveryCallProvesIt) {
   EXPECT_EQ(listener.requests(), 1) << "only the daemons' own OpenChannel reached B";
 }
 
+// A uid that opens every connection it can takes its own quota only: its
+// extra connections are closed at once, before any thread or gRPC state is
+// spent on them, and root (and other uids) are served meanwhile.
+TEST_F(IsolationTest, AUidCannotTakeEveryConnectionOfTheSocket) {
+  extra_keys_ = "\n[limits]\nmax_connections_per_uid = 8";
+  Start();
+  std::string hog;
+  std::thread hogger([&] { hog = Probe(a_, {"hog", "40", "3"}); });
+  std::this_thread::sleep_for(milliseconds(1500));  // while nobody holds its connections
+  for (int i = 0; i < 3; ++i) {
+    auto stub = v1::Rdmad::NewStub(
+        grpc::CreateChannel("unix:" + a_.socket, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + seconds(5));
+    v1::GetStatusResponse status;
+    EXPECT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &status).ok()) << Logs();
+  }
+  hogger.join();
+  EXPECT_EQ(hog, "PROBE HOG open=8 closed=32 call=UNAVAILABLE\n") << Logs();
+  EXPECT_NE(Logs().find("its limit (limits.max_connections_per_uid = 8)"), std::string::npos);
+  // Its connections closed, nobody is served again.
+  EXPECT_TRUE(Says(Probe(a_, {"list-channels"}), "OK")) << Logs();
+}
+
+// Planning channels to addresses opens peer sessions on demand; one uid's
+// count is bounded before anything is dialled, and root still plans.
+TEST_F(IsolationTest, AUidOpensPeerSessionsOnDemandWithinItsQuota) {
+  extra_keys_ = "\n[limits]\nmax_peer_sessions_per_uid = 3";
+  Start();
+  for (int i = 1; i <= 3; ++i) {
+    std::string address = "127.0.0." + std::to_string(10 + i) + ":9";
+    std::string planned = Probe(a_, {"plan", address, "svc"});  // OK, or the peer is down
+    EXPECT_FALSE(Says(planned, "RESOURCE_EXHAUSTED")) << address << ": " << planned;
+  }
+  std::string refused = Probe(a_, {"plan", "127.0.0.20:9", "svc"});
+  EXPECT_TRUE(Says(refused, "RESOURCE_EXHAUSTED")) << refused;
+  EXPECT_NE(refused.find("limits.max_peer_sessions_per_uid = 3"), std::string::npos) << refused;
+  EXPECT_EQ(Logs().find("127.0.0.20"), std::string::npos) << "it was dialled";
+  EXPECT_FALSE(Says(Probe(a_, {"plan", "127.0.0.11:9", "svc"}), "RESOURCE_EXHAUSTED"))
+      << "a session it has";
+  EXPECT_FALSE(Says(Probe(a_, {"plan", "127.0.0.20:9", "svc"}, true), "RESOURCE_EXHAUSTED"))
+      << "root's own quota";
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -16,6 +16,7 @@
 //   local_api_probe SOCKET flood-plan PEER SERVICE SECONDS
 //   local_api_probe SOCKET forge-hold CHANNEL-ID
 //   local_api_probe SOCKET hold-lease CHANNEL-ID LEASE-HEX
+//   local_api_probe SOCKET hog N SECONDS
 //
 // forge-hold re-attaches CHANNEL-ID with a lease it wrote itself (a
 // well-formed rdmad.v1.ChannelLease naming the caller's uid); hold-lease
@@ -25,16 +26,23 @@
 // or pool client ids) and "PROBE OK id=ID". A hold that is granted stays
 // open: after 2 s it is DEADLINE_EXCEEDED. flood-plan plans channels as
 // fast as it can and prints "PROBE FLOOD ok=N exhausted=N other=N
-// refusal=MESSAGE" (the first RESOURCE_EXHAUSTED). Exit status 0 once it printed,
-// 2 on a usage error.
+// refusal=MESSAGE" (the first RESOURCE_EXHAUSTED). hog opens N plain
+// connections to the socket, and after 1 s counts those the daemon closed,
+// makes one call of its own (ListChannels, on a connection of its own),
+// holds the rest SECONDS more and prints "PROBE HOG open=N closed=N
+// call=CODE". Exit status 0 once it printed, 2 on a usage error.
 
 #include <grpcpp/grpcpp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "rdmad/v1/peer.pb.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
@@ -202,6 +210,34 @@ int main(int argc, char** argv) {
   }
   if (call == "hold-lease" && argc == 5) {
     return HoldWithLease(stub.get(), &ctx, id, FromHex(argv[4]));
+  }
+  if (call == "hog" && argc == 5) {  // N SECONDS
+    std::vector<int> fds;
+    for (int i = 0; i < std::atoi(argv[3]); ++i) {
+      int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
+      if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+        fds.push_back(fd);
+      } else if (fd >= 0) {
+        close(fd);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    int closed = 0;
+    for (int fd : fds) {
+      char byte;
+      closed += recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;  // EOF: the daemon closed it
+    }
+    v1::ListChannelsResponse out;
+    grpc::Status s = stub->ListChannels(&ctx, v1::ListChannelsRequest(), &out);
+    std::printf("PROBE HOG open=%d closed=%d call=%s\n", int(fds.size()) - closed, closed,
+                CodeName(s.error_code()));
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(std::atoi(argv[4])));
+    for (int fd : fds) close(fd);
+    return 0;
   }
   if (call == "flood-plan" && argc == 6) {  // PEER SERVICE SECONDS
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(std::atoi(argv[5]));
