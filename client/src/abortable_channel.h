@@ -25,6 +25,11 @@ class AbortableChannel : public Channel {
   // messages Recv still delivers first). RDMA moves the QP to the error
   // state (its work requests flush); TCP shuts the socket down.
   virtual void Abort(const Status& status) = 0;
+
+ protected:
+  // Expose's rules for both transports: INVALID_ARGUMENT for kLocal, or for
+  // read-write on a region registered read-only.
+  static Status CheckExposure(const MemoryRegion& region, MemoryAccess access);
 };
 
 }  // namespace rdmad::internal

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "client/src/abortable_channel.h"
 #include "client/src/recv_into.h"
 
 namespace rdmad {
@@ -68,6 +69,21 @@ Status ValidateTransferOps(const std::vector<TransferOp>& ops) {
   }
   return Status::Ok();
 }
+
+namespace internal {
+
+Status AbortableChannel::CheckExposure(const MemoryRegion& region, MemoryAccess access) {
+  if (access == MemoryAccess::kLocal) {
+    return Status::InvalidArgument("Expose: the access shown must be kReadWrite or kRemoteRead");
+  }
+  if (region.access() == MemoryAccess::kRemoteRead && access == MemoryAccess::kReadWrite) {
+    return Status::InvalidArgument(
+        "Expose: the region is registered for remote read only (MemoryAccess::kRemoteRead)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
 
 Status ValidateNotification(std::string_view notification) {
   if (notification.size() > kMaxNotificationBytes) {

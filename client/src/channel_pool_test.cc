@@ -19,6 +19,7 @@ struct FakeState {
   std::vector<std::vector<uint8_t>> unread;  // guarded by mu
   bool closed = false;                       // guarded by mu
   int sends = 0;                             // guarded by mu
+  std::vector<uint32_t> exposed;             // rkeys not revoked; guarded by mu
 };
 
 class FakeChannel final : public Channel {
@@ -49,6 +50,18 @@ class FakeChannel final : public Channel {
   }
   Status Write(const MemoryRegion&, size_t, const RegionDescriptor&, uint64_t, size_t) override {
     return Status::Unimplemented("x");
+  }
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion&, MemoryAccess) override {
+    std::lock_guard lock(state_->mu);
+    RegionDescriptor d;
+    d.rkey = uint32_t(state_->exposed.size()) + 100;
+    state_->exposed.push_back(d.rkey);
+    return d;
+  }
+  Status Revoke(const RegionDescriptor& d) override {
+    std::lock_guard lock(state_->mu);
+    if (std::erase(state_->exposed, d.rkey) == 0) return Status::NotFound("not exposed");
+    return Status::Ok();
   }
   Status Read(const MemoryRegion&, size_t, const RegionDescriptor&, uint64_t, size_t) override {
     return Status::Unimplemented("x");
@@ -151,6 +164,33 @@ TEST(ChannelPoolTest, CloseGivesAHealthyChannelBackAndExtrasGoWhenIdle) {
   pool->SetTargets({}, 0s);  // the target went: every warm channel closes
   ASSERT_TRUE(Eventually([&] { return f.Closed() == 2; }));
   EXPECT_EQ(f.calls.load(), 2);
+}
+
+// A warm channel goes back to the pool with nothing of its last user's
+// exposed: the next user inherits no exposure.
+TEST(ChannelPoolTest, WhatALeaseExposedIsRevokedWhenItGoesBack) {
+  Factory f;
+  auto pool = ChannelPool::Create(f.Connector(), nullptr);
+  pool->SetTargets({{"node2", "kv", 1}}, 60s);
+  ASSERT_TRUE(Eventually([&] { return CountOf(*pool, "node2", "kv").warm == 1; }));
+  std::unique_ptr<Channel> c = pool->Acquire("node2", "kv");
+  ASSERT_NE(c, nullptr);
+  uint64_t id = c->info().id;
+  struct AnyRegion final : MemoryRegion {  // the fake channel does not look at it
+    uint8_t* data() const override { return nullptr; }
+    size_t size() const override { return 0; }
+    RegionDescriptor descriptor() const override { return {}; }
+    MemoryAccess access() const override { return MemoryAccess::kLocal; }
+  } region;
+  auto kept = c->Expose(region);
+  ASSERT_TRUE(kept.ok());
+  auto revoked = c->Expose(region);
+  ASSERT_TRUE(revoked.ok());
+  ASSERT_TRUE(c->Revoke(*revoked).ok());
+  EXPECT_EQ(f.State(id)->exposed, std::vector<uint32_t>{kept->rkey});
+  c.reset();  // back to the pool
+  EXPECT_FALSE(f.State(id)->closed);
+  EXPECT_TRUE(f.State(id)->exposed.empty());
 }
 
 TEST(ChannelPoolTest, AChannelWithUnreadDataOrAFailureIsClosedNotKept) {

@@ -150,6 +150,11 @@ class HeldChannel final : public Channel {
                                                          size_t len) override {
     return channel_->RegisterDmabuf(fd, offset, len);
   }
+  using Channel::Expose;
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) override {
+    return channel_->Expose(region, access);
+  }
+  Status Revoke(const RegionDescriptor& exposed) override { return channel_->Revoke(exposed); }
   Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
                uint64_t remote_offset, size_t len) override {
     return channel_->Write(local, local_offset, remote, remote_offset, len);

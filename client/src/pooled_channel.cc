@@ -15,6 +15,25 @@ PooledChannel::PooledChannel(std::weak_ptr<ChannelPool> pool, ChannelPool::Key k
 
 PooledChannel::~PooledChannel() { Close(); }
 
+StatusOr<RegionDescriptor> PooledChannel::Expose(const MemoryRegion& region, MemoryAccess access) {
+  auto exposed =
+      Call<StatusOr<RegionDescriptor>>([&](Channel* c) { return c->Expose(region, access); });
+  if (exposed.ok()) {
+    std::lock_guard lock(exposed_mu_);
+    exposed_.push_back(*exposed);
+  }
+  return exposed;
+}
+
+Status PooledChannel::Revoke(const RegionDescriptor& exposed) {
+  Status s = Call<Status>([&](Channel* c) { return c->Revoke(exposed); });
+  std::lock_guard lock(exposed_mu_);
+  std::erase_if(exposed_, [&](const RegionDescriptor& d) {
+    return d.address == exposed.address && d.rkey == exposed.rkey;
+  });
+  return s;
+}
+
 Status PooledChannel::status() const {
   calls_.fetch_add(1);
   Status result = closed_.load() ? Closed() : channel_->status();
@@ -32,6 +51,11 @@ void PooledChannel::Close() {
     channel_->Close();
     while (calls_.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     channel_.reset();
+  }
+  if (pool && channel_) {
+    std::lock_guard hold(exposed_mu_);
+    for (const RegionDescriptor& d : exposed_) (void)channel_->Revoke(d);
+    exposed_.clear();
   }
   if (pool) {
     pool->Return(key_, std::move(channel_));  // null: in use no more, nothing back

@@ -55,6 +55,11 @@ class PooledChannel final : public Channel {
     return Call<StatusOr<std::unique_ptr<MemoryRegion>>>(
         [&](Channel* c) { return c->RegisterDmabuf(fd, offset, len); });
   }
+  using Channel::Expose;
+  // What this lease exposed is revoked when the channel goes back to the
+  // pool: the next user of the warm channel inherits none of it.
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) override;
+  Status Revoke(const RegionDescriptor& exposed) override;
   Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
                uint64_t remote_offset, size_t len) override {
     return Call<Status>(
@@ -111,6 +116,8 @@ class PooledChannel final : public Channel {
   mutable std::atomic<int> calls_{0};
   std::atomic<bool> closed_{false};
   std::mutex close_mu_;  // one Close at a time
+  std::mutex exposed_mu_;
+  std::vector<RegionDescriptor> exposed_;  // not yet revoked; guarded by exposed_mu_
 };
 
 }  // namespace rdmad::internal

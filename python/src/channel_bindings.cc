@@ -13,7 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
-MemoryAccess Access(bool read_only) {
+MemoryAccess Access(bool read_only, bool local) {
+  if (local && read_only) throw py::value_error("register: local and read_only exclude each other");
+  if (local) return MemoryAccess::kLocal;
   return read_only ? MemoryAccess::kRemoteRead : MemoryAccess::kReadWrite;
 }
 
@@ -50,27 +52,45 @@ void BindChannel(py::module_& m) {
           "transport", [](const Channel& c) { return ChannelTransportName(c.info().transport); })
       .def(
           "register",
-          [](Channel& c, const py::buffer& memory, bool read_only) {
+          [](Channel& c, const py::buffer& memory, bool read_only, bool local) {
             Check(c.status());  // a closed channel registers nothing
+            MemoryAccess access = Access(read_only, local);
             py::buffer_info v = View(memory, !read_only);
-            auto region = Value(c.RegisterMemory(v.ptr, Bytes(v), Access(read_only)));
+            auto region = Value(c.RegisterMemory(v.ptr, Bytes(v), access));
             return Region(std::move(region), std::move(v));
           },
-          py::arg("memory"), py::arg("read_only") = false, py::keep_alive<0, 1>(),
+          py::arg("memory"), py::arg("read_only") = false, py::kw_only(), py::arg("local") = false,
+          py::keep_alive<0, 1>(),
           "Registers a bytes-like object (bytearray, memoryview, numpy array). read_only: the "
           "peer may read it but not write it; then an immutable object (bytes) will do, which "
-          "this side cannot read or receive into either.")
+          "this side cannot read or receive into either. local: no peer reaches it through its "
+          "own descriptor; expose() shows it to one channel.")
       .def(
           "register_ptr",
-          [](Channel& c, uintptr_t address, size_t length, bool read_only) {
+          [](Channel& c, uintptr_t address, size_t length, bool read_only, bool local) {
             Check(c.status());
-            auto region = Value(
-                c.RegisterMemory(reinterpret_cast<void*>(address), length, Access(read_only)));
+            MemoryAccess access = Access(read_only, local);
+            auto region = Value(c.RegisterMemory(reinterpret_cast<void*>(address), length, access));
             return Region(std::move(region), std::nullopt);
           },
-          py::arg("address"), py::arg("length"), py::arg("read_only") = false,
-          py::keep_alive<0, 1>(),
+          py::arg("address"), py::arg("length"), py::arg("read_only") = false, py::kw_only(),
+          py::arg("local") = false, py::keep_alive<0, 1>(),
           "Registers memory by address (e.g. a tensor's data_ptr()); the caller keeps it alive.")
+      .def(
+          "expose",
+          [](Channel& c, const Region& region, bool writable) {
+            const MemoryRegion& shown = region.get();
+            MemoryAccess access = writable ? MemoryAccess::kReadWrite : MemoryAccess::kRemoteRead;
+            return Value(NoGil([&] { return c.Expose(shown, access); }));
+          },
+          py::arg("region"), py::arg("writable") = false,
+          "A descriptor that opens region to this channel's peer alone (read-only unless "
+          "writable), until revoke() or the channel's end.")
+      .def(
+          "revoke",
+          [](Channel& c, const RegionDescriptor& d) { Check(NoGil([&] { return c.Revoke(d); })); },
+          py::arg("descriptor"),
+          "Ends an expose(): the peer's accesses with that descriptor fail from now on.")
       .def(
           "write",
           [](Channel& c, const Region& local, size_t local_offset, const RegionDescriptor& remote,

@@ -126,6 +126,43 @@ def test_a_read_only_region_refuses_writes(channels):
     assert exposed == bytearray(b"x" * 1024)
 
 
+def test_a_local_region_is_exposed_to_one_channel_until_revoked(pair, channels):
+    a, b = channels
+    kv = np.arange(2048, dtype=np.uint16).view(np.uint8)
+    region = b.register(kv, local=True)
+    with pytest.raises(ValueError):
+        b.register(bytearray(16), read_only=True, local=True)
+    descriptor = b.expose(region)  # read-only by default
+    back = bytearray(kv.nbytes)
+    mine = a.register(back)
+    a.read(mine, 0, descriptor, 0, kv.nbytes)
+    assert bytes(back) == kv.tobytes()
+    with pytest.raises(rdmad.Error):
+        a.write(mine, 0, descriptor, 0, 16)  # ends this channel
+    # Another channel's peer cannot use it; nor anyone the region's own.
+    for shown in (descriptor, region.descriptor):
+        c, d = pair.channel_pair()
+        try:
+            with pytest.raises(rdmad.Error):
+                c.read(c.register(bytearray(16)), 0, shown, 0, 16)
+        finally:
+            c.close()
+            d.close()
+    c, d = pair.channel_pair()
+    try:
+        target = d.register(bytearray(64), local=True)  # an exposure ends with its region
+        writable = d.expose(target, writable=True)
+        c.write(c.register(bytearray(b"w" * 64)), 0, writable, 0, 64)
+        d.revoke(writable)
+        with pytest.raises(rdmad.NotFound):
+            d.revoke(writable)
+        with pytest.raises(rdmad.Error):
+            c.read(c.register(bytearray(64)), 0, writable, 0, 64)
+    finally:
+        c.close()
+        d.close()
+
+
 def test_register_ptr_takes_an_address(channels):
     a, b = channels
     array = np.full(256, 3, dtype=np.uint8)

@@ -63,6 +63,10 @@ struct RDMAD_EXPORT RegionDescriptor {
 enum class MemoryAccess : uint8_t {
   kReadWrite,   // Write into it and Read from it
   kRemoteRead,  // only Read from it (a KV cache exposed to be pulled)
+  // Nothing through the region's own descriptor: for Send, RecvInto and the
+  // local side of Write/Read, and for Channel::Expose, which shows it to
+  // one channel's peer at a time.
+  kLocal,
 };
 
 // Registered memory, on the channel's device (host memory or a dmabuf).
@@ -197,6 +201,24 @@ class RDMAD_EXPORT Channel {
   // deregistered when its last MemoryRegion goes.
   virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
                                                                  MemoryAccess access) = 0;
+  // Shows region to this channel's peer alone, with access (kReadWrite or
+  // kRemoteRead, not more than the region was registered with unless it is
+  // kLocal), until Revoke or the channel's end. The descriptor returned
+  // opens the region on this channel only, whatever the region's own: on
+  // RDMA it is a type 2 memory window bound to the channel's QP, on TCP a
+  // key of this channel's. The narrow way to share memory: register it
+  // kLocal, Expose it to the channel that needs it, Revoke when done.
+  // UNIMPLEMENTED on an RDMA device without type 2 memory windows (and for
+  // a dmabuf); INVALID_ARGUMENT for kLocal or a wider access.
+  virtual StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) = 0;
+  // Read-only, the narrow default.
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region) {
+    return Expose(region, MemoryAccess::kRemoteRead);
+  }
+  // Ends an Expose: once it returns, the peer's accesses with that
+  // descriptor fail (as remote access errors). NOT_FOUND for a descriptor
+  // this channel has not exposed.
+  virtual Status Revoke(const RegionDescriptor& exposed) = 0;
   // Registers a dmabuf (GPU memory); UNIMPLEMENTED where the device or
   // rdma-core cannot (and always on TCP).
   virtual StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,

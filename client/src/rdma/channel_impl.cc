@@ -63,6 +63,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kRndvRead: return "READ (rendezvous)";
     case WrKind::kBind: return "BIND_MW (rendezvous window)";
     case WrKind::kUnbind: return "LOCAL_INV (rendezvous window)";
+    case WrKind::kExpose: return "BIND_MW/LOCAL_INV (Expose)";
   }
   return "unknown";
 }
@@ -244,6 +245,7 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
   }
   if (kind == WrKind::kRecv) OnReceive(wc);
   if (kind == WrKind::kUnbind) OnUnbound();
+  if (kind == WrKind::kExpose) ++exposures_done_;
   if (kind == WrKind::kRndvRead) {
     ++reads_done_;
     ++done_owed_;

@@ -79,6 +79,9 @@ class RdmaChannel final : public AbortableChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
+  using Channel::Expose;
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) override;
+  Status Revoke(const RegionDescriptor& exposed) override;
   using Channel::Submit;
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                              std::string_view notification) override;
@@ -181,6 +184,9 @@ class RdmaChannel final : public AbortableChannel {
   // Deallocates every window (each bound one is invalidated with it):
   // before the QP is destroyed.
   void FreeWindows();
+  // Posts a signaled BIND_MW or LOCAL_INV for Expose/Revoke and waits for
+  // it (mu_ held through lock).
+  Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
   // A RNDV fragment arrived in slot (mu_ held).
   void OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm);
   // READs for the received descriptors, in order, while chunks last.
@@ -297,8 +303,10 @@ class RdmaChannel final : public AbortableChannel {
   RndvPool* pool_;
   uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
   std::deque<SentPiece> rndv_sent_, rndv_returning_;
-  uint64_t rndv_posted_ = 0, rndv_released_ = 0;  // pieces, in all
-  std::vector<ibv_mw*> all_windows_;              // allocated, free or bound
+  uint64_t rndv_posted_ = 0, rndv_released_ = 0;                // pieces, in all
+  std::vector<ibv_mw*> all_windows_;                            // allocated, free or bound
+  std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
+  uint64_t exposures_posted_ = 0, exposures_done_ = 0;
   std::vector<ibv_mw*> free_windows_;
   uint32_t send_chunks_ = 0;
   // Receiving: chunks READ into or being read, READs posted and completed,

@@ -155,6 +155,8 @@ void RdmaChannel::FreeWindows() {
   }
   all_windows_.clear();
   free_windows_.clear();
+  for (const auto& [rkey, window] : exposed_) window->Free();  // Expose's
+  exposed_.clear();
   for (auto* pieces : {&rndv_sent_, &rndv_returning_}) {
     for (SentPiece& p : *pieces) p.mw = nullptr;
   }

@@ -30,9 +30,12 @@ constexpr unsigned kAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
 unsigned RemoteFlags(MemoryAccess access) {
-  return access == MemoryAccess::kRemoteRead
-             ? unsigned(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ)
-             : kAccess;
+  switch (access) {
+    case MemoryAccess::kRemoteRead: return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+    case MemoryAccess::kLocal: return IBV_ACCESS_LOCAL_WRITE;
+    case MemoryAccess::kReadWrite: break;
+  }
+  return kAccess;
 }
 
 Status CheckRange(void* addr, size_t len) {
@@ -77,7 +80,10 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterHost(
     const RelaxedOrdering& ordering) {
   RDMAD_RETURN_IF_ERROR(CheckRange(addr, len));
   bool relaxed = ordering.on && RegMrIova2() != nullptr;
-  unsigned flags = RemoteFlags(access) | (relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0);
+  // Windows bind over host registrations (Channel::Expose) where the
+  // device has them.
+  unsigned flags = RemoteFlags(access) | (relaxed ? IBV_ACCESS_RELAXED_ORDERING : 0) |
+                   (device->memory_windows() ? IBV_ACCESS_MW_BIND : 0);
   auto reg = [&]() -> StatusOr<ibv_mr*> {
     ibv_mr* mr =
         relaxed ? RegMrIova2()(device->pd(), addr, len, reinterpret_cast<uintptr_t>(addr), flags)
@@ -133,7 +139,34 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterDmabuf(
       std::move(device), std::move(shared), nullptr, len, offset, MemoryAccess::kReadWrite));
 }
 
+void ExposedWindow::FreeLocked() {
+  if (mw_ == nullptr) return;
+  if (int rc = ibv_dealloc_mw(mw_); rc != 0) {
+    ClientLog().warn("Expose: ibv_dealloc_mw: {}", std::strerror(rc));
+  }
+  mw_ = nullptr;
+}
+
+void ExposedWindow::Free() {
+  auto lock = Lock();
+  FreeLocked();
+}
+
+RdmaMemoryRegion::~RdmaMemoryRegion() {
+  std::lock_guard lock(exposed_mu_);
+  for (const auto& weak : exposed_) {
+    if (auto window = weak.lock()) window->Free();  // before the memory goes
+  }
+}
+
+void RdmaMemoryRegion::Track(const std::shared_ptr<ExposedWindow>& window) const {
+  std::lock_guard lock(exposed_mu_);
+  std::erase_if(exposed_, [](const auto& weak) { return weak.expired(); });
+  exposed_.push_back(window);
+}
+
 uint32_t RdmaMemoryRegion::lkey() const { return mr_->get()->lkey; }
+ibv_mr* RdmaMemoryRegion::mr() const { return mr_->get(); }
 
 RegionDescriptor RdmaMemoryRegion::descriptor() const {
   RegionDescriptor d;

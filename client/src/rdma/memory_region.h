@@ -23,13 +23,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/mr_cache.h"
 #include "rdmad/channel.h"
 
 struct ibv_mr;
+struct ibv_mw;
 
 namespace rdmad::internal {
 
@@ -38,6 +41,28 @@ struct RelaxedOrdering {
   std::string reason;  // "on (ibv_reg_mr_iova2 available)", "off (plan: 0)", ...
 };
 RelaxedOrdering ChooseRelaxedOrdering(int mode, const RdmaDevice& device);
+
+// A memory window Channel::Expose bound over a region. Whichever goes first
+// deallocates it (which also invalidates it): the exposing channel (Revoke,
+// its end) or the region (its memory may be freed next).
+// Thread safety: Free may be called from any thread.
+class ExposedWindow {
+ public:
+  explicit ExposedWindow(ibv_mw* mw) : mw_(mw) {}
+  ~ExposedWindow() { Free(); }
+  ExposedWindow(const ExposedWindow&) = delete;
+  ExposedWindow& operator=(const ExposedWindow&) = delete;
+  // The window while it is allocated (nullptr after Free), for a LOCAL_INV;
+  // the caller holds it only under Lock().
+  std::unique_lock<std::mutex> Lock() { return std::unique_lock(mu_); }
+  ibv_mw* mw() const { return mw_; }  // under Lock()
+  void FreeLocked();                  // under Lock()
+  void Free();
+
+ private:
+  std::mutex mu_;
+  ibv_mw* mw_;  // guarded by mu_
+};
 
 class RdmaMemoryRegion final : public MemoryRegion {
  public:
@@ -67,6 +92,10 @@ class RdmaMemoryRegion final : public MemoryRegion {
   // address (false for a dmabuf).
   bool host() const { return data_ != nullptr && reinterpret_cast<uintptr_t>(data_) == iova_; }
   const RdmaDevice* device() const { return device_.get(); }
+  ibv_mr* mr() const;  // windows bind over it (Channel::Expose)
+  // Expose's window over this region: freed with the region at the latest.
+  void Track(const std::shared_ptr<ExposedWindow>& window) const;
+  ~RdmaMemoryRegion() override;
 
  private:
   RdmaMemoryRegion(std::shared_ptr<RdmaDevice> device, std::shared_ptr<SharedMr> mr, uint8_t* data,
@@ -84,6 +113,8 @@ class RdmaMemoryRegion final : public MemoryRegion {
   size_t size_;
   uint64_t iova_;
   MemoryAccess access_;
+  mutable std::mutex exposed_mu_;
+  mutable std::vector<std::weak_ptr<ExposedWindow>> exposed_;  // guarded by exposed_mu_
 };
 
 }  // namespace rdmad::internal

@@ -7,36 +7,22 @@
 // Device and GID index: LAB_DEV (default: the first device), LAB_GID_INDEX
 // (default 1).
 
-#include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <vector>
 
 #include "client/src/channel_suite.h"
+#include "client/src/rdma/lab_channel_fixture.h"
 #include "client/src/rdma/rdma_channel.h"
 
 namespace rdmad::internal {
 namespace {
 
-std::string FirstDevice() {
-  std::error_code ec;
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator("/sys/class/infiniband", ec)) {
-    names.push_back(e.path().filename());
-  }
-  std::sort(names.begin(), names.end());
-  return names.empty() ? "" : names[0];
-}
-
 StatusOr<ChannelPair> MakeRdmaPair() {
-  std::string device = FirstDevice();
+  std::string device = lab::FirstDevice();
   if (device.empty()) return Status::FailedPrecondition("no RDMA device on this host");
-  const char* dev = std::getenv("LAB_DEV");
-  const char* gid = std::getenv("LAB_GID_INDEX");
   RdmaPlan plan;
-  plan.device = dev && *dev ? dev : device;
-  plan.gid_index = gid && *gid ? static_cast<uint32_t>(std::atoi(gid)) : 1;
+  plan.device = lab::Env("LAB_DEV", device);
+  plan.gid_index = static_cast<uint32_t>(std::atoi(lab::Env("LAB_GID_INDEX", "1").c_str()));
   plan.qp = QpAttributes{"RC", 14, 7, 7, 12, 0, 0, 64, 64, 64, 64, 1};
   plan.slot_size = 64 * 1024;
   auto initiator = PendingRdmaChannel::Create(plan);

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -78,10 +79,17 @@ StatusOr<std::unique_ptr<TcpChannel>> TcpChannel::Start(UniqueFd fd, ChannelInfo
   return channel;
 }
 
-TcpChannel::TcpChannel(UniqueFd fd, ChannelInfo info)
-    : info_(std::move(info)), fd_(std::move(fd)) {}
+namespace {
+std::atomic<uint64_t> next_tag{1};
+}  // namespace
 
-TcpChannel::~TcpChannel() { Close(); }
+TcpChannel::TcpChannel(UniqueFd fd, ChannelInfo info)
+    : info_(std::move(info)), tag_(next_tag.fetch_add(1)), fd_(std::move(fd)) {}
+
+TcpChannel::~TcpChannel() {
+  Close();
+  RegionRegistry::Global().RemoveChannel(tag_);
+}
 
 Status TcpChannel::Send(const void* buf, size_t len) { return SendData("Send", buf, len, false); }
 
@@ -185,6 +193,34 @@ StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterMemory(void* addr, s
   if (addr == nullptr && len > 0) return Status::InvalidArgument("RegisterMemory: null address");
   return std::unique_ptr<MemoryRegion>(
       new TcpMemoryRegion(static_cast<uint8_t*>(addr), len, access));
+}
+
+StatusOr<RegionDescriptor> TcpChannel::Expose(const MemoryRegion& region, MemoryAccess access) {
+  const auto* own = dynamic_cast<const TcpMemoryRegion*>(&region);
+  if (own == nullptr) {
+    return Status::InvalidArgument("Expose: the region was not registered by a TCP channel");
+  }
+  RDMAD_RETURN_IF_ERROR(CheckExposure(region, access));
+  RDMAD_RETURN_IF_ERROR(status());
+  auto exposed = RegionRegistry::Global().Expose(own->descriptor().address, tag_,
+                                                 access == MemoryAccess::kReadWrite);
+  if (!exposed.ok()) return exposed.status();
+  std::lock_guard lock(exposed_mu_);
+  exposed_.insert(exposed->address);
+  return exposed;
+}
+
+Status TcpChannel::Revoke(const RegionDescriptor& exposed) {
+  {
+    std::lock_guard lock(exposed_mu_);
+    if (exposed_.erase(exposed.address) == 0) {
+      return Status::NotFound("Revoke: this channel has not exposed region " +
+                              std::to_string(exposed.address));
+    }
+  }
+  // Gone already when its region was.
+  (void)RegionRegistry::Global().Revoke(exposed, tag_);
+  return Status::Ok();
 }
 
 StatusOr<std::unique_ptr<MemoryRegion>> TcpChannel::RegisterDmabuf(int fd, uint64_t offset,

@@ -50,6 +50,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -112,6 +113,10 @@ class TcpChannel final : public AbortableChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
+  // A key of this channel's in the region registry (tcp_region.h).
+  using Channel::Expose;
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) override;
+  Status Revoke(const RegionDescriptor& exposed) override;
   // The ops run in order (Channel's default), then the NOTIFY frame.
   using Channel::Submit;
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
@@ -178,6 +183,9 @@ class TcpChannel final : public AbortableChannel {
   void Finish(const Status& status);
 
   const ChannelInfo info_;
+  const uint64_t tag_;  // this channel in the region registry
+  std::mutex exposed_mu_;
+  std::set<uint64_t> exposed_;  // Expose's ids not revoked; guarded by exposed_mu_
   UniqueFd fd_;
   FifoSendLock send_mu_;  // one frame at a time on the socket
 

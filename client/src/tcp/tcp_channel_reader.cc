@@ -149,13 +149,15 @@ Status TcpChannel::OnNotify(const FrameHeader& header) {
 
 Status TcpChannel::OnWrite(const FrameHeader& header) {
   RegionRegistry& registry = RegionRegistry::Global();
-  Status access = registry.Check(header.region_id, header.arg, header.offset, header.payload_len);
+  Status access =
+      registry.Check(tag_, header.region_id, header.arg, header.offset, header.payload_len);
   if (!access.ok()) return RefuseAccess(header, FrameType::kAck, access);
   if (bounce_.empty()) bounce_.resize(kBounceBytes);
   for (size_t done = 0; done < header.payload_len;) {
     size_t n = std::min<size_t>(header.payload_len - done, bounce_.size());
     RDMAD_RETURN_IF_ERROR(ReadPayload(bounce_.data(), n));
-    access = registry.CopyIn(header.region_id, header.arg, header.offset + done, bounce_.data(), n);
+    access = registry.CopyIn(tag_, header.region_id, header.arg, header.offset + done,
+                             bounce_.data(), n);
     if (!access.ok()) return RefuseAccess(header, FrameType::kAck, access);  // deregistered
     done += n;
   }
@@ -163,8 +165,8 @@ Status TcpChannel::OnWrite(const FrameHeader& header) {
 }
 
 Status TcpChannel::OnReadReq(const FrameHeader& header) {
-  Status access =
-      RegionRegistry::Global().Check(header.region_id, header.arg, header.offset, header.read_len);
+  Status access = RegionRegistry::Global().Check(tag_, header.region_id, header.arg, header.offset,
+                                                 header.read_len);
   if (!access.ok()) return RefuseAccess(header, FrameType::kReadResp, access);
   return SendReadResp(header);
 }
@@ -183,8 +185,8 @@ Status TcpChannel::SendReadResp(const FrameHeader& request) {
   RDMAD_RETURN_IF_ERROR(SendAll(fd_.get(), raw.data(), raw.size()));
   for (size_t done = 0; done < request.read_len;) {
     size_t n = std::min<size_t>(request.read_len - done, bounce_.size());
-    Status access =
-        registry.CopyOut(request.region_id, request.arg, request.offset + done, bounce_.data(), n);
+    Status access = registry.CopyOut(tag_, request.region_id, request.arg, request.offset + done,
+                                     bounce_.data(), n);
     // Deregistered mid-read: the frame cannot be finished, the channel ends.
     if (!access.ok()) return Status(access.code(), "remote access error: " + access.message());
     RDMAD_RETURN_IF_ERROR(SendAll(fd_.get(), bounce_.data(), n));

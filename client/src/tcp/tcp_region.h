@@ -8,7 +8,11 @@
 //
 // RegionRegistry is the process-wide table. Copies run under a shared
 // lock and Remove takes it exclusively, so once Remove (the MemoryRegion's
-// destructor) returns, no channel touches the memory again.
+// destructor) returns, no channel touches the memory again. A region of
+// MemoryAccess::kLocal is not reachable by its own id and key; Expose adds
+// an entry of its own (id and key) for its memory that only one channel
+// serves, gone with Revoke, the channel (RemoveChannel) or the region.
+// Accesses name the channel that serves them (a process-unique tag).
 //
 // Thread safety: RegionRegistry is thread-safe; TcpMemoryRegion is
 // immutable after creation.
@@ -35,15 +39,24 @@ class RegionRegistry {
   // Registers [data, data+len): a fresh id and a random key. A region of
   // MemoryAccess::kRemoteRead refuses CopyIn (PERMISSION_DENIED).
   RegionDescriptor Add(uint8_t* data, size_t len, MemoryAccess access);
-  // Unregisters id, waiting for copies in progress to finish.
+  // Unregisters id and its exposures, waiting for copies in progress.
   void Remove(uint64_t id);
+  // Region id (its own descriptor's) shown to channel alone.
+  StatusOr<RegionDescriptor> Expose(uint64_t id, uint64_t channel, bool writable);
+  // Ends channel's exposure `exposed`; NOT_FOUND if it has none such.
+  Status Revoke(const RegionDescriptor& exposed, uint64_t channel);
+  // Ends every exposure of channel (it ended).
+  void RemoveChannel(uint64_t channel);
 
-  // OK when id is registered, key is its key and [offset, offset+len) lies
-  // within it; else NOT_FOUND, PERMISSION_DENIED or OUT_OF_RANGE.
-  Status Check(uint64_t id, uint32_t key, uint64_t offset, uint64_t len) const;
+  // OK when id is reachable by channel, key is its key and
+  // [offset, offset+len) lies within it; else NOT_FOUND, PERMISSION_DENIED
+  // or OUT_OF_RANGE.
+  Status Check(uint64_t channel, uint64_t id, uint32_t key, uint64_t offset, uint64_t len) const;
   // Check, then copy len bytes into / out of the region at offset.
-  Status CopyIn(uint64_t id, uint32_t key, uint64_t offset, const void* src, size_t len);
-  Status CopyOut(uint64_t id, uint32_t key, uint64_t offset, void* dst, size_t len) const;
+  Status CopyIn(uint64_t channel, uint64_t id, uint32_t key, uint64_t offset, const void* src,
+                size_t len);
+  Status CopyOut(uint64_t channel, uint64_t id, uint32_t key, uint64_t offset, void* dst,
+                 size_t len) const;
 
  private:
   struct Entry {
@@ -51,10 +64,14 @@ class RegionRegistry {
     size_t len = 0;
     uint32_t key = 0;
     bool writable = true;
+    bool remote = true;    // false: kLocal, reachable only through exposures
+    uint64_t channel = 0;  // an exposure: the one channel that serves it
+    uint64_t base = 0;     // an exposure: the region's id
   };
 
   // Requires mu_ held (shared or exclusive).
-  StatusOr<uint8_t*> Locate(uint64_t id, uint32_t key, uint64_t offset, uint64_t len) const;
+  StatusOr<uint8_t*> Locate(uint64_t channel, uint64_t id, uint32_t key, uint64_t offset,
+                            uint64_t len) const;
 
   mutable std::shared_mutex mu_;
   uint64_t next_id_ = 1;
