@@ -4,9 +4,11 @@
 # A file in daemon/AREA may include headers of AREA itself and of the areas
 # AREA lists in rdmad_area(... DEPS ...), nothing else of daemon/; only
 # daemon/rpc includes gRPC; no daemon source (tests aside) includes the
-# client library's private client/src/. A violation fails the build with
-# the file, the line and the rule.
+# client library's private client/src/; docs/architecture.md's table of
+# areas ("| area | may use |") says exactly what rdmad_area says. A
+# violation fails the build with the file, the line and the rule.
 cmake_minimum_required(VERSION 3.25)
+string(REPLACE "|" ";" RULES "${RULES}")  # ctest passes the rules "|"-separated
 set(errors "")
 set(areas "")
 foreach(rule IN LISTS RULES)
@@ -53,6 +55,39 @@ foreach(dir IN LISTS dirs)
     endforeach()
   endforeach()
 endforeach()
+# The documented table: one row per area, its DEPS as a comma list.
+file(STRINGS "${ROOT}/docs/architecture.md" rows REGEX "^\\| [a-z_]+ \\| ")
+set(documented "")
+foreach(row IN LISTS rows)
+  if(NOT row MATCHES "^\\| ([a-z_]+) \\| ([^|]*)\\|$")
+    continue()
+  endif()
+  set(area "${CMAKE_MATCH_1}")
+  set(text "${CMAKE_MATCH_2}")
+  if(NOT area IN_LIST areas)
+    continue()  # another table's row
+  endif()
+  list(APPEND documented ${area})
+  string(REGEX REPLACE "\\(.*\\)" "" text "${text}")  # "(none)", "(and the client library)"
+  string(REPLACE "," ";" doc_deps "${text}")
+  list(TRANSFORM doc_deps STRIP)
+  list(FILTER doc_deps EXCLUDE REGEX "^$")
+  list(SORT doc_deps)
+  set(code_deps ${deps_${area}})
+  list(SORT code_deps)
+  if(NOT "${doc_deps}" STREQUAL "${code_deps}")
+    string(REPLACE ";" ", " doc_text "${doc_deps}")
+    string(REPLACE ";" ", " code_text "${code_deps}")
+    string(APPEND errors "docs/architecture.md: area ${area} may use \"${doc_text}\", but its"
+           " rdmad_area DEPS are \"${code_text}\"\n")
+  endif()
+endforeach()
+foreach(area IN LISTS areas)
+  if(NOT area IN_LIST documented)
+    string(APPEND errors "docs/architecture.md: no row for area ${area}\n")
+  endif()
+endforeach()
+
 if(errors)
   message(FATAL_ERROR "daemon layout (docs/architecture.md):\n${errors}")
 endif()

@@ -26,7 +26,8 @@
 // every call.
 //
 // HeldChannel is the Channel the application gets: the transport's channel
-// plus its HoldStream. Close() closes the transport (which tells the peer
+// plus its HoldStream; every call goes to the transport's channel
+// (ForwardingChannel). Close() closes the transport (which tells the peer
 // on the data path first, so that its messages still arrive), then
 // releases the hold; the destructor does the same and waits.
 //
@@ -49,6 +50,7 @@
 #include <vector>
 
 #include "client/src/abortable_channel.h"
+#include "client/src/forwarding_channel.h"
 #include "rdmad/channel.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -126,59 +128,17 @@ class HoldStream final {
   std::optional<std::chrono::steady_clock::time_point> reattach_until_;
 };
 
-class HeldChannel final : public Channel {
+class HeldChannel final : public ForwardingChannel {
  public:
   // hold is attached to channel here.
   HeldChannel(std::unique_ptr<AbortableChannel> channel, std::unique_ptr<HoldStream> hold);
   ~HeldChannel() override;
 
   const ChannelInfo& info() const override { return channel_->info(); }
-  Status Send(const void* buf, size_t len) override { return channel_->Send(buf, len); }
-  Status TrySend(const void* buf, size_t len) override { return channel_->TrySend(buf, len); }
-  Status Send(const MemoryRegion& region, size_t offset, size_t len) override {
-    return channel_->Send(region, offset, len);
-  }
-  StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override {
-    return channel_->Recv(timeout);
-  }
-  using Channel::RegisterMemory;
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void* addr, size_t len,
-                                                         MemoryAccess access) override {
-    return channel_->RegisterMemory(addr, len, access);
-  }
-  StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int fd, uint64_t offset,
-                                                         size_t len) override {
-    return channel_->RegisterDmabuf(fd, offset, len);
-  }
-  using Channel::Expose;
-  StatusOr<RegionDescriptor> Expose(const MemoryRegion& region, MemoryAccess access) override {
-    return channel_->Expose(region, access);
-  }
-  Status Revoke(const RegionDescriptor& exposed) override { return channel_->Revoke(exposed); }
-  Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
-               uint64_t remote_offset, size_t len) override {
-    return channel_->Write(local, local_offset, remote, remote_offset, len);
-  }
-  Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
-              uint64_t remote_offset, size_t len) override {
-    return channel_->Read(local, local_offset, remote, remote_offset, len);
-  }
-  using Channel::Submit;
-  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
-                                             std::string_view notification) override {
-    return channel_->Submit(ops, notification);
-  }
-  StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override {
-    return channel_->RecvNotification(timeout);
-  }
-  StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
-                            std::chrono::milliseconds timeout) override {
-    return channel_->RecvInto(region, offset, max_len, timeout);
-  }
-  StatusOr<int> CompletionFd() override { return channel_->CompletionFd(); }
-  bool Arm() override { return channel_->Arm(); }
-  Status status() const override { return channel_->status(); }
   void Close() override;
+
+ protected:
+  Channel* Enter() const override { return channel_.get(); }
 
  private:
   std::unique_ptr<AbortableChannel> channel_;

@@ -16,8 +16,7 @@ PooledChannel::PooledChannel(std::weak_ptr<ChannelPool> pool, ChannelPool::Key k
 PooledChannel::~PooledChannel() { Close(); }
 
 StatusOr<RegionDescriptor> PooledChannel::Expose(const MemoryRegion& region, MemoryAccess access) {
-  auto exposed =
-      Call<StatusOr<RegionDescriptor>>([&](Channel* c) { return c->Expose(region, access); });
+  auto exposed = ForwardingChannel::Expose(region, access);
   if (exposed.ok()) {
     std::lock_guard lock(exposed_mu_);
     exposed_.push_back(*exposed);
@@ -26,7 +25,7 @@ StatusOr<RegionDescriptor> PooledChannel::Expose(const MemoryRegion& region, Mem
 }
 
 Status PooledChannel::Revoke(const RegionDescriptor& exposed) {
-  Status s = Call<Status>([&](Channel* c) { return c->Revoke(exposed); });
+  Status s = ForwardingChannel::Revoke(exposed);
   std::lock_guard lock(exposed_mu_);
   std::erase_if(exposed_, [&](const RegionDescriptor& d) {
     return d.address == exposed.address && d.rkey == exposed.rkey;
@@ -34,11 +33,13 @@ Status PooledChannel::Revoke(const RegionDescriptor& exposed) {
   return s;
 }
 
-Status PooledChannel::status() const {
+Channel* PooledChannel::Enter() const {
   calls_.fetch_add(1);
-  Status result = closed_.load() ? Closed() : channel_->status();
-  calls_.fetch_sub(1);
-  return result;
+  if (closed_.load()) {
+    calls_.fetch_sub(1);
+    return nullptr;
+  }
+  return channel_.get();
 }
 
 void PooledChannel::Close() {
