@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/etcd_process.h"
+#include "tests/integration/etcd_store_fixture.h"
 
 namespace rdmad {
 namespace {
@@ -57,17 +58,11 @@ MemberRecord Simulated(int i, int closed_port, const std::string& extra_service)
   return r;
 }
 
-class ClusterScaleTest : public ::testing::Test {
+class ClusterScaleTest : public testing::EtcdStoreFixture {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(EtcdProcess::Binary().empty())
-        << "the cluster tests need Debian's etcd-server (scripts/bootstrap installs it)";
-    ASSERT_TRUE(etcd_.Start()) << etcd_.log();
-    StoreOptions options;
-    options.endpoints = {etcd_.endpoint()};
-    auto store = NewEtcdStore(options);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
+    EtcdStoreFixture::SetUp();
+    if (HasFatalFailure()) return;
     socket_ = dir_.File("hub/rdmad.sock");
     std::string config =
         dir_.Write("hub.toml", "[daemon]\nsocket = \"" + socket_ +
@@ -122,9 +117,6 @@ class ClusterScaleTest : public ::testing::Test {
     return true;
   }
 
-  testing::TempDir dir_;
-  EtcdProcess etcd_{dir_};
-  std::shared_ptr<MembershipStore> store_;
   std::string socket_;
   std::unique_ptr<testing::Process> daemon_;
 };

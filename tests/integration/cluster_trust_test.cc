@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/etcd_process.h"
+#include "tests/integration/etcd_store_fixture.h"
 
 namespace rdmad {
 namespace {
@@ -27,17 +28,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kPrefix[] = "/rdmad/v1/";
 
-class ClusterTrustTest : public ::testing::Test {
+class ClusterTrustTest : public testing::EtcdStoreFixture {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(EtcdProcess::Binary().empty())
-        << "the cluster tests need Debian's etcd-server (scripts/bootstrap installs it)";
-    ASSERT_TRUE(etcd_.Start()) << etcd_.log();
-    StoreOptions options;
-    options.endpoints = {etcd_.endpoint()};
-    auto store = NewEtcdStore(options);
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
+    EtcdStoreFixture::SetUp();
+    if (HasFatalFailure()) return;
     key_ = "peer_key_file = \"" + testing::WritePeerKey(dir_) + "\"\n";
     ASSERT_NO_FATAL_FAILURE(Start("hub", key_, true));
     ASSERT_NO_FATAL_FAILURE(Start("gamma", key_, true));
@@ -120,9 +115,6 @@ class ClusterTrustTest : public ::testing::Test {
     return all;
   }
 
-  testing::TempDir dir_;
-  EtcdProcess etcd_{dir_};
-  std::shared_ptr<MembershipStore> store_;
   std::string key_;
   std::map<std::string, std::string> sockets_;
   std::map<std::string, int> ports_;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/integration/etcd_process.h"
+#include "tests/integration/etcd_store_fixture.h"
 
 namespace rdmad {
 namespace {
@@ -21,17 +22,18 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing::EtcdProcess;
 
-class EtcdStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_FALSE(EtcdProcess::Binary().empty())
-        << "the cluster tests need Debian's etcd-server (scripts/bootstrap installs it)";
-    ASSERT_TRUE(etcd_.Start()) << etcd_.log();
-    auto store = NewEtcdStore({.endpoints = {etcd_.endpoint()}});
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
-    store_ = std::move(store).value();
-  }
+// Built by assignment: GCC 12 warns on designated initializers that skip
+// members.
+StoreOptions Options(std::vector<std::string> endpoints,
+                     milliseconds call_timeout = milliseconds(3000)) {
+  StoreOptions options;
+  options.endpoints = std::move(endpoints);
+  options.call_timeout = call_timeout;
+  return options;
+}
 
+class EtcdStoreTest : public testing::EtcdStoreFixture {
+ protected:
   // The keys under prefix, in order.
   std::vector<std::string> Keys(const std::string& prefix) {
     auto listed = store_->List(prefix);
@@ -56,10 +58,6 @@ class EtcdStoreTest : public ::testing::Test {
     }
     return out;
   }
-
-  testing::TempDir dir_;
-  EtcdProcess etcd_{dir_};
-  std::unique_ptr<MembershipStore> store_;
 };
 
 TEST_F(EtcdStoreTest, KeysUnderAPrefixAreListedWithTheRevision) {
@@ -133,8 +131,8 @@ TEST_F(EtcdStoreTest, AWatchSeesChangesFromItsRevisionOn) {
 
 TEST_F(EtcdStoreTest, AnUnreachableEtcdIsUnavailableAndTheNextEndpointAnswers) {
   int dead = testing::FreeLoopbackPort();
-  auto unreachable = NewEtcdStore(
-      {.endpoints = {"127.0.0.1:" + std::to_string(dead)}, .call_timeout = milliseconds(500)});
+  auto unreachable =
+      NewEtcdStore(Options({"127.0.0.1:" + std::to_string(dead)}, milliseconds(500)));
   ASSERT_TRUE(unreachable.ok());
   auto started = std::chrono::steady_clock::now();
   Status put = (*unreachable)->Put("/t/x", "x", 0).status();
@@ -145,9 +143,8 @@ TEST_F(EtcdStoreTest, AnUnreachableEtcdIsUnavailableAndTheNextEndpointAnswers) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(3));
   EXPECT_FALSE((*unreachable)->Watch("/t/", 0).ok());
 
-  auto failover =
-      NewEtcdStore({.endpoints = {"127.0.0.1:" + std::to_string(dead), etcd_.endpoint()},
-                    .call_timeout = milliseconds(1000)});
+  auto failover = NewEtcdStore(
+      Options({"127.0.0.1:" + std::to_string(dead), etcd_.endpoint()}, milliseconds(1000)));
   ASSERT_TRUE(failover.ok());
   EXPECT_TRUE((*failover)->Put("/t/y", "y", 0).ok());
   EXPECT_TRUE((*failover)->Watch("/t/", 0).ok());
@@ -168,10 +165,11 @@ TEST_F(EtcdStoreTest, AWatchEndsWhenEtcdGoesAway) {
 
 TEST(EtcdOptionsTest, BadEndpointsAndTlsFilesAreRefused) {
   EXPECT_EQ(NewEtcdStore({}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(NewEtcdStore({.endpoints = {"host:port"}}).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_TRUE(NewEtcdStore({.endpoints = {"etcd1", "[::1]:2379", "::1"}}).ok());
-  auto tls = NewEtcdStore({.endpoints = {"etcd1"}, .tls_ca = "/nonexistent/ca.pem"});
+  EXPECT_EQ(NewEtcdStore(Options({"host:port"})).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(NewEtcdStore(Options({"etcd1", "[::1]:2379", "::1"})).ok());
+  StoreOptions with_ca = Options({"etcd1"});
+  with_ca.tls_ca = "/nonexistent/ca.pem";
+  auto tls = NewEtcdStore(with_ca);
   EXPECT_EQ(tls.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(tls.status().message().find("cluster.tls_ca"), std::string::npos);
 }
