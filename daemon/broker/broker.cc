@@ -232,7 +232,7 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   return planned;
 }
 
-void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& transport,
+void Broker::Update(uint64_t channel_id, ChannelState state, EndpointKind transport,
                     const std::string& reason) {
   std::vector<Ending> endings;
   {
@@ -245,7 +245,7 @@ void Broker::Update(uint64_t channel_id, ChannelState state, const std::string& 
       if (ending) endings.push_back(std::move(*ending));
     } else {
       e.record.state = state;
-      if (!transport.empty()) e.record.transport = transport;
+      if (transport != EndpointKind::kUnknown) e.record.transport = transport;
       e.record.reason = reason;
       e.since = Now();
     }

@@ -61,6 +61,7 @@
 #include "daemon/discovery/inventory_diff.h"
 #include "daemon/discovery/route_lookup.h"
 #include "daemon/peers/channel_endpoint.h"
+#include "daemon/peers/peer_inbound.h"
 #include "daemon/peers/peer_link.h"
 #include "daemon/policy/path_policy.h"
 #include "rdmad/status.h"
@@ -152,9 +153,9 @@ struct ChannelRecord {
   uint64_t channel_id = 0;
   std::string peer;
   std::string service;
-  bool initiator = true;  // this daemon's application connected
-  std::string transport;  // "RDMA", "TCP", "" before the endpoints are known
-  std::string reason;     // transport reason, or why it failed/closed
+  bool initiator = true;                            // this daemon's application connected
+  EndpointKind transport = EndpointKind::kUnknown;  // until the endpoints are known
+  std::string reason;                               // transport reason, or why it failed/closed
   ChannelState state = ChannelState::kPlanned;
   std::chrono::system_clock::time_point created;
   std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
@@ -179,7 +180,7 @@ struct ChannelLease {
   std::string peer_key;
   std::string service;
   bool initiator = true;
-  std::string transport;
+  EndpointKind transport = EndpointKind::kUnknown;
   std::string reason;
   std::string device;
   int port = 0;
@@ -218,10 +219,11 @@ std::string DescribeChannel(const ChannelRecord& r);
 // A daemon's instance id: 32 lower-case hex digits.
 bool IsInstanceId(const std::string& id);
 
-class Broker {
+// The broker is what peers' channel calls reach (InboundChannels).
+class Broker final : public InboundChannels {
  public:
   explicit Broker(BrokerOptions options);
-  ~Broker();  // stops the sweeper
+  ~Broker() override;  // stops the sweeper
 
   ServiceRegistry& services() { return services_; }
 
@@ -254,7 +256,8 @@ class Broker {
                                     const ChannelEndpoint& endpoint);
   // A peer's OpenChannel (a batch: one offer to the listener, all or
   // nothing); peer_ip is the address the call came from.
-  StatusOr<ChannelEndpoints> OnOpenChannel(const OpenChannelCall& call, const std::string& peer_ip);
+  StatusOr<ChannelEndpoints> OnOpenChannel(const OpenChannelCall& call,
+                                           const std::string& peer_ip) override;
 
   // --- Lifecycle (broker_lifecycle.cc) ---
   struct HoldResult {
@@ -276,11 +279,15 @@ class Broker {
   // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
   // malformed instance id; NOT_FOUND unless the channel is shared with
   // call.initiator_instance; OK for an ended channel.
-  Status OnCloseChannel(const CloseChannelCall& call);
+  Status OnCloseChannel(const CloseChannelCall& call) override;
   // The peer daemon instance_id (named name in the log) was lost: every
   // channel with it fails with "peer daemon PEER lost: WHY", PEER as the
   // channel's record names it.
   void OnPeerLost(const std::string& instance_id, const std::string& name, const std::string& why);
+  // The peer's Session stream to this daemon ended: OnPeerLost.
+  void OnSessionStreamLost(const std::string& instance_id, const std::string& host_name) override {
+    OnPeerLost(instance_id, host_name, "its session to this daemon ended");
+  }
   // The local RDMA path under some channels is gone (the port left ACTIVE,
   // the device or the GID was removed): every channel planned on device
   // (port 0: any port; gid "": any GID) that is not TCP fails with why, and
@@ -296,7 +303,8 @@ class Broker {
   // --- Restarts (broker_reattach.cc) ---
   // The lease of a channel past its handshake (transport: the endpoint's,
   // when the record has none yet). NOT_FOUND for an unknown id.
-  StatusOr<ChannelLease> LeaseOf(uint64_t channel_id, const std::string& transport = "") const;
+  StatusOr<ChannelLease> LeaseOf(uint64_t channel_id,
+                                 EndpointKind transport = EndpointKind::kUnknown) const;
   // Seals and opens the leases' bytes (the RPC edge serializes them).
   const LeaseSealer& lease_sealer() const { return *options_.lease_sealer; }
   // Takes back a channel an application held before this daemon started:
@@ -311,7 +319,7 @@ class Broker {
   // A restarted peer daemon takes channel_id back. INVALID_ARGUMENT for
   // channel id 0 or malformed instance ids; NOT_FOUND (saying why) unless
   // the channel is open here and shared with call.previous_instance.
-  Status OnReclaimChannel(const ReclaimChannelCall& call);
+  Status OnReclaimChannel(const ReclaimChannelCall& call) override;
   // The peer daemon instance_id has a session up again: its channels that
   // were waiting go on.
   void OnPeerBack(const std::string& instance_id);
@@ -387,7 +395,7 @@ class Broker {
   static void SetPath(const ChannelPlan& plan, ChannelRecord* record);
   // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
   std::string TcpBindHost(const std::string& peer_ip) const;
-  void Update(uint64_t channel_id, ChannelState state, const std::string& transport,
+  void Update(uint64_t channel_id, ChannelState state, EndpointKind transport,
               const std::string& reason);
   // Connect's tail: the answer checked against what happened meanwhile.
   StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids, const std::string& peer_key,

@@ -128,7 +128,8 @@ StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
   StatusOr<std::shared_ptr<PeerLink>> link =
       peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
   if (!link.ok()) {
-    for (uint64_t id : ids.value()) Update(id, ChannelState::kFailed, "", link.status().message());
+    for (uint64_t id : ids.value())
+      Update(id, ChannelState::kFailed, EndpointKind::kUnknown, link.status().message());
     return link.status();
   }
   auto open = std::make_shared<PendingOpen>();
@@ -229,7 +230,7 @@ StatusOr<ChannelEndpoints> Broker::Conclude(const std::vector<uint64_t>& ids,
       } else {
         const ChannelEndpoint& theirs = reply.value()[i];
         e.record.state = ChannelState::kEstablished;
-        e.record.transport = EndpointTransport(theirs);
+        e.record.transport = KindOf(theirs);
         e.record.reason = theirs.transport_reason;
         e.since = Now();
       }
@@ -338,7 +339,7 @@ std::vector<Broker::Ending> Broker::AnsweredLocked(const std::vector<uint64_t>& 
     } else {
       const ChannelEndpoint& mine = answer->value()[i];
       e.record.state = ChannelState::kEstablished;
-      e.record.transport = EndpointTransport(mine);
+      e.record.transport = KindOf(mine);
       e.record.reason = mine.transport_reason;
       e.since = Now();
     }

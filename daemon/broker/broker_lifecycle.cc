@@ -265,7 +265,7 @@ size_t Broker::OnPathLost(const std::string& device, int port, const std::string
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, e] : channels_) {
       const ChannelRecord& r = e.record;
-      if (r.device.empty() || r.device != device || r.transport == "TCP") continue;
+      if (r.device.empty() || r.device != device || r.transport == EndpointKind::kTcp) continue;
       if ((port != 0 && r.port != port) || (!gid.empty() && r.gid != gid)) continue;
       auto ending = EndLocked(e, ChannelState::kFailed, why, true, why);
       if (ending) endings.push_back(std::move(*ending));

@@ -17,7 +17,7 @@
 #include "daemon/broker/broker.h"
 
 namespace rdmad {
-StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& transport) const {
+StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, EndpointKind transport) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(channel_id);
   if (it == channels_.end()) {
@@ -32,7 +32,7 @@ StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, const std::string& t
   lease.peer_key = e.peer_key;
   lease.service = r.service;
   lease.initiator = r.initiator;
-  lease.transport = r.transport.empty() ? transport : r.transport;
+  lease.transport = r.transport == EndpointKind::kUnknown ? transport : r.transport;
   lease.reason = e.waiting || e.reclaiming ? e.transport_reason : r.reason;
   lease.device = r.device;
   lease.port = r.port;
@@ -95,7 +95,8 @@ Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLea
     r.owner_uid = caller.uid;
     r.owner_pid = caller.pid;
     spdlog::info("{}: re-attached by its application after rdmad restarted ({} over {})",
-                 DescribeChannel(r), r.initiator ? "initiator" : "acceptor", r.transport);
+                 DescribeChannel(r), r.initiator ? "initiator" : "acceptor",
+                 EndpointKindName(r.transport));
   }
   TryReclaim(channel_id);
   return Status::Ok();

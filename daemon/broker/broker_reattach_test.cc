@@ -35,7 +35,7 @@ ChannelLease OldLease(uint64_t id) {
   lease.peer_key = "B";
   lease.service = "svc";
   lease.initiator = true;
-  lease.transport = "TCP";
+  lease.transport = EndpointKind::kTcp;
   lease.reason = "no RDMA path";
   lease.peer_instance = kInstanceB;
   lease.self_instance = kOldInstanceA;
@@ -151,7 +151,7 @@ TEST(BrokerReattachTest, ALeaseNamesTheChannelAndThisInstance) {
   EXPECT_EQ(lease->peer, "B");
   EXPECT_EQ(lease->service, "svc");
   EXPECT_TRUE(lease->initiator);
-  EXPECT_EQ(lease->transport, "TCP");
+  EXPECT_EQ(lease->transport, EndpointKind::kTcp);
   EXPECT_EQ(lease->peer_instance, kInstanceB);
   EXPECT_EQ(lease->self_instance, kInstanceA);
   EXPECT_EQ(f.broker.LeaseOf(id + 1).status().code(), StatusCode::kNotFound);
@@ -183,7 +183,7 @@ TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer)
   ChannelRecord r = f.Record(id);
   EXPECT_EQ(r.state, ChannelState::kEstablished);
   EXPECT_EQ(r.peer, "B");
-  EXPECT_EQ(r.transport, "TCP");
+  EXPECT_EQ(r.transport, EndpointKind::kTcp);
   EXPECT_EQ(r.reason, "no RDMA path");
   // The lease it gives now names this instance, for the next restart.
   auto lease = f.broker.LeaseOf(id);

@@ -41,7 +41,7 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   auto channels = f.broker.Channels();
   ASSERT_EQ(channels.size(), 1u);
   EXPECT_EQ(channels[0].state, ChannelState::kEstablished);
-  EXPECT_EQ(channels[0].transport, "TCP");
+  EXPECT_EQ(channels[0].transport, EndpointKind::kTcp);
   EXPECT_EQ(channels[0].peer_instance, kInstanceB);
   // A second Connect on the same plan: the channel is no longer planned.
   EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1)).status().code(),

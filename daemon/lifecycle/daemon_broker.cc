@@ -53,16 +53,7 @@ void Daemon::StartBroker() {
   // Before any client can register: services are in the member record.
   broker->services().OnChange([this] { UpdateClusterRecord(); });
   PeerInbound& inbound = peers_.inbound();
-  inbound.SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
-    return broker->OnOpenChannel(call, peer_ip);
-  });
-  inbound.SetCloseHandler(
-      [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
-  inbound.SetReclaimHandler(
-      [broker](const ReclaimChannelCall& call) { return broker->OnReclaimChannel(call); });
-  inbound.SetStreamLostHandler([broker](const std::string& instance_id, const std::string& host) {
-    broker->OnPeerLost(instance_id, host, "its session to this daemon ended");
-  });
+  inbound.SetChannels(broker);
   peers_.ObserveSessions(
       [broker](const PeerSnapshot& peer) {
         if (!peer.remote) return;

@@ -44,8 +44,28 @@ Status ValidateChannelEndpoint(const ChannelEndpoint& endpoint, bool listening) 
   return ValidateTcp(*endpoint.tcp, listening);
 }
 
+EndpointKind KindOf(const ChannelEndpoint& endpoint) {
+  return endpoint.rdma ? EndpointKind::kRdma : EndpointKind::kTcp;
+}
+
+const char* EndpointKindName(EndpointKind kind) {
+  switch (kind) {
+    case EndpointKind::kRdma: return "RDMA";
+    case EndpointKind::kTcp: return "TCP";
+    case EndpointKind::kUnknown: break;
+  }
+  return "";
+}
+
+std::optional<EndpointKind> ParseEndpointKind(std::string_view name) {
+  for (EndpointKind kind : {EndpointKind::kUnknown, EndpointKind::kRdma, EndpointKind::kTcp}) {
+    if (name == EndpointKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 std::string EndpointTransport(const ChannelEndpoint& endpoint) {
-  return endpoint.rdma ? "RDMA" : "TCP";
+  return EndpointKindName(KindOf(endpoint));
 }
 
 }  // namespace rdmad

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -85,7 +86,16 @@ struct ReclaimChannelCall {
 // used (the acceptor listens) and may be 0.
 Status ValidateChannelEndpoint(const ChannelEndpoint& endpoint, bool listening = true);
 
-// "RDMA" or "TCP" (for logs and the channel table).
+// The transport a channel runs on: its endpoints' (kUnknown before they
+// are known).
+enum class EndpointKind : uint8_t { kUnknown, kRdma, kTcp };
+EndpointKind KindOf(const ChannelEndpoint& endpoint);
+// "RDMA", "TCP", "" (kUnknown): the local API's, the leases' and the logs'
+// words; ParseEndpointKind reads them back (nullopt for anything else).
+const char* EndpointKindName(EndpointKind kind);
+std::optional<EndpointKind> ParseEndpointKind(std::string_view name);
+
+// EndpointKindName(KindOf(endpoint)).
 std::string EndpointTransport(const ChannelEndpoint& endpoint);
 
 }  // namespace rdmad

@@ -201,7 +201,7 @@ uint64_t PeerInbound::Register(const std::shared_ptr<InboundStream>& stream) {
 }
 
 void PeerInbound::Unregister(uint64_t id, const SessionOpen& open) {
-  StreamLostHandler lost;
+  InboundChannels* broker = nullptr;
   {
     std::lock_guard lock(mu_);
     if (streams_.erase(id) == 0) return;  // Close() took it: stopping
@@ -210,11 +210,11 @@ void PeerInbound::Unregister(uint64_t id, const SessionOpen& open) {
     for (auto& [other, entry] : streams_) {
       if (entry.instance_id == open.instance_id) return;
     }
-    lost = stream_lost_;
+    broker = channels_;
   }
   spdlog::info("peer {} (instance {}): its session to this daemon ended", open.host_name,
                open.instance_id);
-  if (lost) lost(open.instance_id, open.host_name);
+  if (broker) broker->OnSessionStreamLost(open.instance_id, open.host_name);
 }
 
 size_t PeerInbound::stream_count() const {
@@ -257,9 +257,16 @@ SteadyTime PeerInbound::Tick() {
   return next;
 }
 
-void PeerInbound::SetChannelHandler(ChannelHandler handler) {
+void PeerInbound::SetChannels(InboundChannels* channels) {
   std::lock_guard lock(mu_);
-  channel_handler_ = std::move(handler);
+  channels_ = channels;
+}
+
+StatusOr<InboundChannels*> PeerInbound::Broker() {
+  std::lock_guard lock(mu_);
+  if (closed_) return Status::Unavailable("the daemon is stopping");
+  if (channels_ == nullptr) return Status::Unavailable("this daemon has no channel broker");
+  return channels_;
 }
 
 StatusOr<ChannelEndpoints> PeerInbound::OpenChannel(const OpenChannelCall& call,
@@ -268,29 +275,16 @@ StatusOr<ChannelEndpoints> PeerInbound::OpenChannel(const OpenChannelCall& call,
   Status covered = identity.Covers(call.initiator_host);
   if (!covered.ok()) return Refused("OpenChannel", from, covered);
   RDMAD_RETURN_IF_ERROR(CheckOwn(identity, call.initiator_instance, "OpenChannel", from));
-  ChannelHandler handler;
-  {
-    std::lock_guard lock(mu_);
-    if (closed_) return Status::Unavailable("the daemon is stopping");
-    handler = channel_handler_;
-  }
-  if (!handler) return Status::Unavailable("this daemon has no channel broker");
-  return handler(call, PeerIpOf(from));
-}
-
-void PeerInbound::SetCloseHandler(CloseHandler handler) {
-  std::lock_guard lock(mu_);
-  close_handler_ = std::move(handler);
+  auto broker = Broker();
+  if (!broker.ok()) return broker.status();
+  return (*broker)->OnOpenChannel(call, PeerIpOf(from));
 }
 
 Status PeerInbound::CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity) {
   RDMAD_RETURN_IF_ERROR(CheckInstance(identity, call.initiator_instance, "CloseChannel").status());
-  return Dispatch(&PeerInbound::close_handler_, call);
-}
-
-void PeerInbound::SetReclaimHandler(ReclaimHandler handler) {
-  std::lock_guard lock(mu_);
-  reclaim_handler_ = std::move(handler);
+  auto broker = Broker();
+  if (!broker.ok()) return broker.status();
+  return (*broker)->OnCloseChannel(call);
 }
 
 Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity) {
@@ -307,7 +301,9 @@ Status PeerInbound::ReclaimChannel(const ReclaimChannelCall& call, const PeerIde
     }
     checked.previous_node_known = true;
   }
-  return Dispatch(&PeerInbound::reclaim_handler_, checked);
+  auto broker = Broker();
+  if (!broker.ok()) return broker.status();
+  return (*broker)->OnReclaimChannel(checked);
 }
 
 Status PeerInbound::CheckOwn(const PeerIdentity& identity, const std::string& instance_id,
@@ -348,11 +344,6 @@ Status PeerInbound::Refused(const std::string& what, const std::string& from, St
                  n);
   }
   return refusal;
-}
-
-void PeerInbound::SetStreamLostHandler(StreamLostHandler handler) {
-  std::lock_guard lock(mu_);
-  stream_lost_ = std::move(handler);
 }
 
 void PeerInbound::SetAliveHandler(AliveHandler handler) {

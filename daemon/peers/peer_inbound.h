@@ -78,6 +78,26 @@ class InboundStream : public std::enable_shared_from_this<InboundStream> {
   SteadyTime next_heartbeat_;  // guarded by mu_
 };
 
+// InboundChannels: what other daemons' channel calls ask of this daemon's
+// channel broker. The peers own this seam and the broker implements it
+// (Broker); the lifecycle hands the broker to PeerInbound::SetChannels.
+// Called on the RPC runtime's threads: OnOpenChannel may block until the
+// listener answers, the others must not block.
+class InboundChannels {
+ public:
+  virtual ~InboundChannels() = default;
+  // A peer's OpenChannel, with the caller's IP.
+  virtual StatusOr<ChannelEndpoints> OnOpenChannel(const OpenChannelCall& call,
+                                                   const std::string& peer_ip) = 0;
+  virtual Status OnCloseChannel(const CloseChannelCall& call) = 0;
+  // A restarted peer taking its channels back.
+  virtual Status OnReclaimChannel(const ReclaimChannelCall& call) = 0;
+  // The last Session stream of peer daemon instance_id ended (not when
+  // this daemon is stopping): that peer's session to this daemon is gone.
+  virtual void OnSessionStreamLost(const std::string& instance_id,
+                                   const std::string& host_name) = 0;
+};
+
 class PeerInbound {
  public:
   static constexpr size_t kMaxQueued = 256;
@@ -115,33 +135,16 @@ class PeerInbound {
   // broker's ChannelClosed); NOT_FOUND when it has none open.
   Status Send(const std::string& instance_id, const PeerEvent& event);
 
-  // The broker's side of a peer's OpenChannel (set once at start, before
-  // serving): the call and the caller's IP. Without a handler, UNAVAILABLE.
-  using ChannelHandler = std::function<StatusOr<ChannelEndpoints>(const OpenChannelCall& call,
-                                                                  const std::string& peer_ip)>;
-  void SetChannelHandler(ChannelHandler handler);
+  // The channel broker that peers' channel calls reach (set once at start,
+  // before serving; not owned: it outlives serving). Without one, they are
+  // UNAVAILABLE.
+  void SetChannels(InboundChannels* channels);
   // A peer's OpenChannel; from is the transport's peer ("ipv4:1.2.3.4:5").
   // Blocks until the listener answers.
   StatusOr<ChannelEndpoints> OpenChannel(const OpenChannelCall& call, const std::string& from,
                                          const PeerIdentity& identity = {});
-
-  // The broker's side of a peer's CloseChannel (set once at start, like
-  // the channel handler); without one, UNAVAILABLE. Must not block.
-  using CloseHandler = std::function<Status(const CloseChannelCall& call)>;
-  void SetCloseHandler(CloseHandler handler);
   Status CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity = {});
-  // The broker's side of a restarted peer's ReclaimChannel (as the close
-  // handler).
-  using ReclaimHandler = std::function<Status(const ReclaimChannelCall& call)>;
-  void SetReclaimHandler(ReclaimHandler handler);
   Status ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity = {});
-
-  // Told when the last Session stream of a peer daemon instance ends (not
-  // when this daemon is stopping): that peer's session to this daemon is
-  // gone. Called on the RPC runtime's threads; must not block.
-  using StreamLostHandler =
-      std::function<void(const std::string& instance_id, const std::string& host_name)>;
-  void SetStreamLostHandler(StreamLostHandler handler);
 
   // Told of every Hello that passes (a peer daemon proved it is alive:
   // PeerSessions::PeerAlive), with the caller's IP. Called on the RPC
@@ -195,25 +198,11 @@ class PeerInbound {
   InstanceRegistry instances_;               // this daemon's own instance first (ClaimOwn)
   std::once_flag own_claimed_;
   std::thread ticker_;
-  ChannelHandler channel_handler_;  // guarded by mu_
-  // Calls the broker's handler for a peer's call (UNAVAILABLE while
-  // stopping or without a broker).
-  template <typename Handler, typename Call>
-  Status Dispatch(Handler PeerInbound::*member, const Call& call) {
-    Handler handler;
-    {
-      std::lock_guard lock(mu_);
-      if (closed_) return Status::Unavailable("the daemon is stopping");
-      handler = this->*member;
-    }
-    if (!handler) return Status::Unavailable("this daemon has no channel broker");
-    return handler(call);
-  }
+  // The broker for a peer's call: UNAVAILABLE while stopping or without one.
+  StatusOr<InboundChannels*> Broker();
 
-  CloseHandler close_handler_;      // guarded by mu_
-  ReclaimHandler reclaim_handler_;  // guarded by mu_
-  StreamLostHandler stream_lost_;   // guarded by mu_
-  AliveHandler alive_;              // guarded by mu_
+  InboundChannels* channels_ = nullptr;  // guarded by mu_
+  AliveHandler alive_;                   // guarded by mu_
 };
 
 // The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",

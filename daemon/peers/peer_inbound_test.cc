@@ -4,6 +4,7 @@
 
 #include "daemon/peers/peer_inbound.h"
 
+#include "daemon/peers/fake_inbound_channels.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -40,6 +41,7 @@ SessionOpen Open(uint32_t major = 1) { return SessionOpen{{major, 0}, "node-b", 
 
 class PeerInboundTest : public ::testing::Test {
  protected:
+  FakeInboundChannels broker_;  // outlives inbound_, which may call it to the end
   PeerInbound inbound_{LocalHello, [this] { return now_; }};
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
 };
@@ -176,14 +178,8 @@ TEST_F(PeerInboundTest, CancelFinishesOnceTheWriteIsDone) {
 TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   const PeerIdentity cert_b{.tls = true, .names = {"node-b", "192.0.2.2"}};
   const PeerIdentity cert_c{.tls = true, .names = {"node-c", "192.0.2.3"}};
-  int closes = 0, reclaims = 0, opens = 0;
-  inbound_.SetCloseHandler([&](const CloseChannelCall&) { return ++closes, Status::Ok(); });
-  inbound_.SetReclaimHandler([&](const ReclaimChannelCall&) { return ++reclaims, Status::Ok(); });
-  inbound_.SetChannelHandler(
-      [&](const OpenChannelCall&, const std::string&) -> StatusOr<ChannelEndpoints> {
-        ++opens;
-        return Status::NotFound("no service");
-      });
+  FakeInboundChannels& broker = broker_;
+  inbound_.SetChannels(&broker);
   PeerHello b = LocalHello();
   b.host_name = "node-b";
   b.instance_id = kPeerId;
@@ -203,7 +199,7 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
             StatusCode::kPermissionDenied);
   EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.2:5000", cert_b).status().code(),
             StatusCode::kNotFound);
-  EXPECT_EQ(opens, 1);
+  EXPECT_EQ(broker.opens.size(), 1u);
   // Nor close or reclaim a channel as node-b's instance.
   CloseChannelCall close{7, "bye", kPeerId};
   EXPECT_EQ(inbound_.CloseChannel(close, cert_c).code(), StatusCode::kPermissionDenied);
@@ -214,8 +210,8 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   // An instance that never said Hello is nobody's, with TLS.
   close.initiator_instance = "11111111111111111111111111111111";
   EXPECT_EQ(inbound_.CloseChannel(close, cert_b).code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(closes, 1);
-  EXPECT_EQ(reclaims, 1);
+  EXPECT_EQ(broker.closes.size(), 1u);
+  EXPECT_EQ(broker.reclaims.size(), 1u);
   // Without TLS neither: the instance must have said Hello.
   EXPECT_EQ(inbound_.CloseChannel(close).code(), StatusCode::kPermissionDenied);
   close.initiator_instance = kPeerId;
@@ -226,11 +222,9 @@ TEST_F(PeerInboundTest, AnInstanceBelongsToTheNodeThatClaimedItFirst) {
   // No TLS: what is checked is which node claimed an instance first.
   constexpr char kCId[] = "cccccccccccccccccccccccccccccccc";
   constexpr char kB2Id[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
-  std::vector<ReclaimChannelCall> reclaims;
-  inbound_.SetReclaimHandler([&](const ReclaimChannelCall& call) {
-    reclaims.push_back(call);
-    return Status::Ok();
-  });
+  FakeInboundChannels& broker = broker_;
+  inbound_.SetChannels(&broker);
+  const std::vector<ReclaimChannelCall>& reclaims = broker.reclaims;
   PeerHello b = LocalHello();
   b.host_name = "node-b";
   b.instance_id = kPeerId;

@@ -24,6 +24,10 @@ Status ValidatePeerName(const std::string& peer) {
 
 }  // namespace
 
+const char* PoolSourceName(PoolSource source) {
+  return source == PoolSource::kApi ? "api" : "config";
+}
+
 void PoolRegistry::SetConfig(const std::vector<PoolTarget>& targets, int idle_timeout_s) {
   std::vector<std::pair<std::shared_ptr<PoolSink>, PoolTargets>> tell;
   {
@@ -132,9 +136,11 @@ PoolTargets PoolRegistry::TargetsLocked(uint64_t id, const Client& client) const
   out.idle_timeout_s = idle_timeout_s_;
   std::map<Key, PoolTargetSpec> merged;
   for (const PoolTarget& t : config_) {
-    merged[{t.peer, t.service}] = {t.peer, t.service, t.channels, "config"};
+    merged[{t.peer, t.service}] = {t.peer, t.service, t.channels, PoolSource::kConfig};
   }
-  for (const auto& [key, n] : client.prewarm) merged[key] = {key.first, key.second, n, "api"};
+  for (const auto& [key, n] : client.prewarm) {
+    merged[key] = {key.first, key.second, n, PoolSource::kApi};
+  }
   for (auto& [key, spec] : merged) {
     if (spec.channels > 0) out.targets.push_back(std::move(spec));
   }

@@ -38,11 +38,16 @@
 
 namespace rdmad {
 
+// Where a target comes from: a [[pool]] entry, or the client's Prewarm.
+enum class PoolSource { kConfig, kApi };
+// "config", "api": the local API's and rdmactl's words.
+const char* PoolSourceName(PoolSource source);
+
 struct PoolTargetSpec {
   std::string peer;
   std::string service;
   int channels = 0;
-  std::string source;  // "config" or "api"
+  PoolSource source = PoolSource::kConfig;
   friend bool operator==(const PoolTargetSpec&, const PoolTargetSpec&) = default;
 };
 
@@ -69,7 +74,7 @@ struct PoolRow {
   std::string peer;
   std::string service;
   int target = 0;
-  std::string source;
+  PoolSource source = PoolSource::kConfig;
   int warm = 0;
   int in_use = 0;
   std::string last_error;

@@ -29,7 +29,7 @@ TEST(PoolRegistryTest, ASubscriberIsToldTheConfigTargetsAtOnce) {
   EXPECT_EQ(sink->seen[0].client_id, id);
   EXPECT_EQ(sink->seen[0].idle_timeout_s, 300);
   ASSERT_EQ(sink->seen[0].targets.size(), 1u);
-  EXPECT_EQ(sink->seen[0].targets[0], (PoolTargetSpec{"node2", "kv", 4, "config"}));
+  EXPECT_EQ(sink->seen[0].targets[0], (PoolTargetSpec{"node2", "kv", 4, PoolSource::kConfig}));
 }
 
 TEST(PoolRegistryTest, PrewarmOverridesTheConfigForThatClientOnly) {
@@ -43,8 +43,8 @@ TEST(PoolRegistryTest, PrewarmOverridesTheConfigForThatClientOnly) {
   ASSERT_TRUE(registry.Prewarm(kApp, ida, "192.0.2.3", "echo", 2).ok());
   ASSERT_EQ(a->seen.size(), 3u);
   ASSERT_EQ(a->seen.back().targets.size(), 2u);
-  EXPECT_EQ(a->seen.back().targets[0], (PoolTargetSpec{"192.0.2.3", "echo", 2, "api"}));
-  EXPECT_EQ(a->seen.back().targets[1], (PoolTargetSpec{"node2", "kv", 8, "api"}));
+  EXPECT_EQ(a->seen.back().targets[0], (PoolTargetSpec{"192.0.2.3", "echo", 2, PoolSource::kApi}));
+  EXPECT_EQ(a->seen.back().targets[1], (PoolTargetSpec{"node2", "kv", 8, PoolSource::kApi}));
   EXPECT_EQ(b->seen.size(), 1u);  // b was not told anything new
   // 0 removes the target, also one the config gave.
   ASSERT_TRUE(registry.Prewarm(kApp, ida, "node2", "kv", 0).ok());
@@ -127,7 +127,9 @@ TEST(PoolRegistryTest, ReportsShowInTheListAndGoWithTheClient) {
   EXPECT_EQ(rows[0].peer, "node2");
   EXPECT_EQ(rows[0].pid, 77);
   EXPECT_EQ(rows[0].target, 4);
-  EXPECT_EQ(rows[0].source, "config");
+  EXPECT_EQ(rows[0].source, PoolSource::kConfig);
+  EXPECT_STREQ(PoolSourceName(PoolSource::kConfig), "config");
+  EXPECT_STREQ(PoolSourceName(PoolSource::kApi), "api");
   EXPECT_EQ(rows[0].warm, 3);
   EXPECT_EQ(rows[0].in_use, 1);
   EXPECT_EQ(rows[1].peer, "node9");

@@ -86,7 +86,7 @@ std::string SerializeLease(const ChannelLease& lease, const LeaseSealer& sealer)
   out.set_peer_key(lease.peer_key);
   out.set_service(lease.service);
   out.set_initiator(lease.initiator);
-  out.set_transport(lease.transport);
+  out.set_transport(EndpointKindName(lease.transport));
   out.set_reason(lease.reason);
   out.set_device(lease.device);
   out.set_port(uint32_t(lease.port));
@@ -120,7 +120,9 @@ StatusOr<ChannelLease> ParseLease(const std::string& sealed, const LeaseSealer& 
   lease.peer_key = in.peer_key();
   lease.service = in.service();
   lease.initiator = in.initiator();
-  lease.transport = in.transport();
+  std::optional<EndpointKind> transport = ParseEndpointKind(in.transport());
+  if (!transport) return Status::InvalidArgument("lease: not a lease this daemon gave");
+  lease.transport = *transport;
   lease.reason = in.reason().substr(0, 1024);
   lease.device = in.device();
   lease.port = int(in.port());

@@ -52,8 +52,8 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
       return Reply(context, admitted);
     }
   }
-  std::vector<std::string> transports;
-  for (const ChannelEndpoint& e : endpoints) transports.push_back(EndpointTransport(e));
+  std::vector<EndpointKind> transports;
+  for (const ChannelEndpoint& e : endpoints) transports.push_back(KindOf(e));
   Status accepted = broker->services().Accept(caller, request->request_id(), std::move(endpoints));
   for (size_t i = 0; accepted.ok() && channel_ids.ok() && i < channel_ids.value().size(); ++i) {
     StatusOr<ChannelLease> lease = broker->LeaseOf(channel_ids.value()[i], transports[i]);
@@ -204,7 +204,7 @@ grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext
     e->set_peer(r.peer);
     e->set_service(r.service);
     e->set_role(r.initiator ? "initiator" : "acceptor");
-    e->set_transport(r.transport);
+    e->set_transport(EndpointKindName(r.transport));
     e->set_state(std::string(ChannelStateName(r.state)));
     e->set_reason(r.reason);
     e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "daemon/peers/fake_inbound_channels.h"
 #include "daemon/rpc/peer_convert.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -79,6 +80,7 @@ class PeerServerTest : public ::testing::Test {
     return v1::RdmadPeer::NewStub(grpc::CreateChannel(target_, grpc::InsecureChannelCredentials()));
   }
 
+  FakeInboundChannels broker_;  // outlives inbound_, which may call it to the end
   PeerInbound inbound_{[] { return kServer; }};
   std::unique_ptr<PeerServer> server_;
   std::shared_ptr<PeerConnector> connector_;
@@ -154,12 +156,9 @@ TEST_F(PeerServerTest, DestroyingTheStreamCancelsIt) {
 }
 
 TEST_F(PeerServerTest, AnEndedSessionStreamIsReportedOnce) {
-  std::mutex mu;
-  std::vector<std::string> lost;
-  inbound_.SetStreamLostHandler([&](const std::string& instance, const std::string& host) {
-    std::lock_guard lock(mu);
-    lost.push_back(instance + " " + host);
-  });
+  inbound_.SetChannels(&broker_);
+  std::mutex& mu = broker_.mu;
+  std::vector<std::string>& lost = broker_.lost;
   auto link = connector_->Connect(target_);
   ASSERT_TRUE(link.ok());
   // Each stream's first heartbeat shows the server registered it.
@@ -217,11 +216,10 @@ TEST_F(PeerServerTest, CloseChannelReachesTheHandlerWithItsAnswer) {
   ASSERT_TRUE(hello.Wait([&] { return hello.hello.has_value(); }));
   ASSERT_TRUE(hello.hello->ok()) << hello.hello->status().ToString();
   EXPECT_EQ(close(call).code(), StatusCode::kUnavailable);  // no broker yet
-  std::vector<CloseChannelCall> seen;
-  inbound_.SetCloseHandler([&](const CloseChannelCall& c) {
-    seen.push_back(c);
-    return c.channel_id == 42 ? Status::Ok() : Status::NotFound("no channel 0x2b");
-  });
+  broker_.close_default = Status::NotFound("no channel 0x2b");
+  broker_.close_results[42] = Status::Ok();
+  inbound_.SetChannels(&broker_);
+  const std::vector<CloseChannelCall>& seen = broker_.closes;
   EXPECT_TRUE(close(call).ok());
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].reason, "closed by the application");

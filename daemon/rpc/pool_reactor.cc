@@ -15,7 +15,7 @@ void PoolStreamSink::OnTargets(const PoolTargets& targets) {
     out->set_peer(t.peer);
     out->set_service(t.service);
     out->set_channels(uint32_t(t.channels));
-    out->set_source(t.source);
+    out->set_source(PoolSourceName(t.source));
   }
   std::lock_guard lock(mu_);
   if (reactor_ != nullptr) reactor_->Offer(std::move(event));

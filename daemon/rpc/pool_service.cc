@@ -66,7 +66,7 @@ grpc::ServerUnaryReactor* LocalService::ListPools(grpc::CallbackServerContext* c
     out->set_peer(row.peer);
     out->set_service(row.service);
     out->set_target(uint32_t(row.target));
-    out->set_source(row.source);
+    out->set_source(PoolSourceName(row.source));
     out->set_warm(uint32_t(row.warm));
     out->set_in_use(uint32_t(row.in_use));
     out->set_last_error(row.last_error);

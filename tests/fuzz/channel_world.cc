@@ -170,11 +170,7 @@ ChannelWorld::ChannelWorld()
   });
   broker_ = std::make_unique<Broker>(Options());
   Broker* broker = broker_.get();
-  inbound_->SetChannelHandler([broker](const OpenChannelCall& call, const std::string& peer_ip) {
-    return broker->OnOpenChannel(call, peer_ip);
-  });
-  inbound_->SetCloseHandler(
-      [broker](const CloseChannelCall& call) { return broker->OnCloseChannel(call); });
+  inbound_->SetChannels(broker);
   loop_ = SelfLink(inbound_.get());
 }
 

@@ -55,11 +55,7 @@ std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
 class FuzzCore final : public DaemonCore {
  public:
   FuzzCore() {
-    inbound_.SetChannelHandler([this](const OpenChannelCall& call, const std::string& ip) {
-      return broker_->OnOpenChannel(call, ip);
-    });
-    inbound_.SetCloseHandler(
-        [this](const CloseChannelCall& call) { return broker_->OnCloseChannel(call); });
+    inbound_.SetChannels(broker_.get());
     inbound_.Start();
   }
 
