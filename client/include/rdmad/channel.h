@@ -160,11 +160,12 @@ class RDMAD_EXPORT Channel {
   // larger than what the channel buffers (2 MiB on RDMA) returns only as the
   // peer's Recv takes it.
   virtual Status Send(const void* buf, size_t len) = 0;
-  // The same from registered memory. Host memory is copied as above (on
-  // RDMA a large message goes through the process's rendezvous chunks, so
-  // the peer is never shown the region itself), and this returns as Send
-  // does. A dmabuf's bytes, which the CPU cannot copy, are read by the peer
-  // straight from the region, and this returns once the peer has them.
+  // The same from registered memory. On the RDMA path a large message
+  // (more than two of the channel's slots) is read by the peer straight
+  // from the region, with no copy, so this returns once the peer's Recv has
+  // read it; a small one from host memory is copied as above and this
+  // returns at once (a dmabuf's is sent from the region, and this returns
+  // when it has gone).
   virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
   // Sends one message only if that needs no waiting: the channel's buffers
   // (the peer's credits and send slots on RDMA, the socket's send buffer on

@@ -84,17 +84,14 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
       auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));
       auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len);
       if (!sent.ok()) return sent.status();
-      // A dmabuf's pieces are read from the region itself (host memory's
-      // were copied into chunks).
-      if (*sent && region != nullptr && !region->host()) read_by_peer = rndv_posted_;
+      if (*sent && region != nullptr) read_by_peer = rndv_done_ + rndv_sent_.size();
       if (!*sent) RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, offset, offset + n, region));
       offset += n;
     }
   }
-  // A dmabuf's bytes are the caller's again once the peer has read them.
-  if (region != nullptr && (zero_copy_outstanding_ > 0 || rndv_released_ < read_by_peer)) {
+  if (region != nullptr && (zero_copy_outstanding_ > 0 || rndv_done_ < read_by_peer)) {
     RDMAD_RETURN_IF_ERROR(WaitFor(
-        lock, [&] { return zero_copy_outstanding_ == 0 && rndv_released_ >= read_by_peer; },
+        lock, [&] { return zero_copy_outstanding_ == 0 && rndv_done_ >= read_by_peer; },
         std::nullopt, Side::kSend));
   }
   return Status::Ok();

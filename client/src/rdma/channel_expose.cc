@@ -7,7 +7,7 @@
 // access asked for, and waited for: once Expose returns, the descriptor
 // works from the peer's end of this QP and from nowhere else. Revoke posts
 // a LOCAL_INV and waits for it too. The windows go with the channel
-// (FreeWindows) or with the region (ExposedWindow), whichever is first.
+// (FreeExposures) or with the region (ExposedWindow), whichever is first.
 
 #include <infiniband/verbs.h>
 
@@ -106,6 +106,11 @@ Status RdmaChannel::PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr) {
   uint64_t mine = ++exposures_posted_;
   return WaitFor(
       lock, [&] { return exposures_done_ >= mine; }, std::nullopt, Side::kSend);
+}
+
+void RdmaChannel::FreeExposures() {
+  for (const auto& [rkey, window] : exposed_) window->Free();
+  exposed_.clear();
 }
 
 }  // namespace rdmad::internal

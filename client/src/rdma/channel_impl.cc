@@ -61,8 +61,6 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kOneSided: return one_sided_op;
     case WrKind::kBatch: return "WRITE/READ (Submit)";
     case WrKind::kRndvRead: return "READ (rendezvous)";
-    case WrKind::kBind: return "BIND_MW (rendezvous window)";
-    case WrKind::kUnbind: return "LOCAL_INV (rendezvous window)";
     case WrKind::kExpose: return "BIND_MW/LOCAL_INV (Expose)";
   }
   return "unknown";
@@ -98,7 +96,7 @@ RdmaChannel::~RdmaChannel() {
   Close();
   res_->device->Unwatch(local_.qpn);
   DrainAfterError();
-  FreeWindows();  // before the QP they are bound to
+  FreeExposures();  // before the QP they are bound to
   res_.reset();
   direct_mr_.reset();
   ReturnChunks();
@@ -217,7 +215,6 @@ int RdmaChannel::Drain() {
     if (n < kPollBatch) break;
   }
   if (total > 0) {
-    PostUnbinds();  // those that waited for send slots
     MaybeSendCredits();
     cv_.notify_all();
   }
@@ -244,7 +241,6 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
     return;
   }
   if (kind == WrKind::kRecv) OnReceive(wc);
-  if (kind == WrKind::kUnbind) OnUnbound();
   if (kind == WrKind::kExpose) ++exposures_done_;
   if (kind == WrKind::kRndvRead) {
     ++reads_done_;
@@ -260,10 +256,10 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
 void RdmaChannel::OnSendCovered(const ibv_wc& wc) {
   WrKind kind = WrIdKind(wc.wr_id);
   if (kind != WrKind::kSend && kind != WrKind::kStaged && kind != WrKind::kZeroCopy &&
-      kind != WrKind::kControl && kind != WrKind::kOneSided && kind != WrKind::kBind) {
+      kind != WrKind::kControl && kind != WrKind::kOneSided) {
     return;  // Submit's segments account for theirs (OnBatchCompletion)
   }
-  if (kind == WrKind::kBind || (kind == WrKind::kSend && WrIdIndex(wc.wr_id) == kUnsignaledIndex)) {
+  if (kind == WrKind::kSend && WrIdIndex(wc.wr_id) == kUnsignaledIndex) {
     silent_ -= std::min(silent_, 1u);  // flushed (success is never reported)
     return;
   }

@@ -97,11 +97,6 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
   Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);
-  // Tests: the latest rendezvous descriptor the peer sent, as a peer that
-  // kept it would; and taking the completions waiting in the CQ, as any
-  // call does.
-  std::optional<RndvDescriptor> LastRndvDescriptorForTesting() const;
-  void DrainForTesting();
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -165,28 +160,8 @@ class RdmaChannel final : public AbortableChannel {
   // (the caller sends the piece eagerly).
   StatusOr<bool> PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                           const RdmaMemoryRegion* region, bool first, bool last);
-  // A window of ours for a piece: a free one, a new one, or (when every
-  // window is out) the next one the peer gives back. nullptr when none can
-  // be had at all (the device refused to allocate one and none is out).
-  StatusOr<ibv_mw*> TakeWindow(Lock& lock, Side side);
-  // Binds mw over [addr, addr+len) of mr for this QP, remote read only,
-  // with a fresh key (mu_ held; one send slot).
-  Status BindWindow(ibv_mw* mw, ibv_mr* mr, uint64_t addr, uint32_t len);
-  // The peer finished reading n of our descriptors (mu_ held): their
-  // windows are invalidated (PostUnbinds), then the pieces are released.
+  // The peer finished reading n of our descriptors (mu_ held).
   void OnRndvDone(uint32_t n);
-  // LOCAL_INV for the returning pieces, as send slots allow (mu_ held).
-  void PostUnbinds();
-  // The oldest LOCAL_INV in flight completed (mu_ held).
-  void OnUnbound();
-  // Releases the returning pieces at the front that are done (mu_ held).
-  void ReleaseReturned();
-  // Deallocates every window (each bound one is invalidated with it):
-  // before the QP is destroyed.
-  void FreeWindows();
-  // Posts a signaled BIND_MW or LOCAL_INV for Expose/Revoke and waits for
-  // it (mu_ held through lock).
-  Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
   // A RNDV fragment arrived in slot (mu_ held).
   void OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm);
   // READs for the received descriptors, in order, while chunks last.
@@ -213,6 +188,12 @@ class RdmaChannel final : public AbortableChannel {
   bool DoneDue() const;
   // Gives every pool chunk back (the QP is gone).
   void ReturnChunks();
+
+  // channel_expose.cc: Expose's windows. PostAndAwaitExposure posts a
+  // signaled BIND_MW or LOCAL_INV and waits for it (mu_ held through lock);
+  // FreeExposures deallocates every window still exposed, before the QP.
+  Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
+  void FreeExposures();
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
@@ -286,28 +267,12 @@ class RdmaChannel final : public AbortableChannel {
   int epoll_fd_ = -1;            // CompletionFd: completion channel + signal_
   uint64_t batches_done_ = 0;    // batches done since the last Arm
 
-  // The rendezvous. Sending: each piece we describe, in order, with its
-  // pool chunk and the window the peer reads it through (-1 and nullptr: a
-  // dmabuf region's piece, under the region's rkey). rndv_sent_: the peer
-  // has not reported them read; rndv_returning_: it has, and their windows
-  // are being invalidated. A piece is released (its chunk back in the
-  // pool, its window free, a dmabuf's bytes the caller's again) in order,
-  // once its window is gone.
-  struct SentPiece {
-    int32_t chunk = -1;
-    ibv_mw* mw = nullptr;
-    bool unbind_posted = false;
-    bool unbound = false;
-  };
-  static constexpr uint32_t kMaxWindows = RndvPool::kChannelShare;
+  // The rendezvous. Sending: our descriptors the peer has not finished
+  // (their pool chunk, or -1 for the caller's region), in order.
   RndvPool* pool_;
   uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
-  std::deque<SentPiece> rndv_sent_, rndv_returning_;
-  uint64_t rndv_posted_ = 0, rndv_released_ = 0;                // pieces, in all
-  std::vector<ibv_mw*> all_windows_;                            // allocated, free or bound
-  std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
-  uint64_t exposures_posted_ = 0, exposures_done_ = 0;
-  std::vector<ibv_mw*> free_windows_;
+  std::deque<int32_t> rndv_sent_;
+  uint64_t rndv_done_ = 0;  // descriptors the peer has read, in all
   uint32_t send_chunks_ = 0;
   // Receiving: chunks READ into or being read, READs posted and completed,
   // descriptors read and not yet reported done, descriptors not yet read.
@@ -319,7 +284,8 @@ class RdmaChannel final : public AbortableChannel {
   std::vector<ibv_sge> read_sges_;
   std::vector<uint8_t> direct_buf_;  // the pool was empty: the front's own buffer
   std::unique_ptr<RdmaMemoryRegion> direct_mr_;
-  std::optional<RndvDescriptor> last_rndv_;  // the peer's latest, for tests
+  std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
+  uint64_t exposures_posted_ = 0, exposures_done_ = 0;
 };
 
 }  // namespace rdmad::internal

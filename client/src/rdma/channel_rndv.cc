@@ -3,16 +3,15 @@
 // RdmaChannel: the rendezvous for large messages (wire.h, rndv_pool.h).
 //
 // Sending: each piece of up to a chunk goes out as a RNDV descriptor of a
-// pool chunk the piece was copied into, shown to the peer through a window
-// of this QP alone (channel_windows.cc), so Send returns without waiting
+// pool chunk the piece was copied into, so Send returns without waiting
 // for the peer and the next Send overlaps the peer's READs. A channel
-// takes at most kChannelShare chunks; beyond that a piece waits for the
-// channel's own chunks to come back. When the pool has none for it and it
-// holds none (or the device has no windows), the piece goes eagerly
-// instead, so a channel never waits for chunks another channel holds. Only
-// a dmabuf region's pieces are described in place (the CPU cannot copy
-// them), under the region's rkey; Send then returns once the peer has read
-// them.
+// takes at most kChannelShare chunks. Beyond that, a piece of the caller's
+// registered region is described in place (no copy; Send returns once the
+// peer has read it, as it would have to wait for the peer anyway), and a
+// piece of an unregistered buffer waits for the channel's own chunks to
+// come back; when the pool has none for it and it holds none, the piece
+// goes eagerly instead, so a channel never waits for chunks another
+// channel holds.
 //
 // Receiving: Recv READs the descriptors ahead, in order, into pool chunks
 // (as many as the channel's share and the pool allow), so the READs of the
@@ -39,27 +38,20 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last) {
-  // Bytes are shown to the peer only in a chunk, through a window
-  // (rndv_pool.h): a registered region's too, so that the peer never holds
-  // a key to more than the piece. Only a dmabuf, which the CPU cannot copy,
-  // is described in place, under the region's own rkey (registered for
-  // the peer).
-  bool in_place = region != nullptr && !region->host();
+  bool copyable = region == nullptr || region->host();  // a dmabuf cannot be copied
   std::optional<uint32_t> chunk;
-  if (!in_place) {
-    if (!pool_->windows()) return false;  // the pool is never shown: eager
-    for (;;) {
-      if (send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
-      if (chunk) break;
-      if (send_chunks_ == 0) return false;  // none to be had: eager
-      // Ours come back as the peer reads them.
-      uint32_t held = send_chunks_;
-      RDMAD_RETURN_IF_ERROR(WaitFor(
-          lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
-    }
+  for (;;) {
+    if (copyable && send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
+    if (chunk || region != nullptr) break;  // a region is described in place
+    if (send_chunks_ == 0) return false;    // none to be had: eager
+    // Ours come back as the peer reads them.
+    uint32_t held = send_chunks_;
+    RDMAD_RETURN_IF_ERROR(WaitFor(
+        lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
+  }
+  if (chunk) {
     ++send_chunks_;
     lock.unlock();  // the chunk is ours
-    pool_->ClearPast(*chunk, n);
     std::memcpy(pool_->chunk(*chunk), data, n);
     lock.lock();
   }
@@ -69,20 +61,9 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
       --send_chunks_;
     }
   };
-  ibv_mw* mw = nullptr;
-  if (chunk) {
-    auto taken = TakeWindow(lock, Side::kSend);
-    if (!taken.ok() || *taken == nullptr) {
-      give_back();
-      if (!taken.ok()) return taken.status();
-      return false;  // no window at all: eager
-    }
-    mw = *taken;
-  }
-  uint32_t slots = mw != nullptr ? 2 : 1;  // the bind and the descriptor
   bool staged = res_->max_inline < kRndvDescriptorBytes;
   auto can_post = [&] {
-    return credits_.CanSendData() && sq_outstanding_ + slots <= res_->send_depth &&
+    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
            (!staged || !free_chunks_.empty());
   };
   Status s = Usable(Side::kSend);
@@ -90,32 +71,39 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
   if (s.ok()) s = Usable(Side::kSend);
   RndvDescriptor d;
   d.len = n;
-  d.addr = chunk ? reinterpret_cast<uintptr_t>(pool_->chunk(*chunk))
-                 : reinterpret_cast<uintptr_t>(data);  // the region's iova space
-  if (s.ok() && mw != nullptr) {
-    s = BindWindow(mw, pool_->mr(*chunk), d.addr, n);
-    if (!s.ok()) {
-      free_windows_.push_back(mw);  // never bound
-      give_back();
-      return s;
-    }
+  if (chunk) {
+    d.addr = reinterpret_cast<uintptr_t>(pool_->chunk(*chunk));
+    d.rkey = pool_->rkey();
+  } else {
+    d.addr = reinterpret_cast<uintptr_t>(data);  // the region's iova space
+    d.rkey = region->descriptor().rkey;
   }
+  uint8_t raw[kRndvDescriptorBytes];
+  EncodeRndv(d, raw);
+  if (s.ok()) s = PostFragment(raw, kRndvDescriptorBytes, nullptr, first, last, MessageType::kRndv);
   if (!s.ok()) {
-    if (mw != nullptr) free_windows_.push_back(mw);
     give_back();
     return s;
   }
-  d.rkey = mw != nullptr ? mw->rkey : region->descriptor().rkey;
-  uint8_t raw[kRndvDescriptorBytes];
-  EncodeRndv(d, raw);
-  s = PostFragment(raw, kRndvDescriptorBytes, nullptr, first, last, MessageType::kRndv);
-  // Once bound, a window and its chunk stay with the piece until the
-  // window is invalidated (or deallocated with the channel), even when the
-  // descriptor did not go out.
-  rndv_sent_.push_back(SentPiece{chunk ? int32_t(*chunk) : -1, mw, false, false});
-  ++rndv_posted_;
-  if (!s.ok()) return s;
+  rndv_sent_.push_back(chunk ? int32_t(*chunk) : -1);
   return true;
+}
+
+void RdmaChannel::OnRndvDone(uint32_t n) {
+  if (n > rndv_sent_.size()) {
+    Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer reported " + std::to_string(n) +
+                                           " descriptors read, " +
+                                           std::to_string(rndv_sent_.size()) + " were sent"));
+    return;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (int32_t c = rndv_sent_.front(); c >= 0) {
+      pool_->Give(uint32_t(c));
+      --send_chunks_;
+    }
+    rndv_sent_.pop_front();
+  }
+  rndv_done_ += n;
 }
 
 void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm) {
@@ -130,7 +118,6 @@ void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm
   f.last = imm.last;
   f.desc = DecodeRndv(res_->slot(slot));
   f.len = f.desc.len;
-  last_rndv_ = f.desc;
   if (f.len == 0 || f.len > RndvPool::kChunkSize) {
     Fail(Status(StatusCode::kDataLoss, "RDMA channel: the peer's rendezvous descriptor of " +
                                            std::to_string(f.len) + " bytes (at most " +
@@ -206,8 +193,7 @@ void RdmaChannel::PostReads() {
     if (!c) break;
     ++recv_chunks_;
     f.chunk = int32_t(*c);
-    pool_->Wrote(*c, f.len);
-    QueueRead(f, reinterpret_cast<uintptr_t>(pool_->chunk(*c)), pool_->lkey(*c));
+    QueueRead(f, reinterpret_cast<uintptr_t>(pool_->chunk(*c)), pool_->lkey());
   }
   (void)FlushReads();  // a refused chain fails the channel
 }
@@ -275,16 +261,6 @@ void RdmaChannel::Release(const Fragment& f) {
   MaybeSendCredits();
 }
 
-std::optional<RndvDescriptor> RdmaChannel::LastRndvDescriptorForTesting() const {
-  std::lock_guard lock(mu_);
-  return last_rndv_;
-}
-
-void RdmaChannel::DrainForTesting() {
-  std::lock_guard lock(mu_);
-  Drain();
-}
-
 uint8_t RdmaChannel::TakeDone() {
   uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
   done_owed_ -= give;
@@ -328,12 +304,10 @@ Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len
 }
 
 void RdmaChannel::ReturnChunks() {
-  for (auto* pieces : {&rndv_sent_, &rndv_returning_}) {
-    for (const SentPiece& p : *pieces) {
-      if (p.chunk >= 0) pool_->Give(uint32_t(p.chunk));
-    }
-    pieces->clear();
+  for (int32_t c : rndv_sent_) {
+    if (c >= 0) pool_->Give(uint32_t(c));
   }
+  rndv_sent_.clear();
   for (const Fragment& f : ready_) {
     if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
   }

@@ -72,25 +72,17 @@ bool OnPci(const std::string& name) {
 bool RdmaDevice::ProbeMemoryWindows(const ibv_device_attr& attr) {
   constexpr unsigned kType2 = IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
   if ((attr.device_cap_flags & kType2) == 0 || attr.max_mw == 0) {
-    ClientLog().info(
-        "RDMA {}: no type 2 memory windows; large messages from unregistered buffers go through "
-        "the receive slots (the rendezvous pool is never exposed to a peer)",
-        name_);
+    ClientLog().info("RDMA {}: no type 2 memory windows: Channel::Expose is unavailable", name_);
     return false;
   }
   ibv_mw* mw = ibv_alloc_mw(pd_, IBV_MW_TYPE_2);
   if (mw == nullptr) {
-    ClientLog().info(
-        "RDMA {}: ibv_alloc_mw (type 2): {}; large messages from unregistered "
-        "buffers go through the receive slots",
-        name_, std::strerror(errno));
+    ClientLog().info("RDMA {}: ibv_alloc_mw (type 2): {}; Channel::Expose is unavailable", name_,
+                     std::strerror(errno));
     return false;
   }
   ibv_dealloc_mw(mw);
-  ClientLog().debug(
-      "RDMA {}: type 2 memory windows: the rendezvous exposes each piece to its "
-      "channel's QP alone",
-      name_);
+  ClientLog().debug("RDMA {}: type 2 memory windows (Channel::Expose)", name_);
   return true;
 }
 
@@ -133,7 +125,7 @@ Status RdmaDevice::Start() {
   max_qp_wr_ = attr.max_qp_wr;
   max_cqe_ = attr.max_cqe;
   memory_windows_ = ProbeMemoryWindows(attr);
-  rndv_pool_ = std::make_unique<RndvPool>(pd_, name_, RndvPool::kDefaultChunks, memory_windows_);
+  rndv_pool_ = std::make_unique<RndvPool>(pd_, name_);
   int flags = fcntl(context_->async_fd, F_GETFL);
   if (flags < 0 || fcntl(context_->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
     return Status::FromErrno(errno, "RDMA device " + name_ + ": async fd O_NONBLOCK");
@@ -160,8 +152,8 @@ RdmaDevice::~RdmaDevice() {
   ibv_close_device(context_);
 }
 
-void RdmaDevice::ReplaceRndvPoolForTesting(uint32_t chunks, bool memory_windows) {
-  rndv_pool_ = std::make_unique<RndvPool>(pd_, name_, chunks, memory_windows && memory_windows_);
+void RdmaDevice::ReplaceRndvPoolForTesting(uint32_t chunks) {
+  rndv_pool_ = std::make_unique<RndvPool>(pd_, name_, chunks);
 }
 
 void RdmaDevice::Watch(uint32_t qpn, QpEventHandler handler) {

@@ -57,8 +57,8 @@ class RdmaDevice {
   // there; Soft-RoCE and siw have none).
   bool on_pci() const { return on_pci_; }
   // True when the device binds type 2 memory windows (a window bound to one
-  // QP, over a range of a registration, invalidated by the binder): the
-  // rendezvous exposes its chunks only through them (rndv_pool.h).
+  // QP, over a registration, invalidated by the binder): Channel::Expose
+  // needs them.
   bool memory_windows() const { return memory_windows_; }
 
   // Calls handler (on the event thread) for async events of QP qpn, until
@@ -71,9 +71,8 @@ class RdmaDevice {
   MrCache& mr_cache() { return mr_cache_; }
   // This process's rendezvous chunks on the device (rndv_pool.h).
   RndvPool& rndv_pool() { return *rndv_pool_; }
-  // Tests: a pool of `chunks` instead, with or without memory windows (as
-  // a device without them). Only while no chunk is taken.
-  void ReplaceRndvPoolForTesting(uint32_t chunks, bool memory_windows = true);
+  // Tests: a pool of `chunks` instead. Only while no chunk is taken.
+  void ReplaceRndvPoolForTesting(uint32_t chunks);
   // Logs the relaxed ordering decision for application memory the first
   // time, and again only when it changes.
   void LogOrderingOnce(const std::string& decision);

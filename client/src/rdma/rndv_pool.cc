@@ -5,7 +5,6 @@
 #include <infiniband/verbs.h>
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -13,12 +12,12 @@
 
 namespace rdmad::internal {
 
-RndvPool::RndvPool(ibv_pd* pd, std::string device, uint32_t chunks, bool windows)
-    : pd_(pd), device_(std::move(device)), chunks_(chunks), windows_(windows) {}
+RndvPool::RndvPool(ibv_pd* pd, std::string device, uint32_t chunks)
+    : pd_(pd), device_(std::move(device)), chunks_(chunks) {}
 
 RndvPool::~RndvPool() {
-  for (ibv_mr* mr : mrs_) {
-    if (int rc = ibv_dereg_mr(mr); rc != 0) {
+  if (mr_ != nullptr) {
+    if (int rc = ibv_dereg_mr(mr_); rc != 0) {
       ClientLog().warn("RDMA {}: rendezvous pool: ibv_dereg_mr: {}", device_, std::strerror(rc));
     }
   }
@@ -26,7 +25,7 @@ RndvPool::~RndvPool() {
 }
 
 bool RndvPool::EnsureRegistered() {
-  if (base_ != nullptr) return true;
+  if (mr_ != nullptr) return true;
   if (failed_ || chunks_ == 0) return false;
   size_t bytes = size_t(chunks_) * kChunkSize;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -36,34 +35,22 @@ bool RndvPool::EnsureRegistered() {
                      device_, bytes, std::strerror(errno));
     return false;
   }
-  // No remote access: a peer reads a chunk only through a window bound
-  // over it for that peer's QP.
-  int access = IBV_ACCESS_LOCAL_WRITE | (windows_ ? IBV_ACCESS_MW_BIND : 0);
-  std::vector<ibv_mr*> mrs;
-  for (uint32_t i = 0; i < chunks_; ++i) {
-    ibv_mr* mr =
-        ibv_reg_mr(pd_, static_cast<uint8_t*>(p) + size_t(i) * kChunkSize, kChunkSize, access);
-    if (mr == nullptr) {
-      int err = errno;
-      for (ibv_mr* done : mrs) ibv_dereg_mr(done);
-      munmap(p, bytes);
-      failed_ = true;
-      ClientLog().warn(
-          "RDMA {}: rendezvous pool: ibv_reg_mr of chunk {} of {}: {} (ulimit -l?); large "
-          "messages go in slots",
-          device_, i, chunks_, std::strerror(err));
-      return false;
-    }
-    mrs.push_back(mr);
+  ibv_mr* mr = ibv_reg_mr(pd_, p, bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  if (mr == nullptr) {
+    failed_ = true;
+    ClientLog().warn(
+        "RDMA {}: rendezvous pool: ibv_reg_mr {} bytes: {} (ulimit -l?); large messages go in "
+        "slots",
+        device_, bytes, std::strerror(errno));
+    munmap(p, bytes);
+    return false;
   }
   base_ = static_cast<uint8_t*>(p);
-  mrs_ = std::move(mrs);
-  used_.assign(chunks_, 0);
+  mr_ = mr;
   free_.reserve(chunks_);
   for (uint32_t i = chunks_; i > 0; --i) free_.push_back(i - 1);
-  ClientLog().debug("RDMA {}: rendezvous pool of {} x {} KiB registered ({})", device_, chunks_,
-                    kChunkSize >> 10,
-                    windows_ ? "shown through memory windows" : "never shown to a peer");
+  ClientLog().debug("RDMA {}: rendezvous pool of {} x {} KiB registered", device_, chunks_,
+                    kChunkSize >> 10);
   return true;
 }
 
@@ -80,18 +67,12 @@ void RndvPool::Give(uint32_t chunk) {
   free_.push_back(chunk);
 }
 
-uint32_t RndvPool::lkey(uint32_t index) const { return mrs_[index]->lkey; }
-
-void RndvPool::ClearPast(uint32_t index, uint32_t n) {
-  if (used_[index] > n) std::memset(chunk(index) + n, 0, used_[index] - n);
-  used_[index] = n;
-}
-
-void RndvPool::Wrote(uint32_t index, uint32_t n) { used_[index] = std::max(used_[index], n); }
+uint32_t RndvPool::lkey() const { return mr_->lkey; }
+uint32_t RndvPool::rkey() const { return mr_->rkey; }
 
 uint32_t RndvPool::free_chunks() const {
   std::lock_guard lock(mu_);
-  return base_ == nullptr ? chunks_ : static_cast<uint32_t>(free_.size());
+  return mr_ == nullptr ? chunks_ : static_cast<uint32_t>(free_.size());
 }
 
 }  // namespace rdmad::internal

@@ -7,18 +7,8 @@
 // them into chunks of its own pool (wire.h). The pool is shared by every
 // channel of the process on the device, so a channel's own registered
 // memory stays its small ring and staging area, whatever its messages'
-// sizes. It is one anonymous mapping, created on first use, with one
-// registration per chunk, for local access only: no rkey of the pool opens
-// anything. A peer reaches a chunk only through a type 2 memory window
-// that the sending channel binds to its own QP over the piece it describes
-// and invalidates once the peer reports the piece read, before the chunk
-// goes back to the pool (channel_windows.cc). The chunk's own registration
-// bounds the window even on a device that checks a window's range against
-// its registration alone (Soft-RoCE does), and ClearPast() zeroes whatever
-// an earlier use left past the piece: a peer reads only what it was sent,
-// only until it says it is done, and never a byte meant for another peer.
-// On a device without such windows (windows() false) the pool serves only
-// as the destination of READs, and senders do not describe chunks at all.
+// sizes. It is one anonymous mapping registered once (local write, remote
+// read), created on first use.
 //
 // A channel holds at most kChannelShare chunks per direction, so one busy
 // channel cannot take the whole pool; when the pool is empty the caller
@@ -50,9 +40,8 @@ class RndvPool {
   static constexpr uint32_t kDefaultChunks = 256;  // 16 MiB per process and device
   static constexpr uint32_t kChannelShare = 32;    // per channel and direction
 
-  // chunks: the pool's size (tests make it small); windows: the device
-  // binds type 2 memory windows (RdmaDevice::memory_windows).
-  RndvPool(ibv_pd* pd, std::string device, uint32_t chunks = kDefaultChunks, bool windows = false);
+  // chunks: the pool's size (tests make it small).
+  RndvPool(ibv_pd* pd, std::string device, uint32_t chunks = kDefaultChunks);
   ~RndvPool();
   RndvPool(const RndvPool&) = delete;
   RndvPool& operator=(const RndvPool&) = delete;
@@ -62,17 +51,10 @@ class RndvPool {
   std::optional<uint32_t> Take();
   void Give(uint32_t chunk);
 
-  // Valid for a chunk Take returned, while it is taken.
+  // Valid for a chunk Take returned.
   uint8_t* chunk(uint32_t index) const { return base_ + size_t(index) * kChunkSize; }
-  uint32_t lkey(uint32_t index) const;
-  // The chunk's registration, which windows are bound over.
-  ibv_mr* mr(uint32_t index) const { return mrs_[index]; }
-  bool windows() const { return windows_; }
-  // The chunk is to show n bytes to a peer: zeroes what an earlier use
-  // (a piece sent, or a READ into it) left past them.
-  void ClearPast(uint32_t index, uint32_t n);
-  // n bytes were written into the chunk by a READ.
-  void Wrote(uint32_t index, uint32_t n);
+  uint32_t lkey() const;
+  uint32_t rkey() const;
   uint32_t free_chunks() const;
   uint32_t chunks() const { return chunks_; }
 
@@ -82,12 +64,10 @@ class RndvPool {
   ibv_pd* pd_;
   std::string device_;
   uint32_t chunks_;
-  bool windows_;
   mutable std::mutex mu_;
   bool failed_ = false;
   uint8_t* base_ = nullptr;
-  std::vector<ibv_mr*> mrs_;    // one per chunk, once registered
-  std::vector<uint32_t> used_;  // per chunk: bytes that may be non-zero (its owner's alone)
+  ibv_mr* mr_ = nullptr;
   std::vector<uint32_t> free_;
 };
 
