@@ -63,6 +63,7 @@
 #include "daemon/peers/channel_endpoint.h"
 #include "daemon/peers/peer_inbound.h"
 #include "daemon/peers/peer_link.h"
+#include "daemon/peers/peer_sessions.h"
 #include "daemon/policy/path_policy.h"
 #include "rdmad/status.h"
 
@@ -220,7 +221,7 @@ std::string DescribeChannel(const ChannelRecord& r);
 bool IsInstanceId(const std::string& id);
 
 // The broker is what peers' channel calls reach (InboundChannels).
-class Broker final : public InboundChannels {
+class Broker final : public InboundChannels, public SessionUser {
  public:
   explicit Broker(BrokerOptions options);
   ~Broker() override;  // stops the sweeper
@@ -323,6 +324,12 @@ class Broker final : public InboundChannels {
   // The peer daemon instance_id has a session up again: its channels that
   // were waiting go on.
   void OnPeerBack(const std::string& instance_id);
+  // SessionUser: a session up is OnPeerBack, down (or mismatched, or its
+  // circuit open) OnPeerLost; a peer's ChannelClosed is OnCloseChannel; a
+  // session is in use while channels with it are (HasChannelsWith).
+  void OnSessionState(const PeerSnapshot& peer) override;
+  void OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) override;
+  bool UsesSession(const PeerSnapshot& peer) const override;
   // New limits (a config reload); channels already open stay.
   void SetLimits(size_t max_channels, size_t max_channels_per_peer);
   void SetOwnerLimits(const OwnerLimits& limits);

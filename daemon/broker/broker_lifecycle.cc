@@ -409,4 +409,24 @@ void Broker::StartSweeper(std::chrono::milliseconds period) {
   });
 }
 
+void Broker::OnSessionState(const PeerSnapshot& peer) {
+  if (!peer.remote) return;
+  if (peer.state == PeerSessionState::kUp) OnPeerBack(peer.remote->instance_id);
+  if (peer.state == PeerSessionState::kDown || peer.state == PeerSessionState::kVersionMismatch ||
+      peer.state == PeerSessionState::kCircuitOpen) {
+    OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
+  }
+}
+
+void Broker::OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) {
+  if (event.kind != PeerEvent::Kind::kChannelClosed || !peer.remote) return;
+  Status closed =
+      OnCloseChannel(CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
+  if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
+}
+
+bool Broker::UsesSession(const PeerSnapshot& peer) const {
+  return HasChannelsWith(peer.name, peer.address, peer.remote ? peer.remote->instance_id : "");
+}
+
 }  // namespace rdmad

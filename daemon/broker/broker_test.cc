@@ -223,6 +223,41 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kFailed);
 }
 
+// The broker as the sessions' user (SessionUser): a session down, at a
+// version mismatch or with its circuit open is the peer lost; a peer's
+// ChannelClosed event closes the channel; a session carries channels while
+// any are open with it.
+TEST(BrokerTest, ItsSessionsTellItOfAPeerLostAndOfClosesAndAskWhatTheyCarry) {
+  for (PeerSessionState state : {PeerSessionState::kDown, PeerSessionState::kVersionMismatch,
+                                 PeerSessionState::kCircuitOpen, PeerSessionState::kConnecting}) {
+    SCOPED_TRACE(int(state));
+    Fixture f;
+    uint64_t id = f.Established();
+    auto holder = std::make_shared<FakeHolder>();
+    ASSERT_TRUE(f.broker.Hold(kApp, id, holder).ok());
+    PeerSnapshot b;
+    b.name = "B";
+    b.address = "192.0.2.2:7581";
+    b.remote = PeerHello{};
+    b.remote->instance_id = kInstanceB;
+    EXPECT_TRUE(f.broker.UsesSession(b));
+    b.state = state;
+    b.last_error = "no heartbeat for 5000 ms";
+    f.broker.OnSessionState(b);
+    bool lost = state != PeerSessionState::kConnecting;
+    EXPECT_EQ(f.Record(id).reason.rfind("peer daemon B lost: no heartbeat for 5000 ms", 0) == 0,
+              lost)
+        << f.Record(id).reason;
+    PeerEvent closed;
+    closed.kind = PeerEvent::Kind::kChannelClosed;
+    closed.channel_id = id;
+    closed.reason = "closed by the peer's application";
+    f.broker.OnSessionEvent(b, closed);
+    EXPECT_TRUE(ChannelEnded(f.Record(id).state));
+    EXPECT_FALSE(f.broker.UsesSession(b));
+  }
+}
+
 TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());

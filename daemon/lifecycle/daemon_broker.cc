@@ -54,26 +54,7 @@ void Daemon::StartBroker() {
   broker->services().OnChange([this] { UpdateClusterRecord(); });
   PeerInbound& inbound = peers_.inbound();
   inbound.SetChannels(broker);
-  peers_.ObserveSessions(
-      [broker](const PeerSnapshot& peer) {
-        if (!peer.remote) return;
-        if (peer.state == PeerSessionState::kUp) broker->OnPeerBack(peer.remote->instance_id);
-        if (peer.state == PeerSessionState::kDown ||
-            peer.state == PeerSessionState::kVersionMismatch ||
-            peer.state == PeerSessionState::kCircuitOpen) {
-          broker->OnPeerLost(peer.remote->instance_id, peer.name, peer.last_error);
-        }
-      },
-      [broker](const PeerSnapshot& peer, const PeerEvent& event) {
-        if (event.kind != PeerEvent::Kind::kChannelClosed || !peer.remote) return;
-        Status closed = broker->OnCloseChannel(
-            CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
-        if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
-      });
-  peers_.SetSessionsInUse([broker](const PeerSnapshot& peer) {
-    return broker->HasChannelsWith(peer.name, peer.address,
-                                   peer.remote ? peer.remote->instance_id : "");
-  });
+  peers_.SetSessionUser(broker);
   broker_->StartSweeper();
   path_broker_.store(broker);
   ApplyChannelSettings(*config());

@@ -42,14 +42,6 @@ PeerHello PeerHub::LocalHello() const {
   return BuildLocalHello(*inventory_(), instance_id_, node_name_);
 }
 
-void PeerHub::ObserveSessions(PeerSessions::StateObserver on_state,
-                              PeerSessions::EventObserver on_event) {
-  on_state_ = std::move(on_state);
-  on_event_ = std::move(on_event);
-}
-
-void PeerHub::SetSessionsInUse(PeerSessions::InUse in_use) { in_use_ = std::move(in_use); }
-
 Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
   if (!factory) {
     spdlog::info("peers: no transport in this build; peer sessions are off");
@@ -78,8 +70,13 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   session_options.breaker.min_span = std::chrono::seconds(10);
   sessions_ = std::make_unique<PeerSessions>(
       std::move(transport->connector), [this] { return LocalHello(); }, session_options);
-  sessions_->Observe(on_state_, on_event_);
-  sessions_->SetInUse(in_use_);
+  if (SessionUser* user = user_; user != nullptr) {
+    sessions_->Observe([user](const PeerSnapshot& peer) { user->OnSessionState(peer); },
+                       [user](const PeerSnapshot& peer, const PeerEvent& event) {
+                         user->OnSessionEvent(peer, event);
+                       });
+    sessions_->SetInUse([user](const PeerSnapshot& peer) { return user->UsesSession(peer); });
+  }
   sessions_->SetIdleClose(std::chrono::seconds(d.peer_idle_close_s));
   sessions_->SetOnDemandQuota(config.limits.max_peer_sessions_per_uid);
   sessions_->SetConfiguredPeers(config.peers);

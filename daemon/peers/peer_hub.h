@@ -34,13 +34,9 @@ class PeerHub {
   explicit PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory);
   ~PeerHub();  // Stop()
 
-  // The broker's hook on every session (PeerSessions::Observe); set before
+  // The sessions' user (not owned; it outlives the sessions); set before
   // Start.
-  void ObserveSessions(PeerSessions::StateObserver on_state, PeerSessions::EventObserver on_event);
-  // Whether a session carries channels (PeerSessions::SetInUse); set before
-  // Start. Sessions opened on first use close after daemon.peer_idle_close_s
-  // unused.
-  void SetSessionsInUse(PeerSessions::InUse in_use);
+  void SetSessionUser(SessionUser* user) { user_ = user; }
 
   // Starts listening (daemon.peer_address:peer_port, TLS per daemon.tls_*)
   // and opens a session per [[peers]] entry. A null factory disables peers
@@ -75,9 +71,7 @@ class PeerHub {
   std::unique_ptr<PeerServer> server_;
   std::unique_ptr<PeerSessions> sessions_;       // set once by Start
   std::atomic<PeerSessions*> running_{nullptr};  // sessions_, for readers
-  PeerSessions::StateObserver on_state_;         // set before Start
-  PeerSessions::EventObserver on_event_;
-  PeerSessions::InUse in_use_;  // set before Start
+  SessionUser* user_ = nullptr;  // set before Start
   bool stopped_ = false;
 };
 

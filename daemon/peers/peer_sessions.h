@@ -41,6 +41,20 @@
 
 namespace rdmad {
 
+// SessionUser: what uses the sessions to other daemons (the broker): told
+// of every session's state and events, and asked whether a session carries
+// channels (a session opened on first use closes after
+// daemon.peer_idle_close_s unused). The peers own this seam and the broker
+// implements it; the lifecycle hands the one to the other. Called on the
+// sessions' worker thread; must not block.
+class SessionUser {
+ public:
+  virtual ~SessionUser() = default;
+  virtual void OnSessionState(const PeerSnapshot& peer) = 0;
+  virtual void OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) = 0;
+  virtual bool UsesSession(const PeerSnapshot& peer) const = 0;
+};
+
 class PeerSessions {
  public:
   // local_hello: what this daemon says in Hello (called on the worker).
