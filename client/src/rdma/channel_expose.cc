@@ -5,8 +5,8 @@
 // bound by a signaled BIND_MW on this channel's QP over the whole region
 // (so the window's range is the registration's, on every device) with the
 // access asked for, and waited for: once Expose returns, the descriptor
-// works from the peer's end of this QP and from nowhere else. Revoke posts
-// a LOCAL_INV and waits for it too. The windows go with the channel
+// works from the peer's end of this QP and from nowhere else. Revoke
+// deallocates the window, which invalidates it. The windows go with the channel
 // (FreeExposures) or with the region (ExposedWindow), whichever is first.
 
 #include <infiniband/verbs.h>
@@ -75,17 +75,9 @@ Status RdmaChannel::Revoke(const RegionDescriptor& exposed) {
   }
   std::shared_ptr<ExposedWindow> window = std::move(it->second);
   exposed_.erase(it);
-  // On a live channel the LOCAL_INV is waited for; deallocating the window
-  // invalidates it in any case (and a failed channel reaches nothing). The
-  // region may have freed it already.
-  auto hold = window->Lock();
-  if (window->mw() != nullptr && Usable(Side::kSend).ok()) {
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_LOCAL_INV;
-    wr.invalidate_rkey = exposed.rkey;
-    (void)PostAndAwaitExposure(lock, wr);
-  }
-  window->FreeLocked();
+  // Deallocating the window invalidates it before the call returns (the
+  // region may have freed it already): no LOCAL_INV needed first.
+  window->Free();
   return Status::Ok();
 }
 
@@ -96,8 +88,7 @@ Status RdmaChannel::PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr) {
   wr.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-    Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") +
-                                   (wr.opcode == IBV_WR_BIND_MW ? "BIND_MW" : "LOCAL_INV") +
+    Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") + "BIND_MW" +
                                    "): " + std::strerror(rc));
     Fail(s);
     return s;

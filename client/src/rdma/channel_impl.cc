@@ -61,7 +61,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kOneSided: return one_sided_op;
     case WrKind::kBatch: return "WRITE/READ (Submit)";
     case WrKind::kRndvRead: return "READ (rendezvous)";
-    case WrKind::kExpose: return "BIND_MW/LOCAL_INV (Expose)";
+    case WrKind::kExpose: return "BIND_MW (Expose)";
   }
   return "unknown";
 }

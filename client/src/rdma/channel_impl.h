@@ -190,7 +190,7 @@ class RdmaChannel final : public AbortableChannel {
   void ReturnChunks();
 
   // channel_expose.cc: Expose's windows. PostAndAwaitExposure posts a
-  // signaled BIND_MW or LOCAL_INV and waits for it (mu_ held through lock);
+  // signaled BIND_MW and waits for it (mu_ held through lock);
   // FreeExposures deallocates every window still exposed, before the QP.
   Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
   void FreeExposures();

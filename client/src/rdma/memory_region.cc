@@ -139,17 +139,13 @@ StatusOr<std::unique_ptr<RdmaMemoryRegion>> RdmaMemoryRegion::RegisterDmabuf(
       std::move(device), std::move(shared), nullptr, len, offset, MemoryAccess::kReadWrite));
 }
 
-void ExposedWindow::FreeLocked() {
+void ExposedWindow::Free() {
+  std::lock_guard lock(mu_);
   if (mw_ == nullptr) return;
   if (int rc = ibv_dealloc_mw(mw_); rc != 0) {
     ClientLog().warn("Expose: ibv_dealloc_mw: {}", std::strerror(rc));
   }
   mw_ = nullptr;
-}
-
-void ExposedWindow::Free() {
-  auto lock = Lock();
-  FreeLocked();
 }
 
 RdmaMemoryRegion::~RdmaMemoryRegion() {

@@ -52,11 +52,7 @@ class ExposedWindow {
   ~ExposedWindow() { Free(); }
   ExposedWindow(const ExposedWindow&) = delete;
   ExposedWindow& operator=(const ExposedWindow&) = delete;
-  // The window while it is allocated (nullptr after Free), for a LOCAL_INV;
-  // the caller holds it only under Lock().
-  std::unique_lock<std::mutex> Lock() { return std::unique_lock(mu_); }
-  ibv_mw* mw() const { return mw_; }  // under Lock()
-  void FreeLocked();                  // under Lock()
+  // Deallocates the window once (which invalidates it).
   void Free();
 
  private:
