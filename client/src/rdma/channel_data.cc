@@ -84,7 +84,7 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
       auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));
       auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len);
       if (!sent.ok()) return sent.status();
-      if (*sent && region != nullptr) read_by_peer = rndv_done_ + rndv_sent_.size();
+      if (*sent && rndv_sent_.back() < 0) read_by_peer = rndv_done_ + rndv_sent_.size();
       if (!*sent) RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, offset, offset + n, region));
       offset += n;
     }

@@ -85,6 +85,7 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 16)),
       spin_(SpinTime(res_->plan.spin_us)),
       pool_(&device_->rndv_pool()),
+      own_chunks_(device_->pd(), device_->name(), device_->send_share(), RndvPool::kChunkSize),
       rndv_threshold_(2 * fragment_size_) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) error_ = Status::FromErrno(errno, "eventfd");
@@ -168,8 +169,8 @@ std::string RdmaChannel::StateForLog() const {
       "credits {} owed {} sq {}/{} recv posted {} ready {} notes {} | rndv sent {} send chunks {} "
       "recv chunks {} reads {}/{} unread {} done owed {} | pool free {} | poller {} error {}",
       credits_.credits(), credits_.owed(), sq_outstanding_, res_->send_depth, recv_posted_,
-      ready_.size(), notes_.size(), rndv_sent_.size(), send_chunks_, recv_chunks_, reads_done_,
-      reads_posted_, rndv_unread_, done_owed_, pool_->free_chunks(), poller_,
+      ready_.size(), notes_.size(), rndv_sent_.size(), own_chunks_.taken(), recv_chunks_,
+      reads_done_, reads_posted_, rndv_unread_, done_owed_, pool_->free_chunks(), poller_,
       error_.ok() ? "none" : error_.ToString());
 }
 

@@ -43,6 +43,7 @@
 #include "client/src/abortable_channel.h"
 #include "client/src/completion_signal.h"
 #include "client/src/rdma/resources.h"
+#include "client/src/rdma/send_chunks.h"
 #include "client/src/rdma/wire.h"
 #include "common/endpoint.h"
 #include "rdmad/channel.h"
@@ -97,6 +98,12 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
   Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);
+  // Tests: the latest rendezvous descriptor the peer sent, as a peer that
+  // kept it would; the send chunks the peer has not reported read; and
+  // taking the completions waiting in the CQ, as any call does.
+  std::optional<RndvDescriptor> LastRndvDescriptorForTesting() const;
+  uint32_t SendChunksTakenForTesting() const;
+  void DrainForTesting();
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -268,12 +275,13 @@ class RdmaChannel final : public AbortableChannel {
   uint64_t batches_done_ = 0;    // batches done since the last Arm
 
   // The rendezvous. Sending: our descriptors the peer has not finished
-  // (their pool chunk, or -1 for the caller's region), in order.
+  // (their chunk of own_chunks_, or -1 for a dmabuf region's piece), in
+  // order. Receiving: landing chunks of the process's pool_.
   RndvPool* pool_;
+  SendChunks own_chunks_;
   uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
   std::deque<int32_t> rndv_sent_;
   uint64_t rndv_done_ = 0;  // descriptors the peer has read, in all
-  uint32_t send_chunks_ = 0;
   // Receiving: chunks READ into or being read, READs posted and completed,
   // descriptors read and not yet reported done, descriptors not yet read.
   uint32_t recv_chunks_ = 0;
@@ -284,6 +292,7 @@ class RdmaChannel final : public AbortableChannel {
   std::vector<ibv_sge> read_sges_;
   std::vector<uint8_t> direct_buf_;  // the pool was empty: the front's own buffer
   std::unique_ptr<RdmaMemoryRegion> direct_mr_;
+  std::optional<RndvDescriptor> last_rndv_;                     // the peer's latest, for tests
   std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
   uint64_t exposures_posted_ = 0, exposures_done_ = 0;
 };

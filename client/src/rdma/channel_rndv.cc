@@ -1,17 +1,19 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// RdmaChannel: the rendezvous for large messages (wire.h, rndv_pool.h).
+// RdmaChannel: the rendezvous for large messages (wire.h, send_chunks.h,
+// rndv_pool.h).
 //
-// Sending: each piece of up to a chunk goes out as a RNDV descriptor of a
-// pool chunk the piece was copied into, so Send returns without waiting
-// for the peer and the next Send overlaps the peer's READs. A channel
-// takes at most kChannelShare chunks. Beyond that, a piece of the caller's
-// registered region is described in place (no copy; Send returns once the
-// peer has read it, as it would have to wait for the peer anyway), and a
-// piece of an unregistered buffer waits for the channel's own chunks to
-// come back; when the pool has none for it and it holds none, the piece
-// goes eagerly instead, so a channel never waits for chunks another
-// channel holds.
+// Sending: each piece of up to a chunk goes out as a RNDV descriptor of one
+// of the channel's own send chunks the piece was copied into, so Send
+// returns without waiting for the peer and the next Send overlaps the
+// peer's READs. The descriptor's rkey reaches this channel's chunks alone:
+// what the channel sent this peer. A piece of a registered host region is
+// copied too (the region's rkey is never sent: it would show the whole
+// region). With every chunk out, a piece waits for the channel's own to
+// come back; when the channel can register none, it goes eagerly. A piece
+// of a dmabuf (no CPU copy) is described in place when the region grants
+// remote read (the caller showed it already; Send returns once the peer
+// read it) and goes eagerly from the region otherwise.
 //
 // Receiving: Recv READs the descriptors ahead, in order, into pool chunks
 // (as many as the channel's share and the pool allow), so the READs of the
@@ -38,28 +40,23 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last) {
-  bool copyable = region == nullptr || region->host();  // a dmabuf cannot be copied
   std::optional<uint32_t> chunk;
-  for (;;) {
-    if (copyable && send_chunks_ < RndvPool::kChannelShare) chunk = pool_->Take();
-    if (chunk || region != nullptr) break;  // a region is described in place
-    if (send_chunks_ == 0) return false;    // none to be had: eager
-    // Ours come back as the peer reads them.
-    uint32_t held = send_chunks_;
-    RDMAD_RETURN_IF_ERROR(WaitFor(
-        lock, [&] { return send_chunks_ < held; }, std::nullopt, Side::kSend));
-  }
-  if (chunk) {
-    ++send_chunks_;
+  if (region != nullptr && !region->host()) {  // a dmabuf cannot be copied
+    if (region->access() == MemoryAccess::kLocal) return false;
+  } else {
+    while (!(chunk = own_chunks_.Take())) {
+      if (own_chunks_.taken() == 0) return false;  // none to be had: eager
+      // Ours come back as the peer reads them.
+      uint32_t held = own_chunks_.taken();
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return own_chunks_.taken() < held; }, std::nullopt, Side::kSend));
+    }
     lock.unlock();  // the chunk is ours
-    std::memcpy(pool_->chunk(*chunk), data, n);
+    std::memcpy(own_chunks_.chunk(*chunk), data, n);
     lock.lock();
   }
   auto give_back = [&] {
-    if (chunk) {
-      pool_->Give(*chunk);
-      --send_chunks_;
-    }
+    if (chunk) own_chunks_.Give(*chunk);
   };
   bool staged = res_->max_inline < kRndvDescriptorBytes;
   auto can_post = [&] {
@@ -72,8 +69,8 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
   RndvDescriptor d;
   d.len = n;
   if (chunk) {
-    d.addr = reinterpret_cast<uintptr_t>(pool_->chunk(*chunk));
-    d.rkey = pool_->rkey();
+    d.addr = reinterpret_cast<uintptr_t>(own_chunks_.chunk(*chunk));
+    d.rkey = own_chunks_.rkey(*chunk);
   } else {
     d.addr = reinterpret_cast<uintptr_t>(data);  // the region's iova space
     d.rkey = region->descriptor().rkey;
@@ -97,10 +94,7 @@ void RdmaChannel::OnRndvDone(uint32_t n) {
     return;
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (int32_t c = rndv_sent_.front(); c >= 0) {
-      pool_->Give(uint32_t(c));
-      --send_chunks_;
-    }
+    if (int32_t c = rndv_sent_.front(); c >= 0) own_chunks_.Give(uint32_t(c));
     rndv_sent_.pop_front();
   }
   rndv_done_ += n;
@@ -124,6 +118,7 @@ void RdmaChannel::OnRndvFragment(const ibv_wc& wc, uint32_t slot, const Imm& imm
                                            std::to_string(RndvPool::kChunkSize) + ")"));
     return;
   }
+  last_rndv_ = f.desc;
   Repost(slot);
   if (closed_) {  // nobody will read it: done at once (DropUnreadRndv)
     ++done_owed_;
@@ -261,6 +256,21 @@ void RdmaChannel::Release(const Fragment& f) {
   MaybeSendCredits();
 }
 
+std::optional<RndvDescriptor> RdmaChannel::LastRndvDescriptorForTesting() const {
+  Lock lock(mu_);
+  return last_rndv_;
+}
+
+uint32_t RdmaChannel::SendChunksTakenForTesting() const {
+  Lock lock(mu_);
+  return own_chunks_.taken();
+}
+
+void RdmaChannel::DrainForTesting() {
+  Lock lock(mu_);
+  Drain();
+}
+
 uint8_t RdmaChannel::TakeDone() {
   uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
   done_owed_ -= give;
@@ -305,14 +315,14 @@ Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len
 
 void RdmaChannel::ReturnChunks() {
   for (int32_t c : rndv_sent_) {
-    if (c >= 0) pool_->Give(uint32_t(c));
+    if (c >= 0) own_chunks_.Give(uint32_t(c));
   }
   rndv_sent_.clear();
   for (const Fragment& f : ready_) {
     if (f.chunk >= 0) pool_->Give(uint32_t(f.chunk));
   }
   ready_.clear();
-  send_chunks_ = recv_chunks_ = 0;
+  recv_chunks_ = 0;
 }
 
 }  // namespace rdmad::internal

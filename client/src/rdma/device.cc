@@ -154,6 +154,7 @@ RdmaDevice::~RdmaDevice() {
 
 void RdmaDevice::ReplaceRndvPoolForTesting(uint32_t chunks) {
   rndv_pool_ = std::make_unique<RndvPool>(pd_, name_, chunks);
+  send_share_ = std::min(chunks, RndvPool::kChannelShare);
 }
 
 void RdmaDevice::Watch(uint32_t qpn, QpEventHandler handler) {

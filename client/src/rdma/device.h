@@ -69,9 +69,13 @@ class RdmaDevice {
 
   // Host-memory registrations on pd(), shared by range (mr_cache.h).
   MrCache& mr_cache() { return mr_cache_; }
-  // This process's rendezvous chunks on the device (rndv_pool.h).
+  // This process's rendezvous landing chunks on the device (rndv_pool.h).
   RndvPool& rndv_pool() { return *rndv_pool_; }
-  // Tests: a pool of `chunks` instead. Only while no chunk is taken.
+  // How many rendezvous send chunks a channel opened now may register
+  // (send_chunks.h): RndvPool::kChannelShare unless a test set fewer.
+  uint32_t send_share() const { return send_share_; }
+  // Tests: a pool of `chunks` instead, and channels opened from now on
+  // send through at most that many chunks. Only while no chunk is taken.
   void ReplaceRndvPoolForTesting(uint32_t chunks);
   // Logs the relaxed ordering decision for application memory the first
   // time, and again only when it changes.
@@ -99,6 +103,7 @@ class RdmaDevice {
   std::map<uint32_t, QpEventHandler> watchers_;
   MrCache mr_cache_;
   std::unique_ptr<RndvPool> rndv_pool_;
+  uint32_t send_share_ = RndvPool::kChannelShare;
   std::mutex log_mu_;
   std::string logged_ordering_;
 };

@@ -18,7 +18,7 @@ RndvPool::RndvPool(ibv_pd* pd, std::string device, uint32_t chunks)
 RndvPool::~RndvPool() {
   if (mr_ != nullptr) {
     if (int rc = ibv_dereg_mr(mr_); rc != 0) {
-      ClientLog().warn("RDMA {}: rendezvous pool: ibv_dereg_mr: {}", device_, std::strerror(rc));
+      ClientLog().warn("RDMA {}: landing pool: ibv_dereg_mr: {}", device_, std::strerror(rc));
     }
   }
   if (base_ != nullptr) munmap(base_, size_t(chunks_) * kChunkSize);
@@ -31,16 +31,18 @@ bool RndvPool::EnsureRegistered() {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
     failed_ = true;
-    ClientLog().warn("RDMA {}: rendezvous pool: mmap {} bytes: {}; large messages go in slots",
-                     device_, bytes, std::strerror(errno));
+    ClientLog().warn(
+        "RDMA {}: landing pool: mmap {} bytes: {}; large messages are read into registrations of "
+        "their own",
+        device_, bytes, std::strerror(errno));
     return false;
   }
-  ibv_mr* mr = ibv_reg_mr(pd_, p, bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  ibv_mr* mr = ibv_reg_mr(pd_, p, bytes, IBV_ACCESS_LOCAL_WRITE);
   if (mr == nullptr) {
     failed_ = true;
     ClientLog().warn(
-        "RDMA {}: rendezvous pool: ibv_reg_mr {} bytes: {} (ulimit -l?); large messages go in "
-        "slots",
+        "RDMA {}: landing pool: ibv_reg_mr {} bytes: {} (ulimit -l?); large messages are "
+        "read into registrations of their own",
         device_, bytes, std::strerror(errno));
     munmap(p, bytes);
     return false;
@@ -49,7 +51,7 @@ bool RndvPool::EnsureRegistered() {
   mr_ = mr;
   free_.reserve(chunks_);
   for (uint32_t i = chunks_; i > 0; --i) free_.push_back(i - 1);
-  ClientLog().debug("RDMA {}: rendezvous pool of {} x {} KiB registered", device_, chunks_,
+  ClientLog().debug("RDMA {}: landing pool of {} x {} KiB registered", device_, chunks_,
                     kChunkSize >> 10);
   return true;
 }
@@ -68,7 +70,6 @@ void RndvPool::Give(uint32_t chunk) {
 }
 
 uint32_t RndvPool::lkey() const { return mr_->lkey; }
-uint32_t RndvPool::rkey() const { return mr_->rkey; }
 
 uint32_t RndvPool::free_chunks() const {
   std::lock_guard lock(mu_);

@@ -1,19 +1,18 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// RndvPool: the rendezvous chunks of one process on one device. A message
+// RndvPool: the landing chunks of one process on one device. A message
 // larger than a few receive slots does not travel through the peer's ring:
-// the sender copies it into chunks of this pool (or points at its own
-// registered region), sends their descriptors, and the receiver RDMA READs
-// them into chunks of its own pool (wire.h). The pool is shared by every
-// channel of the process on the device, so a channel's own registered
-// memory stays its small ring and staging area, whatever its messages'
-// sizes. It is one anonymous mapping registered once (local write, remote
-// read), created on first use.
+// the sender copies it into chunks of its channel's own (send_chunks.h),
+// sends their descriptors, and the receiver RDMA READs them into chunks of
+// this pool (wire.h). The pool is shared by every channel of the process
+// on the device, so a channel's own registered memory stays its small
+// ring and staging area, whatever its messages' sizes. It is one anonymous
+// mapping registered once with local access only (no peer can reach it),
+// created on first use.
 //
-// A channel holds at most kChannelShare chunks per direction, so one busy
-// channel cannot take the whole pool; when the pool is empty the caller
-// falls back (eager fragments on the sending side, a registration of the
-// destination on the receiving side), so no channel ever waits on
+// A channel holds at most kChannelShare chunks, so one busy channel cannot
+// take the whole pool; when the pool is empty the receiver reads into a
+// registration of the destination instead, so no channel ever waits on
 // another's chunks.
 //
 // Thread safety: all methods may be called from any thread.
@@ -38,7 +37,7 @@ class RndvPool {
  public:
   static constexpr uint32_t kChunkSize = 64u << 10;
   static constexpr uint32_t kDefaultChunks = 256;  // 16 MiB per process and device
-  static constexpr uint32_t kChannelShare = 32;    // per channel and direction
+  static constexpr uint32_t kChannelShare = 32;    // per channel, landing or sending
 
   // chunks: the pool's size (tests make it small).
   RndvPool(ibv_pd* pd, std::string device, uint32_t chunks = kDefaultChunks);
@@ -54,7 +53,6 @@ class RndvPool {
   // Valid for a chunk Take returned.
   uint8_t* chunk(uint32_t index) const { return base_ + size_t(index) * kChunkSize; }
   uint32_t lkey() const;
-  uint32_t rkey() const;
   uint32_t free_chunks() const;
   uint32_t chunks() const { return chunks_; }
 
