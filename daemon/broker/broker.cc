@@ -24,7 +24,26 @@ uint64_t RandomChannelId() {
 
 bool IsLoopback(const std::string& ip) { return ip == "::1" || ip.rfind("127.", 0) == 0; }
 
+// No network: no path and no peer (a broker that only serves local calls).
+class NoNetwork final : public BrokerNetwork {
+ public:
+  StatusOr<PathDecision> ResolvePath(const PathRequest&) const override {
+    return Status::NotFound("no path policy");
+  }
+  StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t>) override {
+    return Status::NotFound("unknown peer " + name + ": no peers");
+  }
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id) override {
+    return Status::NotFound("no session up to rdmad instance " + instance_id);
+  }
+  Status SendEvent(const std::string&, const PeerEvent&) override {
+    return Status::Unavailable("no peer sessions");
+  }
+};
+
 BrokerOptions WithDefaults(BrokerOptions o) {
+  static NoNetwork none;
+  if (o.network == nullptr) o.network = &none;
   if (!o.lease_sealer) o.lease_sealer = std::make_shared<const LeaseSealer>();
   if (!o.clock) o.clock = [] { return BrokerClock::now(); };
   if (!o.source_address) {
@@ -46,17 +65,6 @@ void Broker::SetPath(const ChannelPlan& plan, ChannelRecord* record) {
   record->device = plan.path->device;
   record->port = plan.path->port;
   record->gid = plan.path->gid;
-}
-
-std::string_view ChannelStateName(ChannelState state) {
-  switch (state) {
-    case ChannelState::kPlanned: return "planned";
-    case ChannelState::kOpening: return "opening";
-    case ChannelState::kEstablished: return "established";
-    case ChannelState::kFailed: return "failed";
-    case ChannelState::kClosed: return "closed";
-  }
-  return "unknown";
 }
 
 void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoints> result) {
@@ -168,7 +176,7 @@ ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reas
     plan.tcp_reason = tcp_reason.empty() ? "the config forces TCP" : tcp_reason;
     return plan;
   }
-  StatusOr<PathDecision> path = options_.resolve(PathRequest{peer_ip, 0});
+  StatusOr<PathDecision> path = options_.network->ResolvePath(PathRequest{peer_ip, 0});
   if (!path.ok()) {
     plan.tcp_reason = "no RDMA path to " + peer_ip + ": " + path.status().message();
     return plan;
@@ -185,8 +193,8 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
     return Status::InvalidArgument(
         fmt::format("count: 1..{} channels per batch, not {}", kMaxChannelBatch, count));
   }
-  StatusOr<BrokerPeer> found =
-      options_.find_peer(peer, caller.self ? std::nullopt : std::optional<uid_t>(caller.uid));
+  StatusOr<BrokerPeer> found = options_.network->FindPeer(
+      peer, caller.self ? std::nullopt : std::optional<uid_t>(caller.uid));
   if (!found.ok()) return found.status();
   PlannedChannel planned;
   planned.channel_id = RandomChannelId();
@@ -223,7 +231,8 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
     entry.record.peer = found.value().name;
     entry.record.service = service;
     entry.record.initiator = true;
-    entry.record.state = ChannelState::kPlanned;
+    entry.phase = ChannelPhase::kPlanned;
+    entry.record.state = PublicState(entry.phase);
     entry.record.created = std::chrono::system_clock::now();
     entry.record.owner_uid = caller.uid;
     entry.record.owner_pid = caller.pid;
@@ -232,25 +241,33 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   return planned;
 }
 
-void Broker::Update(uint64_t channel_id, ChannelState state, EndpointKind transport,
-                    const std::string& reason) {
+void Broker::Fail(uint64_t channel_id, const std::string& reason) {
   std::vector<Ending> endings;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(channel_id);
-    if (it == channels_.end() || ChannelEnded(it->second.record.state)) return;
-    Entry& e = it->second;
-    if (ChannelEnded(state)) {
-      auto ending = EndLocked(e, state, reason, false, "");
-      if (ending) endings.push_back(std::move(*ending));
-    } else {
-      e.record.state = state;
-      if (transport != EndpointKind::kUnknown) e.record.transport = transport;
-      e.record.reason = reason;
-      e.since = Now();
-    }
+    if (it == channels_.end()) return;
+    auto ending = EndLocked(it->second, ChannelEvent::kFail, reason, false, "");
+    if (ending) endings.push_back(std::move(*ending));
   }
   Deliver(std::move(endings));
+}
+
+bool Broker::ApplyLocked(Entry& e, ChannelEvent event) {
+  std::optional<ChannelPhase> next = NextPhase(e.phase, event);
+  if (!next) {
+    spdlog::debug("{}: {} changes nothing in phase {}", DescribeChannel(e.record),
+                  ChannelEventName(event), ChannelPhaseName(e.phase));
+    return false;
+  }
+  if (*next != e.phase) {
+    spdlog::debug("{}: {} -> {} ({})", DescribeChannel(e.record), ChannelPhaseName(e.phase),
+                  ChannelPhaseName(*next), ChannelEventName(event));
+    e.phase = *next;
+    e.since = Now();
+  }
+  e.record.state = PublicState(e.phase);
+  return true;
 }
 
 Broker::Entry* Broker::FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin) {

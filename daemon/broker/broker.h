@@ -16,11 +16,11 @@
 // ChannelClosed event on the peer's session stream when this daemon has no
 // session to it). A peer's close (OnCloseChannel) ends the channel here
 // and is passed to the holders.
-// States only move forward: planned -> opening -> established -> closed
-// or failed. The table keeps ended channels for `rdmactl channels` for
-// keep_ended (at most max_ended of them); planned channels that never
-// Connect fail after open_timeout, established ones never held are closed
-// after hold_grace (Sweep, from a sweeper thread or the tests).
+// A channel's phase moves only as the state machine's table says
+// (channel_machine.h), through ApplyLocked. The table keeps ended channels for `rdmactl channels`
+// for keep_ended (at most max_ended of them); planned channels that never Connect fail after
+// open_timeout, established ones never held are closed after hold_grace (Sweep, from a sweeper
+// thread or the tests).
 //
 // Restarts (broker_reattach.cc; docs/channels.md, "When rdmad restarts"):
 // the data path lives in the applications, so neither daemon's restart ends
@@ -55,6 +55,8 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/broker/broker_network.h"
+#include "daemon/broker/channel_machine.h"
 #include "daemon/broker/lease_sealer.h"
 #include "daemon/broker/service_registry.h"
 #include "daemon/clients/caller.h"
@@ -68,16 +70,6 @@
 #include "rdmad/status.h"
 
 namespace rdmad {
-
-// A peer as the broker needs it: its name, the address dialled, the
-// instance id of its last Hello ("" before one), and the link (or
-// UNAVAILABLE with the session's last error).
-struct BrokerPeer {
-  std::string name;
-  std::string address;  // HOST:PORT
-  std::string instance_id;
-  StatusOr<std::shared_ptr<PeerLink>> link = Status::Unavailable("no link");
-};
 
 using BrokerClock = std::chrono::steady_clock;
 
@@ -101,27 +93,15 @@ struct BrokerOptions {
   // limit; limits.max_channels, limits.max_channels_per_peer).
   size_t max_channels = 0;
   size_t max_channels_per_peer = 0;
-  // Plans a path (DaemonCore::ResolvePath).
-  std::function<StatusOr<PathDecision>(const PathRequest&)> resolve;
-  // The peer for a [[peers]] name or address; NOT_FOUND for neither.
-  // opener: the uid that a session opened now on demand counts against
-  // (PlanChannel's caller: RESOURCE_EXHAUSTED past its quota, before any
-  // dial); nullopt for the daemon's own lookups.
-  std::function<StatusOr<BrokerPeer>(const std::string&, std::optional<uid_t> opener)> find_peer;
-  // As find_peer, for Connect: a session still making its first attempt
-  // (opened by PlanChannel for this channel) is waited for, up to the time
-  // given; null: find_peer.
-  std::function<StatusOr<BrokerPeer>(const std::string&, std::chrono::milliseconds)> await_peer;
+  // Paths and peer daemons (broker_network.h); not owned, outlives the
+  // broker. Null: no peer is known and every channel would go over TCP.
+  BrokerNetwork* network = nullptr;
   // The source address for reaching a peer IP (where a TCP acceptor
   // listens); default KernelSourceAddress.
   SourceAddressLookup source_address;
-  // A link to the peer daemon with this instance id, through an up session
-  // of this daemon's (null or an error: none).
-  std::function<StatusOr<std::shared_ptr<PeerLink>>(const std::string& instance_id)> find_instance;
-  // Sends an event on the session stream the daemon instance_id keeps open
-  // to this one (PeerInbound::Send); null: none.
-  std::function<Status(const std::string& instance_id, const PeerEvent& event)> send_event;
-  std::function<BrokerClock::time_point()> clock;  // default steady_clock
+  // The broker's time (default steady_clock): the one callback left, so
+  // that tests move time for the sweeper and the graces.
+  std::function<BrokerClock::time_point()> clock;
   // Seals the leases given to applications (LeaseSealer); default: a key
   // of its own in memory.
   std::shared_ptr<const LeaseSealer> lease_sealer;
@@ -143,12 +123,6 @@ struct PlannedChannel {
   std::string peer_address;        // the peer's IP the plan was made for
   std::vector<uint64_t> more_ids;  // a batch: the other channels of the plan
 };
-
-enum class ChannelState { kPlanned, kOpening, kEstablished, kFailed, kClosed };
-std::string_view ChannelStateName(ChannelState state);
-inline bool ChannelEnded(ChannelState s) {
-  return s == ChannelState::kFailed || s == ChannelState::kClosed;
-}
 
 struct ChannelRecord {
   uint64_t channel_id = 0;
@@ -361,29 +335,30 @@ class Broker final : public InboundChannels, public SessionUser {
     void Complete(StatusOr<ChannelEndpoints> result);  // the first one wins
     StatusOr<ChannelEndpoints> Wait();
   };
+  // A channel of the table. Its phase is the state machine's
+  // (record.state is PublicState(phase), kept by ApplyLocked); the rest are
+  // facts beside it, each meaningful in the phases its comment names.
   struct Entry {
     ChannelRecord record;
-    std::string peer_key;           // what find_peer was given
-    BrokerClock::time_point since;  // the last state change
-    bool held = false;              // a hold was registered once
-    bool peer_told = false;         // the peer knows the channel ended
+    ChannelPhase phase = ChannelPhase::kPlanned;
+    std::string peer_key;           // what BrokerNetwork::FindPeer was given
+    BrokerClock::time_point since;  // when the phase last changed
+    bool held = false;              // a hold was registered once (hold_expired)
+    bool peer_told = false;         // ended: the peer knows
     std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
-    std::shared_ptr<PendingOpen> open;
-    // The peer daemon was lost at waiting_since (why): the channel waits
-    // up to peer_grace for it.
-    bool waiting = false;
-    BrokerClock::time_point waiting_since;
-    std::string waiting_why;
-    std::string transport_reason;  // the reason shown again once it goes on
-    // Adopted after a restart: not yet confirmed by the peer daemon.
-    bool reclaiming = false;
+    std::shared_ptr<PendingOpen> open;  // opening: the initiator's Connect waits
+    std::string lost_why;               // peer_lost: why the peer daemon was lost
+    // peer_lost, reattaching: the transport reason, shown again once the
+    // channel is established again.
+    std::string transport_reason;
+    // reattaching, confirming: a ReclaimChannel is in flight (one at a
+    // time; the sweeper sends the next), and the instance it names as ours.
     bool reclaim_in_flight = false;
-    // The reclaim only verifies that the peer, back after a session loss,
-    // still has the channel (without a link to ask, the channel goes on).
-    bool verifying = false;
-    std::string previous_self;  // this daemon's instance id in the lease
+    std::string previous_self;
   };
-  // What to do, without the lock, once a channel ended.
+  // What to do, without the lock, once a channel ended. EndLocked makes
+  // one; LateTell the one for a channel that ended before, whose peer is
+  // still to be told.
   struct Ending {
     ChannelRecord record;
     std::string peer_key;
@@ -402,8 +377,12 @@ class Broker final : public InboundChannels, public SessionUser {
   static void SetPath(const ChannelPlan& plan, ChannelRecord* record);
   // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
   std::string TcpBindHost(const std::string& peer_ip) const;
-  void Update(uint64_t channel_id, ChannelState state, EndpointKind transport,
-              const std::string& reason);
+  // Fails the channel (a handshake that could not start), as Deliver tells.
+  void Fail(uint64_t channel_id, const std::string& reason);
+  // mu_ held. Moves entry by event as the table says (changing since when
+  // the phase changes); false, and nothing changes, when the table has no
+  // such transition.
+  bool ApplyLocked(Entry& entry, ChannelEvent event);
   // Connect's tail: the answer checked against what happened meanwhile.
   StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids, const std::string& peer_key,
                                       StatusOr<ChannelEndpoints> reply);
@@ -416,22 +395,26 @@ class Broker final : public InboundChannels, public SessionUser {
   std::vector<Ending> AnsweredLocked(const std::vector<uint64_t>& ids,
                                      StatusOr<ChannelEndpoints>* answer);
 
-  // mu_ held. Ends entry (nothing when it already ended) and returns what
-  // to tell; tell_peer: the peer gets peer_reason.
-  std::optional<Ending> EndLocked(Entry& entry, ChannelState state, const std::string& reason,
+  // mu_ held. Ends entry by event (close, fail, or an expiry: nothing when
+  // it already ended or the event does not end it) and returns what to
+  // tell; tell_peer: the peer gets peer_reason.
+  std::optional<Ending> EndLocked(Entry& entry, ChannelEvent event, const std::string& reason,
                                   bool tell_peer, const std::string& peer_reason);
+  static Ending LateTell(const Entry& entry, const std::string& peer_reason);
   std::optional<Ending> LetGoLocked(Entry& entry, const std::string& why);  // mu_ held
   void Deliver(std::vector<Ending> endings);
   void TellPeer(const ChannelRecord& record, const std::string& peer_key,
                 const std::string& reason);
   std::vector<Ending> SweepLocked(BrokerClock::time_point now);
   BrokerClock::time_point Now() const { return options_.clock(); }
-  // Reclaims the adopted channel from its peer daemon if a link is up.
+  // Asks the peer daemon, if a link is up, whether it still has the
+  // reattaching or confirming channel (ReclaimChannel).
   void TryReclaim(uint64_t channel_id);
   // The peer's answer to a reclaim sent to its instance peer_instance.
   void Reclaimed(uint64_t channel_id, const std::string& peer_instance, const Status& answer);
-  // mu_ held: the channel goes on after waiting or reclaiming.
-  void ResumeLocked(Entry& e);
+  // mu_ held: event moves e back to established (or on, to confirming):
+  // its transport reason is shown again.
+  void ResumeLocked(Entry& e, ChannelEvent event);
   // The entry channel_id if caller may act on it as its owner (admin:
   // also as an admin); null otherwise (unknown or another uid's).
   Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held

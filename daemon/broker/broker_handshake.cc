@@ -101,10 +101,7 @@ StatusOr<OpenChannelCall> Broker::OpenLocked(const Caller& caller,
   call.initiator = channels[0].endpoint;
   call.more.assign(channels.begin() + 1, channels.end());
   *peer_key = entries[0]->peer_key;
-  for (Entry* e : entries) {
-    e->record.state = ChannelState::kOpening;
-    e->since = Now();
-  }
+  for (Entry* e : entries) ApplyLocked(*e, ChannelEvent::kConnect);
   return call;
 }
 
@@ -122,14 +119,11 @@ StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
     call = OpenLocked(caller, channels, &peer_key);
   }
   if (!call.ok()) return call.status();
-  StatusOr<BrokerPeer> peer = options_.await_peer
-                                  ? options_.await_peer(peer_key, options_.open_timeout)
-                                  : options_.find_peer(peer_key, std::nullopt);
+  StatusOr<BrokerPeer> peer = options_.network->AwaitPeer(peer_key, options_.open_timeout);
   StatusOr<std::shared_ptr<PeerLink>> link =
       peer.ok() ? peer.value().link : StatusOr<std::shared_ptr<PeerLink>>(peer.status());
   if (!link.ok()) {
-    for (uint64_t id : ids.value())
-      Update(id, ChannelState::kFailed, EndpointKind::kUnknown, link.status().message());
+    for (uint64_t id : ids.value()) Fail(id, link.status().message());
     return link.status();
   }
   auto open = std::make_shared<PendingOpen>();
@@ -149,7 +143,7 @@ StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
       auto it = channels_.find(id);
       if (it == channels_.end()) continue;
       if (ended) {  // nothing was sent: the peer has nothing to hear
-        auto ending = EndLocked(it->second, ChannelState::kFailed, *ended, false, "");
+        auto ending = EndLocked(it->second, ChannelEvent::kFail, *ended, false, "");
         if (ending) endings.push_back(std::move(*ending));
         continue;
       }
@@ -213,26 +207,18 @@ StatusOr<ChannelEndpoints> Broker::Conclude(const std::vector<uint64_t>& ids,
       if (ChannelEnded(e.record.state)) {
         if (answered && !e.peer_told) {
           e.peer_told = true;  // it ended here before the peer's answer came
-          endings.push_back(Ending{e.record,
-                                   e.peer_key,
-                                   {},
-                                   nullptr,
-                                   true,
-                                   "the initiator gave up: " + e.record.reason,
-                                   false,
-                                   true});
+          endings.push_back(LateTell(e, "the initiator gave up: " + e.record.reason));
         }
       } else if (!reply.ok()) {
         bool tell = garbage || answered || PeerMayHoldIt(reply.status().code());
-        auto ending = EndLocked(e, ChannelState::kFailed, reply.status().message(), tell,
+        auto ending = EndLocked(e, ChannelEvent::kFail, reply.status().message(), tell,
                                 "the initiator gave up: " + reply.status().message());
         if (ending) endings.push_back(std::move(*ending));
       } else {
         const ChannelEndpoint& theirs = reply.value()[i];
-        e.record.state = ChannelState::kEstablished;
+        ApplyLocked(e, ChannelEvent::kOpened);
         e.record.transport = KindOf(theirs);
         e.record.reason = theirs.transport_reason;
-        e.since = Now();
       }
     }
   }
@@ -286,7 +272,8 @@ StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
       entry.record.peer = call.initiator_host;
       entry.record.service = call.service;
       entry.record.initiator = false;
-      entry.record.state = ChannelState::kOpening;
+      entry.phase = ChannelPhase::kOpening;  // an acceptor's channel starts here
+      entry.record.state = PublicState(entry.phase);
       entry.record.created = std::chrono::system_clock::now();
       entry.record.peer_instance = call.initiator_instance;
       SetPath(request.plan, &entry.record);
@@ -334,14 +321,13 @@ std::vector<Broker::Ending> Broker::AnsweredLocked(const std::vector<uint64_t>& 
     if (it == channels_.end()) continue;
     Entry& e = it->second;
     if (!answer->ok()) {
-      auto ending = EndLocked(e, ChannelState::kFailed, answer->status().message(), false, "");
+      auto ending = EndLocked(e, ChannelEvent::kFail, answer->status().message(), false, "");
       if (ending) endings.push_back(std::move(*ending));
     } else {
       const ChannelEndpoint& mine = answer->value()[i];
-      e.record.state = ChannelState::kEstablished;
+      ApplyLocked(e, ChannelEvent::kOpened);
       e.record.transport = KindOf(mine);
       e.record.reason = mine.transport_reason;
-      e.since = Now();
     }
   }
   return endings;

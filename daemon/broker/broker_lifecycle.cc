@@ -40,16 +40,16 @@ Broker::~Broker() {
   if (sweeper_.joinable()) sweeper_.join();
 }
 
-std::optional<Broker::Ending> Broker::EndLocked(Entry& e, ChannelState state,
+std::optional<Broker::Ending> Broker::EndLocked(Entry& e, ChannelEvent event,
                                                 const std::string& reason, bool tell_peer,
                                                 const std::string& peer_reason) {
-  if (ChannelEnded(e.record.state)) return std::nullopt;
+  std::optional<ChannelPhase> next = NextPhase(e.phase, event);
+  if (!next || !PhaseEnded(*next)) return std::nullopt;
   Ending ending;
   ending.was_established = e.record.state == ChannelState::kEstablished;
-  bool peer_knows_it = e.record.state != ChannelState::kPlanned;  // OpenChannel was sent
-  e.record.state = state;
+  bool peer_knows_it = e.phase != ChannelPhase::kPlanned;  // OpenChannel was sent
+  ApplyLocked(e, event);
   e.record.reason = reason;
-  e.since = Now();
   for (auto& [token, holder] : e.holders) ending.holders.push_back(std::move(holder));
   e.holders.clear();
   ending.open = std::exchange(e.open, nullptr);
@@ -58,6 +58,16 @@ std::optional<Broker::Ending> Broker::EndLocked(Entry& e, ChannelState state,
   ending.peer_reason = peer_reason;
   ending.record = e.record;
   ending.peer_key = e.peer_key;
+  return ending;
+}
+
+Broker::Ending Broker::LateTell(const Entry& e, const std::string& peer_reason) {
+  Ending ending;
+  ending.record = e.record;
+  ending.peer_key = e.peer_key;
+  ending.tell_peer = true;
+  ending.peer_reason = peer_reason;
+  ending.late = true;
   return ending;
 }
 
@@ -83,24 +93,24 @@ void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
   CloseChannelCall call{r.channel_id, reason.substr(0, internal::kMaxReasonLength),
                         options_.instance_id};
   std::shared_ptr<PeerLink> link;
-  if (options_.find_instance && !r.peer_instance.empty()) {
-    auto found = options_.find_instance(r.peer_instance);
+  if (!r.peer_instance.empty()) {
+    auto found = options_.network->LinkToInstance(r.peer_instance);
     if (found.ok()) link = found.value();
   }
-  if (!link && r.initiator && options_.find_peer) {
-    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key, std::nullopt);
+  if (!link && r.initiator) {
+    StatusOr<BrokerPeer> peer = options_.network->FindPeer(peer_key, std::nullopt);
     if (peer.ok() && peer->link.ok() && peer->instance_id == r.peer_instance) {
       link = peer->link.value();
     }
   }
-  auto fallback = [send = options_.send_event, call, instance = r.peer_instance,
+  auto fallback = [network = options_.network, call, instance = r.peer_instance,
                    what = DescribeChannel(r)](const std::string& why) {
-    if (send && !instance.empty()) {
+    if (!instance.empty()) {
       PeerEvent event;
       event.kind = PeerEvent::Kind::kChannelClosed;
       event.channel_id = call.channel_id;
       event.reason = call.reason;
-      Status sent = send(instance, event);
+      Status sent = network->SendEvent(instance, event);
       if (sent.ok()) {
         spdlog::debug("{}: peer told on its session stream ({})", what, why);
         return;
@@ -165,10 +175,10 @@ void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reas
 // A channel that already failed here (say the session to the peer flapped)
 // is told to the peer now, which may still hold its side.
 std::optional<Broker::Ending> Broker::LetGoLocked(Entry& e, const std::string& why) {
-  if (!ChannelEnded(e.record.state)) return EndLocked(e, ChannelState::kClosed, why, true, why);
-  if (e.peer_told || e.record.state != ChannelState::kFailed || !e.held) return std::nullopt;
+  if (!PhaseEnded(e.phase)) return EndLocked(e, ChannelEvent::kClose, why, true, why);
+  if (e.peer_told || e.phase != ChannelPhase::kFailed || !e.held) return std::nullopt;
   e.peer_told = true;
-  return Ending{e.record, e.peer_key, {}, nullptr, true, why, false, true};
+  return LateTell(e, why);
 }
 
 Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::string& reason) {
@@ -214,7 +224,7 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
     }
     Entry& e = it->second;
     e.peer_told = true;
-    auto ending = EndLocked(e, ChannelState::kClosed,
+    auto ending = EndLocked(e, ChannelEvent::kClose,
                             "closed by peer " + e.record.peer + ": " + reason, false, "");
     if (ending) endings.push_back(std::move(*ending));
   }
@@ -232,21 +242,21 @@ void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, e] : channels_) {
-      if (e.record.peer_instance != instance_id || ChannelEnded(e.record.state)) continue;
+      if (e.record.peer_instance != instance_id || PhaseEnded(e.phase)) continue;
       // Named as the table names the peer, whichever way the loss was seen.
       std::string lost = "peer daemon " + e.record.peer + " lost: " + why;
-      if (e.record.state == ChannelState::kEstablished) {
-        waiting += !e.waiting;
-        if (e.waiting) continue;
-        e.waiting = true;
-        e.waiting_since = Now();
-        e.waiting_why = lost;
-        e.transport_reason = e.record.reason;
-        e.record.reason = lost + "; waiting up to " + Ms(options_.peer_grace) + " for it";
+      ChannelPhase was = e.phase;
+      if (auto ending = EndLocked(e, ChannelEvent::kPeerLost, lost, false, "")) {
+        endings.push_back(std::move(*ending));  // in its handshake
         continue;
       }
-      auto ending = EndLocked(e, ChannelState::kFailed, lost, false, "");
-      if (ending) endings.push_back(std::move(*ending));
+      // An adopted channel keeps its deadline and asks again once the
+      // peer is back; one lost already waits.
+      if (!ApplyLocked(e, ChannelEvent::kPeerLost) || e.phase == was) continue;
+      ++waiting;
+      e.lost_why = lost;
+      if (was == ChannelPhase::kEstablished) e.transport_reason = e.record.reason;
+      e.record.reason = lost + "; waiting up to " + Ms(options_.peer_grace) + " for it";
     }
   }
   if (waiting > 0 || !endings.empty()) {
@@ -267,7 +277,7 @@ size_t Broker::OnPathLost(const std::string& device, int port, const std::string
       const ChannelRecord& r = e.record;
       if (r.device.empty() || r.device != device || r.transport == EndpointKind::kTcp) continue;
       if ((port != 0 && r.port != port) || (!gid.empty() && r.gid != gid)) continue;
-      auto ending = EndLocked(e, ChannelState::kFailed, why, true, why);
+      auto ending = EndLocked(e, ChannelEvent::kFail, why, true, why);
       if (ending) endings.push_back(std::move(*ending));
     }
   }
@@ -317,7 +327,7 @@ void Broker::Shutdown() {
         for (auto& [token, holder] : e.holders) stopping_holders.push_back(holder);
         continue;
       }
-      auto ending = EndLocked(e, ChannelState::kClosed, why, true, why);
+      auto ending = EndLocked(e, ChannelEvent::kClose, why, true, why);
       if (ending) endings.push_back(std::move(*ending));
     }
     spdlog::info(
@@ -337,37 +347,52 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
   std::vector<std::pair<BrokerClock::time_point, uint64_t>> ended;
   for (auto& [id, e] : channels_) {
     std::optional<Ending> ending;
-    auto age = now - e.since;
-    if (e.record.state == ChannelState::kPlanned && age >= options_.plan_lifetime) {
-      ending =
-          EndLocked(e, ChannelState::kFailed,
-                    "expired: the application did not Connect within " + Ms(options_.plan_lifetime),
-                    false, "");
-    } else if (e.record.state == ChannelState::kEstablished && e.waiting &&
-               now - e.waiting_since >= options_.peer_grace) {
-      ending = EndLocked(e, ChannelState::kFailed,
-                         e.waiting_why + " (not back within " + Ms(options_.peer_grace) + ")",
-                         false, "");
-    } else if (e.record.state == ChannelState::kEstablished && e.verifying &&
-               age >= options_.peer_grace) {
-      spdlog::info(
-          "{}: peer daemon {} could not be asked whether it still has the channel; it "
-          "goes on",
-          DescribeChannel(e.record), e.record.peer);
-      e.reclaiming = e.verifying = false;
-    } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
-               age >= options_.peer_grace) {
-      std::string why = "rdmad restarted and peer daemon " + e.record.peer +
-                        " did not confirm the channel within " + Ms(options_.peer_grace);
-      ending = EndLocked(e, ChannelState::kFailed, why, true, why);
-    } else if (e.record.state == ChannelState::kEstablished && e.reclaiming &&
-               !e.reclaim_in_flight) {
-      reclaim_.push_back(id);
-    } else if (e.record.state == ChannelState::kEstablished && !e.held &&
-               age >= options_.hold_grace) {
-      std::string why = "the application did not hold the channel within " +
-                        Ms(options_.hold_grace) + " (HoldChannel)";
-      ending = EndLocked(e, ChannelState::kClosed, why, true, why);
+    bool due = now - e.since >= options_.peer_grace;  // in peer_lost, reattaching, confirming
+    switch (e.phase) {
+      case ChannelPhase::kPlanned:
+        if (now - e.since < options_.plan_lifetime) break;
+        ending = EndLocked(
+            e, ChannelEvent::kPlanExpired,
+            "expired: the application did not Connect within " + Ms(options_.plan_lifetime), false,
+            "");
+        break;
+      case ChannelPhase::kPeerLost:
+        if (!due) break;
+        ending =
+            EndLocked(e, ChannelEvent::kGraceExpired,
+                      e.lost_why + " (not back within " + Ms(options_.peer_grace) + ")", false, "");
+        break;
+      case ChannelPhase::kConfirming:
+        if (due) {
+          spdlog::info(
+              "{}: peer daemon {} could not be asked whether it still has the channel; it "
+              "goes on",
+              DescribeChannel(e.record), e.record.peer);
+          ApplyLocked(e, ChannelEvent::kGraceExpired);
+        } else if (!e.reclaim_in_flight) {
+          reclaim_.push_back(id);
+        }
+        break;
+      case ChannelPhase::kReattaching:
+        if (due) {
+          std::string why = "rdmad restarted and peer daemon " + e.record.peer +
+                            " did not confirm the channel within " + Ms(options_.peer_grace);
+          ending = EndLocked(e, ChannelEvent::kGraceExpired, why, true, why);
+        } else if (!e.reclaim_in_flight) {
+          reclaim_.push_back(id);
+        }
+        break;
+      case ChannelPhase::kEstablished:
+        if (e.held || now - e.since < options_.hold_grace) break;
+        {
+          std::string why = "the application did not hold the channel within " +
+                            Ms(options_.hold_grace) + " (HoldChannel)";
+          ending = EndLocked(e, ChannelEvent::kHoldExpired, why, true, why);
+        }
+        break;
+      case ChannelPhase::kOpening:
+      case ChannelPhase::kClosed:
+      case ChannelPhase::kFailed: break;
     }
     if (ending) endings.push_back(std::move(*ending));
     if (ChannelEnded(e.record.state)) ended.emplace_back(e.since, id);

@@ -17,6 +17,15 @@
 #include "daemon/broker/broker.h"
 
 namespace rdmad {
+namespace {
+
+// The phases in which the broker asks the peer for the channel.
+bool Reclaiming(ChannelPhase p) {
+  return p == ChannelPhase::kReattaching || p == ChannelPhase::kConfirming;
+}
+
+}  // namespace
+
 StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, EndpointKind transport) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = channels_.find(channel_id);
@@ -33,7 +42,8 @@ StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, EndpointKind transpo
   lease.service = r.service;
   lease.initiator = r.initiator;
   lease.transport = r.transport == EndpointKind::kUnknown ? transport : r.transport;
-  lease.reason = e.waiting || e.reclaiming ? e.transport_reason : r.reason;
+  bool away = e.phase == ChannelPhase::kPeerLost || e.phase == ChannelPhase::kReattaching;
+  lease.reason = away ? e.transport_reason : r.reason;
   lease.device = r.device;
   lease.port = r.port;
   lease.gid = r.gid;
@@ -76,7 +86,7 @@ Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLea
     Entry& e = channels_[channel_id];
     e.peer_key = lease.peer_key.empty() ? lease.peer : lease.peer_key;
     e.since = Now();
-    e.reclaiming = true;
+    e.phase = ChannelPhase::kReattaching;  // an adopted channel starts here
     e.previous_self = lease.self_instance;
     e.transport_reason = lease.reason;
     ChannelRecord& r = e.record;
@@ -86,7 +96,7 @@ Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLea
     r.initiator = lease.initiator;
     r.transport = lease.transport;
     r.reason = "re-attached after rdmad restarted; confirming it with peer daemon " + lease.peer;
-    r.state = ChannelState::kEstablished;
+    r.state = PublicState(e.phase);
     r.created = lease.created;
     r.peer_instance = lease.peer_instance;
     r.device = lease.device;
@@ -111,7 +121,7 @@ void Broker::TryReclaim(uint64_t channel_id) {
     auto it = channels_.find(channel_id);
     if (it == channels_.end()) return;
     Entry& e = it->second;
-    if (!e.reclaiming || e.reclaim_in_flight || ChannelEnded(e.record.state)) return;
+    if (!Reclaiming(e.phase) || e.reclaim_in_flight) return;
     call = ReclaimChannelCall{channel_id, e.previous_self, options_.instance_id};
     instance = e.record.peer_instance;
     peer_key = e.peer_key;
@@ -119,16 +129,13 @@ void Broker::TryReclaim(uint64_t channel_id) {
   // The peer daemon did not restart: its instance is the lease's, reached
   // through this daemon's session to it.
   std::shared_ptr<PeerLink> link;
-  if (options_.find_instance) {
-    auto found = options_.find_instance(instance);
-    if (found.ok()) link = found.value();
-  }
+  if (auto found = options_.network->LinkToInstance(instance); found.ok()) link = found.value();
   // The peer restarted too since the lease was given (its instance is
   // another now): ask the peer by name; it checks the channel and this
   // daemon's previous instance itself.
   std::string peer_now = instance;
-  if (!link && options_.find_peer) {
-    StatusOr<BrokerPeer> peer = options_.find_peer(peer_key, std::nullopt);
+  if (!link) {
+    StatusOr<BrokerPeer> peer = options_.network->FindPeer(peer_key, std::nullopt);
     if (peer.ok() && peer->link.ok() && !peer->instance_id.empty()) {
       link = peer->link.value();
       peer_now = peer->instance_id;
@@ -138,7 +145,9 @@ void Broker::TryReclaim(uint64_t channel_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = channels_.find(channel_id);
-    if (it == channels_.end() || !it->second.reclaiming || it->second.reclaim_in_flight) return;
+    if (it == channels_.end() || !Reclaiming(it->second.phase) || it->second.reclaim_in_flight) {
+      return;
+    }
     it->second.reclaim_in_flight = true;
   }
   link->ReclaimChannel(call, [this, channel_id, peer_now](const Status& answer) {
@@ -155,19 +164,20 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
     if (it == channels_.end()) return;
     Entry& e = it->second;
     e.reclaim_in_flight = false;
-    if (!e.reclaiming || ChannelEnded(e.record.state)) return;
+    if (!Reclaiming(e.phase)) return;
     if (answer.ok()) {
       e.record.peer_instance = peer_instance;
-      ResumeLocked(e);
+      ResumeLocked(e, ChannelEvent::kConfirmed);
       spdlog::info("{}: confirmed by peer daemon {}; it goes on", DescribeChannel(e.record),
                    e.record.peer);
     } else if (answer.code() == StatusCode::kNotFound ||
                answer.code() == StatusCode::kInvalidArgument) {
-      std::string why = (e.verifying ? "peer daemon " + e.record.peer + " is back but"
-                                     : "rdmad restarted and peer daemon " + e.record.peer) +
+      std::string why = (e.phase == ChannelPhase::kConfirming
+                             ? "peer daemon " + e.record.peer + " is back but"
+                             : "rdmad restarted and peer daemon " + e.record.peer) +
                         " no longer has the channel: " + answer.message();
       e.peer_told = true;
-      auto ending = EndLocked(e, ChannelState::kFailed, why, false, "");
+      auto ending = EndLocked(e, ChannelEvent::kRefused, why, false, "");
       if (ending) endings.push_back(std::move(*ending));
     } else {
       spdlog::debug("{}: reclaim: {}; trying again", DescribeChannel(e.record), answer.ToString());
@@ -176,12 +186,8 @@ void Broker::Reclaimed(uint64_t channel_id, const std::string& peer_instance,
   Deliver(std::move(endings));
 }
 
-void Broker::ResumeLocked(Entry& e) {
-  e.waiting = false;
-  e.reclaiming = false;
-  e.verifying = false;
-  e.record.reason = e.transport_reason;
-  e.since = Now();
+void Broker::ResumeLocked(Entry& e, ChannelEvent event) {
+  if (ApplyLocked(e, event)) e.record.reason = e.transport_reason;
 }
 
 Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
@@ -207,7 +213,7 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
                                         options_.host_name));
   }
   Entry& e = it->second;
-  if (ChannelEnded(e.record.state)) {
+  if (PhaseEnded(e.phase)) {
     e.peer_told = true;
     return Status::NotFound(fmt::format("channel {:#018x} is {} on {}: {}", call.channel_id,
                                         ChannelStateName(e.record.state), options_.host_name,
@@ -218,8 +224,12 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
                                         ChannelStateName(e.record.state), options_.host_name));
   }
   e.record.peer_instance = call.instance;
-  bool was_waiting = e.waiting;
-  if (was_waiting) ResumeLocked(e);
+  bool was_waiting = e.phase == ChannelPhase::kPeerLost;
+  if (was_waiting) {
+    ResumeLocked(e, ChannelEvent::kReclaimedByPeer);
+  } else {
+    ApplyLocked(e, ChannelEvent::kReclaimedByPeer);
+  }
   if (call.previous_instance == call.instance) {
     spdlog::info("{}: still open here, as peer daemon {} asked after a session loss",
                  DescribeChannel(e.record), e.record.peer);
@@ -235,17 +245,18 @@ Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
 // instance, which the peer answers OK only for a channel it still has.
 void Broker::OnPeerBack(const std::string& instance_id) {
   if (instance_id.empty()) return;
-  std::vector<uint64_t> verify;
+  std::vector<uint64_t> verify, reclaim;
   std::string name;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, e] : channels_) {
-      if (!e.waiting || e.record.peer_instance != instance_id || ChannelEnded(e.record.state)) {
+      if (e.record.peer_instance != instance_id) continue;
+      if (e.phase == ChannelPhase::kReattaching) {  // adopted: ask now the peer is up
+        if (!e.reclaim_in_flight) reclaim.push_back(id);
         continue;
       }
-      ResumeLocked(e);
-      e.reclaiming = true;
-      e.verifying = true;
+      if (e.phase != ChannelPhase::kPeerLost) continue;
+      ResumeLocked(e, ChannelEvent::kPeerBack);
       e.previous_self = options_.instance_id;
       name = e.record.peer;
       verify.push_back(id);
@@ -258,6 +269,7 @@ void Broker::OnPeerBack(const std::string& instance_id) {
         name, verify.size());
   }
   for (uint64_t id : verify) TryReclaim(id);
+  for (uint64_t id : reclaim) TryReclaim(id);
 }
 
 }  // namespace rdmad

@@ -54,14 +54,16 @@ class FakeHolder : public ChannelHolder {
   std::vector<std::pair<ChannelState, std::string>> ends;
 };
 
-struct Fixture {
+// The broker under test, and its network: peer "B" (up unless `up` is
+// false) reached through `link`, paths as `path` says, events recorded.
+struct Fixture : BrokerNetwork {
   std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
   bool up = true;
-  bool instance_link = true;  // find_instance finds link
+  bool instance_link = true;  // LinkToInstance finds link
   BrokerClock::time_point now = BrokerClock::now();
   std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
   std::vector<std::pair<std::string, PeerEvent>> events;
-  std::optional<PathDecision> path;  // what resolve answers (none: no RDMA)
+  std::optional<PathDecision> path;  // what ResolvePath answers (none: no RDMA)
   BrokerOptions options = Options();
   Broker broker{options};
 
@@ -70,25 +72,7 @@ struct Fixture {
     o.host_name = "hostA";
     o.instance_id = kInstanceA;
     o.accept_deadline = 2000ms;
-    o.resolve = [this](const PathRequest& r) -> StatusOr<PathDecision> {
-      if (path) return *path;
-      return Status::NotFound("no RDMA device");
-    };
-    o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
-      if (name != "B") return Status::NotFound("unknown peer " + name);
-      BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB,
-                   Status::Unavailable("peer B is down: refused")};
-      if (up) p.link = std::static_pointer_cast<PeerLink>(link);
-      return p;
-    };
-    o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
-      if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
-      return std::static_pointer_cast<PeerLink>(link);
-    };
-    o.send_event = [this](const std::string& id, const PeerEvent& e) {
-      events.emplace_back(id, e);
-      return Status::Ok();
-    };
+    o.network = this;
     o.source_address = [this](const std::string& ip) -> std::optional<std::string> {
       auto it = sources.find(ip);
       if (it == sources.end()) return std::nullopt;
@@ -96,6 +80,25 @@ struct Fixture {
     };
     o.clock = [this] { return now; };
     return o;
+  }
+
+  StatusOr<PathDecision> ResolvePath(const PathRequest&) const override {
+    if (path) return *path;
+    return Status::NotFound("no RDMA device");
+  }
+  StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t>) override {
+    if (name != "B") return Status::NotFound("unknown peer " + name);
+    BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB, Status::Unavailable("peer B is down: refused")};
+    if (up) p.link = std::static_pointer_cast<PeerLink>(link);
+    return p;
+  }
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& id) override {
+    if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
+    return std::static_pointer_cast<PeerLink>(link);
+  }
+  Status SendEvent(const std::string& id, const PeerEvent& e) override {
+    events.emplace_back(id, e);
+    return Status::Ok();
   }
 
   // An established initiator channel (TCP).

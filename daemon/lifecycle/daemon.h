@@ -105,7 +105,9 @@ struct DaemonOptions {
   std::string sysfs_root = "/sys";
 };
 
-class Daemon : public DaemonCore {
+// The daemon: owns every part and wires them. It is the broker's network
+// (broker_network.h) over the peer hub and the path policy.
+class Daemon : public DaemonCore, private BrokerNetwork {
  public:
   Daemon(DaemonOptions options, Config config);
   ~Daemon() override;
@@ -140,11 +142,13 @@ class Daemon : public DaemonCore {
   void ApplyChannelSettings(const Config& config);  // limits and pool targets
   BrokerOptions MakeBrokerOptions();                // daemon_broker.cc
   void StartBroker();
-  StatusOr<BrokerPeer> FindBrokerPeer(const std::string& name_or_address,
-                                      std::optional<uid_t> opener = std::nullopt);
-  StatusOr<BrokerPeer> AwaitBrokerPeer(const std::string& name_or_address,
-                                       std::chrono::milliseconds timeout);
-  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id);
+  // BrokerNetwork (daemon_broker.cc).
+  StatusOr<BrokerPeer> FindPeer(const std::string& name_or_address,
+                                std::optional<uid_t> opener) override;
+  StatusOr<BrokerPeer> AwaitPeer(const std::string& name_or_address,
+                                 std::chrono::milliseconds timeout) override;
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id) override;
+  Status SendEvent(const std::string& instance_id, const PeerEvent& event) override;
   // Cluster membership (daemon_cluster.cc): starts it when cluster.endpoints
   // is set; this daemon's record; puts it again after a change.
   Status StartCluster(const ApiServerFactory& make_server);

@@ -29,17 +29,7 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.host_name = NodeName(config()->daemon.node_name);
   o.instance_id = peers_.instance_id();
   o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
-  o.resolve = [this](const PathRequest& request) { return ResolvePath(request); };
-  o.find_peer = [this](const std::string& name, std::optional<uid_t> opener) {
-    return FindBrokerPeer(name, opener);
-  };
-  o.await_peer = [this](const std::string& name, std::chrono::milliseconds timeout) {
-    return AwaitBrokerPeer(name, timeout);
-  };
-  o.find_instance = [this](const std::string& instance_id) { return LinkToInstance(instance_id); };
-  o.send_event = [this](const std::string& instance_id, const PeerEvent& event) {
-    return peers_.inbound().Send(instance_id, event);
-  };
+  o.network = this;
   o.lease_sealer = lease_sealer_;
   return o;
 }
@@ -111,6 +101,10 @@ ClientLimits Daemon::client_limits() const {
           size_t(limits.max_streams_per_client), size_t(limits.max_streams_per_uid)};
 }
 
+Status Daemon::SendEvent(const std::string& instance_id, const PeerEvent& event) {
+  return peers_.inbound().Send(instance_id, event);
+}
+
 // A link through this daemon's up session to the daemon instance_id.
 StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& instance_id) {
   for (const PeerSnapshot& p : peers_.List()) {
@@ -125,9 +119,9 @@ StatusOr<std::shared_ptr<PeerLink>> Daemon::LinkToInstance(const std::string& in
 // A name that is neither a [[peers]] name nor an IP literal (with or
 // without a port) is NOT_FOUND, checked before a session is opened on
 // demand; a peer whose session is not up gives UNAVAILABLE with the
-// session's last error (at once, from find_peer, while its circuit is open).
-StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address,
-                                            std::optional<uid_t> opener) {
+// session's last error (at once, from FindPeer, while its circuit is open).
+StatusOr<BrokerPeer> Daemon::FindPeer(const std::string& name_or_address,
+                                      std::optional<uid_t> opener) {
   bool known = IsIpLiteral(HostOfAddress(name_or_address)) || peers_.Knows(name_or_address);
   if (!known) {
     return Status::NotFound("unknown peer " + name_or_address +
@@ -157,11 +151,11 @@ StatusOr<BrokerPeer> Daemon::FindBrokerPeer(const std::string& name_or_address,
 // The first channel to a peer (on demand, or a cluster member not used
 // before) finds its session still on its first attempt: it gets that
 // attempt's time (the Hello timeout) rather than failing for being first.
-StatusOr<BrokerPeer> Daemon::AwaitBrokerPeer(const std::string& name_or_address,
-                                             std::chrono::milliseconds timeout) {
+StatusOr<BrokerPeer> Daemon::AwaitPeer(const std::string& name_or_address,
+                                       std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    StatusOr<BrokerPeer> peer = FindBrokerPeer(name_or_address);
+    StatusOr<BrokerPeer> peer = FindPeer(name_or_address, std::nullopt);
     if (!peer.ok() || peer->link.ok() || std::chrono::steady_clock::now() >= until) return peer;
     StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
     if (!session.ok() || session.value()->snapshot().state != PeerSessionState::kConnecting) {

@@ -70,13 +70,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   session_options.breaker.min_span = std::chrono::seconds(10);
   sessions_ = std::make_unique<PeerSessions>(
       std::move(transport->connector), [this] { return LocalHello(); }, session_options);
-  if (SessionUser* user = user_; user != nullptr) {
-    sessions_->Observe([user](const PeerSnapshot& peer) { user->OnSessionState(peer); },
-                       [user](const PeerSnapshot& peer, const PeerEvent& event) {
-                         user->OnSessionEvent(peer, event);
-                       });
-    sessions_->SetInUse([user](const PeerSnapshot& peer) { return user->UsesSession(peer); });
-  }
+  sessions_->SetUser(user_);
   sessions_->SetIdleClose(std::chrono::seconds(d.peer_idle_close_s));
   sessions_->SetOnDemandQuota(config.limits.max_peer_sessions_per_uid);
   sessions_->SetConfiguredPeers(config.peers);

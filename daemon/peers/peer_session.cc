@@ -103,17 +103,7 @@ StatusOr<std::shared_ptr<PeerLink>> PeerSession::link() const {
                                     std::string(PeerSessionStateName(state_)) + ": " + why);
 }
 
-uint64_t PeerSession::Subscribe(StateObserver on_state, EventObserver on_event) {
-  std::lock_guard lock(observers_mu_);
-  uint64_t id = next_observer_++;
-  observers_[id] = {std::move(on_state), std::move(on_event)};
-  return id;
-}
-
-void PeerSession::Unsubscribe(uint64_t id) {
-  std::lock_guard lock(observers_mu_);
-  observers_.erase(id);
-}
+void PeerSession::SetUser(SessionUser* user) { user_.store(user); }
 
 SteadyTime PeerSession::Poll(SteadyTime now) {
   const PeerSessionOptions& o = env_->options;
@@ -281,13 +271,7 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
   if (event.kind == PeerEvent::Kind::kHeartbeat || event.kind == PeerEvent::Kind::kUnknown) {
     return;
   }
-  std::vector<EventObserver> observers;
-  {
-    std::lock_guard lock(observers_mu_);
-    for (auto& [id, o] : observers_)
-      if (o.second) observers.push_back(o.second);
-  }
-  for (auto& o : observers) o(event);
+  if (SessionUser* user = user_.load(); user != nullptr) user->OnSessionEvent(snapshot(), event);
 }
 
 void PeerSession::OnEnd(uint64_t attempt, const Status& status, SteadyTime at) {
@@ -397,15 +381,7 @@ void PeerSession::SetState(PeerSessionState state, const std::string& error, Ste
 }
 
 void PeerSession::NotifyState() {
-  std::vector<StateObserver> observers;
-  {
-    std::lock_guard lock(observers_mu_);
-    for (auto& [id, o] : observers_)
-      if (o.first) observers.push_back(o.first);
-  }
-  if (observers.empty()) return;
-  PeerSnapshot s = snapshot();
-  for (auto& o : observers) o(s);
+  if (SessionUser* user = user_.load(); user != nullptr) user->OnSessionState(snapshot());
 }
 
 }  // namespace rdmad

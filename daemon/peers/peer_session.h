@@ -104,11 +104,22 @@ struct PeerSessionEnv {
   std::function<void(std::function<void()>)> post;
 };
 
+// SessionUser: what uses the sessions to other daemons (the broker): told
+// of every session's state and events, and asked whether a session carries
+// channels (a session opened on first use closes after
+// daemon.peer_idle_close_s unused). The peers own this seam and the broker
+// implements it; the lifecycle hands the one to the other. Called on the
+// sessions' worker thread; must not block.
+class SessionUser {
+ public:
+  virtual ~SessionUser() = default;
+  virtual void OnSessionState(const PeerSnapshot& peer) = 0;
+  virtual void OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) = 0;
+  virtual bool UsesSession(const PeerSnapshot& peer) const = 0;
+};
+
 class PeerSession : public std::enable_shared_from_this<PeerSession> {
  public:
-  using StateObserver = std::function<void(const PeerSnapshot&)>;
-  using EventObserver = std::function<void(const PeerEvent&)>;
-
   PeerSession(std::string name, std::string address, PeerOrigin origin,
               std::shared_ptr<const PeerSessionEnv> env);
   ~PeerSession();
@@ -124,9 +135,9 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   // down: ..." otherwise.
   StatusOr<std::shared_ptr<PeerLink>> link() const;
 
-  // Observers for the broker: state changes and the peer's stream events.
-  uint64_t Subscribe(StateObserver on_state, EventObserver on_event);
-  void Unsubscribe(uint64_t id);
+  // Tells user (which must outlive the session) of its state changes and
+  // the peer's stream events from now on; null: nobody.
+  void SetUser(SessionUser* user);
 
   // When the session was last used (PeerSessions closes sessions opened on
   // first use that go unused); any thread.
@@ -185,9 +196,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   Backoff backoff_;
   CircuitBreaker breaker_;
 
-  std::mutex observers_mu_;
-  uint64_t next_observer_ = 1;
-  std::map<uint64_t, std::pair<StateObserver, EventObserver>> observers_;
+  std::atomic<SessionUser*> user_{nullptr};
 };
 
 }  // namespace rdmad

@@ -77,15 +77,9 @@ void PeerSessions::Stop() {
 
 void PeerSessions::Post(std::function<void()> work) { inbox_->Post(std::move(work)); }
 
-void PeerSessions::Observe(StateObserver on_state, EventObserver on_event) {
+void PeerSessions::SetUser(SessionUser* user) {
   std::lock_guard lock(mu_);
-  on_state_ = std::move(on_state);
-  on_event_ = std::move(on_event);
-}
-
-void PeerSessions::SetInUse(InUse in_use) {
-  std::lock_guard lock(mu_);
-  in_use_ = std::move(in_use);
+  user_ = user;
 }
 
 void PeerSessions::SetOnDemandQuota(int per_uid) {
@@ -104,16 +98,7 @@ std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
                                                       PeerOrigin origin) {
   auto session = std::make_shared<PeerSession>(name, address, origin, env_);
   session->Touch(env_->options.clock());
-  if (on_state_ || on_event_) {
-    std::weak_ptr<PeerSession> weak = session;
-    PeerSession::EventObserver on_event;
-    if (on_event_) {
-      on_event = [weak, observe = on_event_](const PeerEvent& event) {
-        if (auto s = weak.lock()) observe(s->snapshot(), event);
-      };
-    }
-    session->Subscribe(on_state_, std::move(on_event));
-  }
+  session->SetUser(user_);
   return session;
 }
 
@@ -369,7 +354,7 @@ SteadyTime PeerSessions::PollAll(SteadyTime now) {
 // closed within a second of its time.
 void PeerSessions::CloseIdle(SteadyTime now) {
   std::vector<std::shared_ptr<PeerSession>> unused;
-  InUse in_use;
+  SessionUser* user;
   std::chrono::milliseconds after;
   {
     std::lock_guard lock(mu_);
@@ -378,13 +363,13 @@ void PeerSessions::CloseIdle(SteadyTime now) {
     for (const auto& s : sessions_) {
       if (!s->configured() && now - s->last_used() >= after) unused.push_back(s);
     }
-    in_use = in_use_;
+    user = user_;
   }
   if (unused.empty()) return;
   // A session that still carries channels counts as used now: it is asked
   // again one idle-close time later, not on every poll.
   std::erase_if(unused, [&](const std::shared_ptr<PeerSession>& s) {
-    if (!in_use || !in_use(s->snapshot())) return false;
+    if (user == nullptr || !user->UsesSession(s->snapshot())) return false;
     s->Touch(now);
     return true;
   });

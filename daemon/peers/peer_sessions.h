@@ -41,20 +41,6 @@
 
 namespace rdmad {
 
-// SessionUser: what uses the sessions to other daemons (the broker): told
-// of every session's state and events, and asked whether a session carries
-// channels (a session opened on first use closes after
-// daemon.peer_idle_close_s unused). The peers own this seam and the broker
-// implements it; the lifecycle hands the one to the other. Called on the
-// sessions' worker thread; must not block.
-class SessionUser {
- public:
-  virtual ~SessionUser() = default;
-  virtual void OnSessionState(const PeerSnapshot& peer) = 0;
-  virtual void OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) = 0;
-  virtual bool UsesSession(const PeerSnapshot& peer) const = 0;
-};
-
 class PeerSessions {
  public:
   // local_hello: what this daemon says in Hello (called on the worker).
@@ -62,20 +48,13 @@ class PeerSessions {
                PeerSessionOptions options = {});
   ~PeerSessions();  // Stop()
 
-  // Observes every session, present and future (the broker's hook): its
-  // state changes and the channel events on its stream, each with the
-  // session's snapshot. Called on the worker, without locks held; must not
-  // block. Set before the first session is made.
-  using StateObserver = std::function<void(const PeerSnapshot&)>;
-  using EventObserver = std::function<void(const PeerSnapshot&, const PeerEvent&)>;
-  void Observe(StateObserver on_state, EventObserver on_event);
-
-  // Whether a session still carries channels (the broker's answer);
-  // called on the worker for sessions opened on first use that have gone
-  // unused for the idle-close time, without locks held. Set before Start;
-  // without it, no session carries any.
-  using InUse = std::function<bool(const PeerSnapshot&)>;
-  void SetInUse(InUse in_use);
+  // The sessions' user (the broker; it must outlive them): told of every
+  // session's state changes and the channel events on its stream, and
+  // asked for sessions opened on first use that have gone unused for the
+  // idle-close time whether they still carry channels. Called on the
+  // worker, without locks held. Set before the first session is made;
+  // without one, nobody is told and no session carries channels.
+  void SetUser(SessionUser* user);
   // A session opened on first use (a cluster member, an address) is closed
   // once it has gone this long without use: a member goes back to idle, an
   // address's session is gone until it is named again. A use is Peer()
@@ -158,9 +137,7 @@ class PeerSessions {
   std::vector<std::shared_ptr<PeerSession>> sessions_;  // guarded by mu_
   std::map<std::string, std::string> members_;          // name -> address; guarded by mu_
   bool stopped_ = false;                                // guarded by mu_
-  StateObserver on_state_;                              // guarded by mu_
-  EventObserver on_event_;                              // guarded by mu_
-  InUse in_use_;                                        // guarded by mu_
+  SessionUser* user_ = nullptr;                         // guarded by mu_
   std::chrono::milliseconds idle_close_{0};             // guarded by mu_
   int on_demand_per_uid_ = 0;                           // guarded by mu_
   // Who opened each on-demand session (by session); guarded by mu_.

@@ -34,6 +34,19 @@ PeerHello Hello(uint32_t major, const std::string& host = "node-b") {
   return h;
 }
 
+// A SessionUser whose answers and records the test chooses.
+struct TestUser : SessionUser {
+  std::function<void(const PeerSnapshot&)> on_state = [](const PeerSnapshot&) {};
+  std::function<void(const PeerSnapshot&, const PeerEvent&)> on_event = [](const PeerSnapshot&,
+                                                                           const PeerEvent&) {};
+  std::function<bool(const PeerSnapshot&)> uses = [](const PeerSnapshot&) { return false; };
+  void OnSessionState(const PeerSnapshot& peer) override { on_state(peer); }
+  void OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) override {
+    on_event(peer, event);
+  }
+  bool UsesSession(const PeerSnapshot& peer) const override { return uses(peer); }
+};
+
 class PeerSessionsTest : public ::testing::Test {
  protected:
   PeerSessionsTest() {
@@ -44,6 +57,11 @@ class PeerSessionsTest : public ::testing::Test {
     options.breaker.failures = 0;         // no circuit breaker: peer_session_breaker_test.cc
     sessions_ = std::make_unique<PeerSessions>(
         connector_, [] { return LocalHello(); }, options);
+  }
+  // The sessions end before what the tests' callbacks refer to.
+  ~PeerSessionsTest() override {
+    user_ = TestUser();
+    sessions_.reset();
   }
 
   static PeerHello LocalHello() {
@@ -75,6 +93,7 @@ class PeerSessionsTest : public ::testing::Test {
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
   std::shared_ptr<FakePeerConnector> connector_;
+  TestUser user_;  // set on the sessions by the tests that need one
   std::unique_ptr<PeerSessions> sessions_;
 };
 
@@ -113,14 +132,14 @@ TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
 
 TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
   std::vector<std::string> seen;
-  sessions_->Observe(
-      [&](const PeerSnapshot& p) {
-        seen.push_back(p.name + " " + std::string(PeerSessionStateName(p.state)) + " " +
-                       (p.remote ? p.remote->instance_id : "-"));
-      },
-      [&](const PeerSnapshot& p, const PeerEvent& e) {
-        seen.push_back(p.name + " closed " + std::to_string(e.channel_id) + " " + e.reason);
-      });
+  user_.on_state = [&](const PeerSnapshot& p) {
+    seen.push_back(p.name + " " + std::string(PeerSessionStateName(p.state)) + " " +
+                   (p.remote ? p.remote->instance_id : "-"));
+  };
+  user_.on_event = [&](const PeerSnapshot& p, const PeerEvent& e) {
+    seen.push_back(p.name + " closed " + std::to_string(e.channel_id) + " " + e.reason);
+  };
+  sessions_->SetUser(&user_);
   BringUp();
   PeerEvent closed;
   closed.kind = PeerEvent::Kind::kChannelClosed;
@@ -297,8 +316,9 @@ TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
   auto session = *sessions_->Peer("b");
   std::vector<PeerSessionState> states;
   std::vector<uint64_t> closed;
-  uint64_t id = session->Subscribe([&](const PeerSnapshot& s) { states.push_back(s.state); },
-                                   [&](const PeerEvent& e) { closed.push_back(e.channel_id); });
+  user_.on_state = [&](const PeerSnapshot& s) { states.push_back(s.state); };
+  user_.on_event = [&](const PeerSnapshot&, const PeerEvent& e) { closed.push_back(e.channel_id); };
+  session->SetUser(&user_);
   sessions_->RunOnce();
   Link().Answer(Hello(1));
   sessions_->RunOnce();
@@ -314,7 +334,7 @@ TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
             (std::vector<PeerSessionState>{PeerSessionState::kUp, PeerSessionState::kDown}));
   EXPECT_EQ(closed, (std::vector<uint64_t>{42}));
   EXPECT_EQ(Peer().last_error, "the peer closed the session");
-  session->Unsubscribe(id);
+  session->SetUser(nullptr);
 }
 
 TEST_F(PeerSessionsTest, StopEndsEverySession) {
@@ -499,7 +519,8 @@ TEST_F(PeerSessionsTest, SessionsOpenedOnFirstUseCloseWhenUnused) {
     }
   };
   std::set<std::string> in_use;
-  sessions_->SetInUse([&](const PeerSnapshot& p) { return in_use.count(p.name) > 0; });
+  user_.uses = [&](const PeerSnapshot& p) { return in_use.count(p.name) > 0; };
+  sessions_->SetUser(&user_);
   sessions_->SetIdleClose(idle);
   sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}, {"m2", "192.0.2.6"}});

@@ -188,45 +188,50 @@ BrokerOptions ChannelWorld::Options() {
   o.instance_id = kSelfInstance;
   o.accept_deadline = 0ms;  // a listener that does not answer at once never does
   o.max_ended = 8;
-  o.resolve = [this](const PathRequest& request) {
-    return ResolvePath(inventory_, config_, request,
-                       [](const std::string& ip) -> std::optional<std::string> {
-                         if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
-                         if (ip.rfind("2001:db8:", 0) == 0) return "2001:db8::1";
-                         return std::nullopt;
-                       });
-  };
-  o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
-    if (name == "B")
-      return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
-    if (name == "self")
-      return BrokerPeer{"self", "127.0.0.1:7581", kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
-    if (name == "down") {
-      return BrokerPeer{"down", "192.0.2.8:7581", "",
-                        Status::Unavailable("peer down: connection refused")};
-    }
-    if (!IsIp(HostOfAddress(name))) {
-      return Status::NotFound("unknown peer " + name + ": not a [[peers]] name nor an IP address");
-    }
-    StatusOr<std::string> address = NormalizePeerAddress(name);
-    if (!address.ok())
-      return Status::NotFound("unknown peer " + name + ": " + address.status().message());
-    return BrokerPeer{name, address.value(), kPeerInstance, std::shared_ptr<PeerLink>(link_)};
-  };
-  o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
-    if (id == kPeerInstance) return std::static_pointer_cast<PeerLink>(link_);
-    if (id == kSelfInstance) return std::static_pointer_cast<PeerLink>(loop_);
-    return Status::NotFound("no session up to rdmad instance " + id);
-  };
-  o.send_event = [this](const std::string& id, const PeerEvent& event) {
-    return inbound_->Send(id, event);
-  };
+  o.network = this;
   o.source_address = [](const std::string& ip) -> std::optional<std::string> {
     if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
     return std::nullopt;
   };
   o.clock = [this] { return now_; };
   return o;
+}
+
+StatusOr<PathDecision> ChannelWorld::ResolvePath(const PathRequest& request) const {
+  return rdmad::ResolvePath(inventory_, config_, request,
+                            [](const std::string& ip) -> std::optional<std::string> {
+                              if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
+                              if (ip.rfind("2001:db8:", 0) == 0) return "2001:db8::1";
+                              return std::nullopt;
+                            });
+}
+
+StatusOr<BrokerPeer> ChannelWorld::FindPeer(const std::string& name, std::optional<uid_t>) {
+  if (name == "B")
+    return BrokerPeer{"B", "192.0.2.7:7581", kPeerInstance, std::shared_ptr<PeerLink>(link_)};
+  if (name == "self")
+    return BrokerPeer{"self", "127.0.0.1:7581", kSelfInstance, std::shared_ptr<PeerLink>(loop_)};
+  if (name == "down") {
+    return BrokerPeer{"down", "192.0.2.8:7581", "",
+                      Status::Unavailable("peer down: connection refused")};
+  }
+  if (!IsIp(HostOfAddress(name))) {
+    return Status::NotFound("unknown peer " + name + ": not a [[peers]] name nor an IP address");
+  }
+  StatusOr<std::string> address = NormalizePeerAddress(name);
+  if (!address.ok())
+    return Status::NotFound("unknown peer " + name + ": " + address.status().message());
+  return BrokerPeer{name, address.value(), kPeerInstance, std::shared_ptr<PeerLink>(link_)};
+}
+
+StatusOr<std::shared_ptr<PeerLink>> ChannelWorld::LinkToInstance(const std::string& id) {
+  if (id == kPeerInstance) return std::static_pointer_cast<PeerLink>(link_);
+  if (id == kSelfInstance) return std::static_pointer_cast<PeerLink>(loop_);
+  return Status::NotFound("no session up to rdmad instance " + id);
+}
+
+Status ChannelWorld::SendEvent(const std::string& id, const PeerEvent& event) {
+  return inbound_->Send(id, event);
 }
 
 uint64_t ChannelWorld::MapId(uint64_t id) const {

@@ -128,7 +128,8 @@ constexpr uint8_t OpByte(const ChannelOp (&ops)[N], ChannelOp op) {
   return 0xFF;
 }
 
-class ChannelWorld {
+// The world is the broker's network too: peers B, self and "down".
+class ChannelWorld : private BrokerNetwork {
  public:
   ChannelWorld();
   ~ChannelWorld();
@@ -149,6 +150,11 @@ class ChannelWorld {
   };
 
   BrokerOptions Options();
+  // BrokerNetwork.
+  StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override;
+  StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t> opener) override;
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& id) override;
+  Status SendEvent(const std::string& id, const PeerEvent& event) override;
   uint64_t MapId(uint64_t id) const;
   void Remember(uint64_t id);
   void DoMeanwhile(uint64_t channel_id, const std::string& service);

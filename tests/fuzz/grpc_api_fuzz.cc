@@ -52,7 +52,7 @@ std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
   return link;
 }
 
-class FuzzCore final : public DaemonCore {
+class FuzzCore final : public DaemonCore, private BrokerNetwork {
  public:
   FuzzCore() {
     inbound_.SetChannels(broker_.get());
@@ -85,29 +85,31 @@ class FuzzCore final : public DaemonCore {
   PeerInbound* inbound() { return &inbound_; }
 
  private:
+  // BrokerNetwork: this daemon ("self") and peer B, which is down.
+  StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t>) override {
+    if (name == "self")
+      return BrokerPeer{"self", "127.0.0.1:7581", fuzz::kSelfInstance,
+                        std::shared_ptr<PeerLink>(loop_)};
+    if (name == "B") {
+      return BrokerPeer{"B", "192.0.2.7:7581", "", Status::Unavailable("peer B: refused")};
+    }
+    return Status::NotFound("unknown peer " + name);
+  }
+  StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& id) override {
+    if (id == fuzz::kSelfInstance) return std::static_pointer_cast<PeerLink>(loop_);
+    return Status::NotFound("no session");
+  }
+  Status SendEvent(const std::string& id, const PeerEvent& e) override {
+    return inbound_.Send(id, e);
+  }
+
   BrokerOptions Options() {
     BrokerOptions o;
     o.host_name = "fuzzhost";
     o.instance_id = fuzz::kSelfInstance;
     o.accept_deadline = 20ms;
     o.open_timeout = 1000ms;
-    o.resolve = [this](const PathRequest& r) { return ResolvePath(r); };
-    o.find_peer = [this](const std::string& name, std::optional<uid_t>) -> StatusOr<BrokerPeer> {
-      if (name == "self")
-        return BrokerPeer{"self", "127.0.0.1:7581", fuzz::kSelfInstance,
-                          std::shared_ptr<PeerLink>(loop_)};
-      if (name == "B") {
-        return BrokerPeer{"B", "192.0.2.7:7581", "", Status::Unavailable("peer B: refused")};
-      }
-      return Status::NotFound("unknown peer " + name);
-    };
-    o.find_instance = [this](const std::string& id) -> StatusOr<std::shared_ptr<PeerLink>> {
-      if (id == fuzz::kSelfInstance) return std::static_pointer_cast<PeerLink>(loop_);
-      return Status::NotFound("no session");
-    };
-    o.send_event = [this](const std::string& id, const PeerEvent& e) {
-      return inbound_.Send(id, e);
-    };
+    o.network = this;
     o.source_address = [](const std::string&) -> std::optional<std::string> {
       return std::nullopt;
     };
