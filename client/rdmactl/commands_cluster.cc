@@ -45,31 +45,6 @@ std::string FormatEtcd(const rdmad::ClusterView& v) {
   return line + "\n";
 }
 
-Json MembersJson(const rdmad::ClusterView& v) {
-  Json members = Json::array();
-  for (const rdmad::ClusterMember& m : v.members) {
-    Json ports = Json::array();
-    for (const rdmad::ClusterMemberPort& p : m.ports) {
-      ports.push_back(Json{{"device", p.device},
-                           {"port", p.port},
-                           {"transport", p.transport},
-                           {"state", p.state},
-                           {"active_mtu", p.active_mtu}});
-    }
-    members.push_back(Json{{"name", m.name},
-                           {"peer_address", m.peer_address},
-                           {"version", m.version},
-                           {"protocol", m.protocol},
-                           {"ports", ports},
-                           {"services", m.services},
-                           {"self", m.self}});
-  }
-  return Json{{"endpoints", v.endpoints},   {"reachable", v.reachable},
-              {"last_error", v.last_error}, {"unreachable_seconds", v.unreachable_seconds},
-              {"revision", v.revision},     {"registered", v.registered},
-              {"members", members}};
-}
-
 }  // namespace
 
 std::string FormatCluster(const rdmad::ClusterView& v) {
@@ -104,7 +79,7 @@ int Cluster(Context& ctx) {
   auto view = client->ListMembers();
   if (!view.ok()) return ReportError(ctx, view.status());
   if (ctx.globals.json) {
-    PrintJson(ctx, MembersJson(*view));
+    PrintJson(ctx, RecordJson(*view));
   } else {
     PrintText(ctx, FormatCluster(*view));
   }
@@ -118,7 +93,7 @@ int Services(Context& ctx, const std::string& name) {
   auto view = client->ListMembers(name);
   if (!view.ok()) return ReportError(ctx, view.status());
   if (ctx.globals.json) {
-    PrintJson(ctx, MembersJson(*view));
+    PrintJson(ctx, RecordJson(*view));
   } else {
     PrintText(ctx, FormatServices(*view));
   }

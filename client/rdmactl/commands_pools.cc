@@ -24,17 +24,7 @@ std::string FormatPools(const std::vector<rdmad::PoolSummary>& pools) {
 
 Json PoolsJson(const std::vector<rdmad::PoolSummary>& pools) {
   Json list = Json::array();
-  for (const rdmad::PoolSummary& p : pools) {
-    list.push_back(Json{{"client_id", p.client_id},
-                        {"pid", p.pid},
-                        {"peer", p.peer},
-                        {"service", p.service},
-                        {"target", p.target},
-                        {"source", p.source},
-                        {"warm", p.warm},
-                        {"in_use", p.in_use},
-                        {"last_error", p.last_error}});
-  }
+  for (const rdmad::PoolSummary& p : pools) list.push_back(RecordJson(p));
   return Json{{"pools", list}};
 }
 

@@ -12,21 +12,42 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "nlohmann/json.hpp"
 #include "rdmad/client.h"
 #include "rdmad/devices.h"
+#include "rdmad/fields.h"
 
 namespace rdmactl {
 
 using Json = nlohmann::ordered_json;
 
-Json GidJson(const rdmad::Gid& gid);
-Json PortJson(const rdmad::Port& port);
-Json DeviceJson(const rdmad::Device& device);
+// Any record with a field list (rdmad/fields.h): every field under its
+// API name, nested records and lists as JSON objects and arrays.
+template <class T>
+Json ValueJson(const T& value);
+template <class Record>
+Json RecordJson(const Record& record) {
+  Json out = Json::object();
+  rdmad::ForEachField(record, [&](const char* name, const auto& v) { out[name] = ValueJson(v); });
+  return out;
+}
+template <class T>
+Json ValueJson(const T& value) {
+  if constexpr (rdmad::kHasFields<T>) {
+    return RecordJson(value);
+  } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
+    Json list = Json::array();
+    for (const auto& e : value) list.push_back(ValueJson(e));
+    return list;
+  } else {
+    return Json(value);
+  }
+}
 
-// {"devices": [DeviceJson...]}
+// {"devices": [RecordJson(device)...]}
 Json DevicesJson(const std::vector<rdmad::Device>& devices);
 
 // {"gids": [{"device","port","index","gid","type","netdev","ip"}...]}

@@ -49,7 +49,7 @@ rdmad::Device SampleDevice() {
 }
 
 TEST(JsonTest, DeviceKeysAreTheStructMemberNames) {
-  Json device = DeviceJson(SampleDevice());
+  Json device = RecordJson(SampleDevice());
   EXPECT_EQ(Keys(device), StructMembers("Device"));
   EXPECT_EQ(Keys(device["ports"][0]), StructMembers("Port"));
   EXPECT_EQ(Keys(device["ports"][0]["gids"][0]), StructMembers("Gid"));
@@ -120,7 +120,7 @@ TEST(JsonTest, EventsCarryDeviceAndPort) {
 TEST(JsonTest, DumpReplacesBytesThatAreNotUtf8) {
   rdmad::Gid gid;
   gid.netdev = "eth\xff";
-  EXPECT_EQ(DumpJson(GidJson(gid), -1),
+  EXPECT_EQ(DumpJson(RecordJson(gid), -1),
             "{\"index\":0,\"gid\":\"\",\"type\":\"\",\"netdev\":\"eth\xef\xbf\xbd\",\"ip\":\"\"}");
 }
 

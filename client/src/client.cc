@@ -15,6 +15,7 @@
 #include "client/src/channel_client.h"
 #include "client/src/convert.h"
 #include "client/src/pool_follower.h"
+#include "client/src/record_reader.h"
 #include "common/endpoint.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -174,10 +175,7 @@ class GrpcClient final : public Client {
     RDMAD_RETURN_IF_ERROR(
         Call(&v1::Rdmad::Stub::ListPools, "ListPools", v1::ListPoolsRequest(), &response));
     std::vector<PoolSummary> out;
-    for (const v1::PoolRow& r : response.pools()) {
-      out.push_back(PoolSummary{r.client_id(), r.pid(), r.peer(), r.service(), r.target(),
-                                r.source(), r.warm(), r.in_use(), r.last_error()});
-    }
+    for (const v1::PoolRow& r : response.pools()) internal::ReadRecord(r, &out.emplace_back());
     return out;
   }
 

@@ -5,60 +5,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "client/src/record_reader.h"
+
 namespace rdmad::internal {
-namespace {
-
-Gid FromProto(const v1::Gid& g) { return Gid{g.index(), g.gid(), g.type(), g.netdev(), g.ip()}; }
-
-Port FromProto(const v1::Port& p) {
-  Port out;
-  out.port = p.port();
-  out.state = p.state();
-  out.state_code = p.state_code();
-  out.phys_state = p.phys_state();
-  out.link_layer = p.link_layer();
-  out.transport = p.transport();
-  out.rate_gbps = p.rate_gbps();
-  out.rate = p.rate();
-  out.max_mtu = p.max_mtu();
-  out.active_mtu = p.active_mtu();
-  out.lid = p.lid();
-  out.sm_lid = p.sm_lid();
-  out.netdev = p.netdev();
-  out.netdev_mtu = p.netdev_mtu();
-  for (const auto& g : p.gids()) out.gids.push_back(FromProto(g));
-  return out;
-}
-
-QpAttributes FromProto(const v1::QpAttributes& q) {
-  return QpAttributes{q.type(),          q.timeout(),          q.retry_cnt(),
-                      q.rnr_retry(),     q.min_rnr_timer(),    q.traffic_class(),
-                      q.service_level(), q.hop_limit(),        q.max_inline(),
-                      q.send_depth(),    q.recv_depth(),       q.qps_per_channel(),
-                      q.spin_us(),       q.relaxed_ordering(), q.slot_size()};
-}
-
-}  // namespace
 
 DaemonStatus FromProto(const v1::GetStatusResponse& r) {
   DaemonStatus s;
-  s.version = r.version();
-  s.pid = r.pid();
-  s.uptime_seconds = r.uptime_seconds();
-  s.config_file = r.config_file();
-  s.config_generation = r.config_generation();
-  s.socket_path = r.socket_path();
-  s.device_count = r.device_count();
-  s.port_count = r.port_count();
-  s.active_port_count = r.active_port_count();
-  s.peer_count = r.peer_count();
-  s.service_count = r.service_count();
-  s.channel_count = r.channel_count();
-  s.connections_accepted = r.connections_accepted();
-  s.event_subscribers = r.event_subscribers();
-  s.cluster = r.cluster();
-  s.cluster_error = r.cluster_error();
-  s.cluster_members = r.cluster_members();
+  ReadRecord(r, &s);
   return s;
 }
 
@@ -76,44 +29,13 @@ Event FromProto(const v1::Event& e) {
 
 Device FromProto(const v1::Device& d) {
   Device out;
-  out.name = d.name();
-  out.node_guid = d.node_guid();
-  out.vendor_id = d.vendor_id();
-  out.vendor_part_id = d.vendor_part_id();
-  out.vendor = d.vendor();
-  out.driver = d.driver();
-  out.fw_ver = d.fw_ver();
-  out.hw_rev = d.hw_rev();
-  out.node_type = d.node_type();
-  out.numa_node = d.numa_node();
-  out.pci_address = d.pci_address();
-  out.parent_netdev = d.parent_netdev();
-  out.max_qp = d.max_qp();
-  out.max_mr = d.max_mr();
-  out.max_cq = d.max_cq();
-  out.relaxed_ordering = d.relaxed_ordering();
-  out.dmabuf = d.dmabuf();
-  for (const auto& p : d.ports()) out.ports.push_back(FromProto(p));
+  ReadRecord(d, &out);
   return out;
 }
 
 Path FromProto(const v1::Path& p) {
   Path out;
-  out.device = p.device();
-  out.port = p.port();
-  out.transport = p.transport();
-  out.gid_index = p.gid_index();
-  out.gid = p.gid();
-  out.gid_type = p.gid_type();
-  out.source_ip = p.source_ip();
-  out.netdev = p.netdev();
-  out.lid = p.lid();
-  out.mtu = p.mtu();
-  out.local_active_mtu = p.local_active_mtu();
-  out.peer_active_mtu = p.peer_active_mtu();
-  out.mtu_cap = p.mtu_cap();
-  out.qp = FromProto(p.qp());
-  out.reasons.assign(p.reasons().begin(), p.reasons().end());
+  ReadRecord(p, &out);
   return out;
 }
 
@@ -140,20 +62,7 @@ PeerInfo FromProto(const v1::Peer& p) {
 
 ClusterView FromProto(const v1::ListMembersResponse& r) {
   ClusterView view;
-  view.endpoints = r.endpoints();
-  view.reachable = r.reachable();
-  view.last_error = r.last_error();
-  view.unreachable_seconds = r.unreachable_seconds();
-  view.revision = r.revision();
-  view.registered = r.registered();
-  for (const v1::Member& m : r.members()) {
-    ClusterMember member{m.name(), m.peer_address(), m.version(), m.protocol(), {}, {}, m.self()};
-    for (const v1::MemberPort& p : m.ports()) {
-      member.ports.push_back({p.device(), p.port(), p.transport(), p.state(), p.active_mtu()});
-    }
-    member.services.assign(m.services().begin(), m.services().end());
-    view.members.push_back(std::move(member));
-  }
+  ReadRecord(r, &view);
   return view;
 }
 

@@ -8,85 +8,12 @@
 #include <vector>
 
 #include "python/src/bindings.h"
+#include "python/src/records.h"
 #include "rdmad/client.h"
 #include "rdmad/devices.h"
 
 namespace rdmad::python {
 namespace {
-
-py::dict GidDict(const Gid& g) {
-  py::dict d;
-  d["index"] = g.index;
-  d["gid"] = g.gid;
-  d["type"] = g.type;
-  d["netdev"] = g.netdev;
-  d["ip"] = g.ip;
-  return d;
-}
-
-py::dict PortDict(const Port& p) {
-  py::dict d;
-  d["port"] = p.port;
-  d["state"] = p.state;
-  d["phys_state"] = p.phys_state;
-  d["link_layer"] = p.link_layer;
-  d["transport"] = p.transport;
-  d["rate_gbps"] = p.rate_gbps;
-  d["max_mtu"] = p.max_mtu;
-  d["active_mtu"] = p.active_mtu;
-  d["netdev"] = p.netdev;
-  py::list gids;
-  for (const Gid& g : p.gids) gids.append(GidDict(g));
-  d["gids"] = gids;
-  return d;
-}
-
-py::dict DeviceDict(const Device& v) {
-  py::dict d;
-  d["name"] = v.name;
-  d["node_guid"] = v.node_guid;
-  d["vendor"] = v.vendor;
-  d["driver"] = v.driver;
-  d["node_type"] = v.node_type;
-  d["numa_node"] = v.numa_node;
-  d["pci_address"] = v.pci_address;
-  d["relaxed_ordering"] = v.relaxed_ordering;
-  d["dmabuf"] = v.dmabuf;
-  py::list ports;
-  for (const Port& p : v.ports) ports.append(PortDict(p));
-  d["ports"] = ports;
-  return d;
-}
-
-py::dict PathDict(const Path& p) {
-  py::dict d;
-  d["device"] = p.device;
-  d["port"] = p.port;
-  d["transport"] = p.transport;
-  d["gid_index"] = p.gid_index;
-  d["gid"] = p.gid;
-  d["gid_type"] = p.gid_type;
-  d["source_ip"] = p.source_ip;
-  d["netdev"] = p.netdev;
-  d["mtu"] = p.mtu;
-  d["local_active_mtu"] = p.local_active_mtu;
-  d["peer_active_mtu"] = p.peer_active_mtu;
-  d["reasons"] = p.reasons;
-  return d;
-}
-
-py::dict PoolDict(const PoolSummary& p) {
-  py::dict d;
-  d["pid"] = p.pid;
-  d["peer"] = p.peer;
-  d["service"] = p.service;
-  d["target"] = p.target;
-  d["source"] = p.source;
-  d["warm"] = p.warm;
-  d["in_use"] = p.in_use;
-  d["last_error"] = p.last_error;
-  return d;
-}
 
 py::dict EventDict(const Event& e) {
   py::dict d;
@@ -96,40 +23,6 @@ py::dict EventDict(const Event& e) {
   d["message"] = e.message;
   d["device"] = e.device;
   d["port"] = e.port;
-  return d;
-}
-
-py::dict ClusterDict(const ClusterView& v) {
-  py::list members;
-  for (const ClusterMember& m : v.members) {
-    py::list ports;
-    for (const ClusterMemberPort& p : m.ports) {
-      py::dict port;
-      port["device"] = p.device;
-      port["port"] = p.port;
-      port["transport"] = p.transport;
-      port["state"] = p.state;
-      port["active_mtu"] = p.active_mtu;
-      ports.append(port);
-    }
-    py::dict d;
-    d["name"] = m.name;
-    d["peer_address"] = m.peer_address;
-    d["version"] = m.version;
-    d["protocol"] = m.protocol;
-    d["ports"] = ports;
-    d["services"] = m.services;
-    d["self"] = m.self;
-    members.append(d);
-  }
-  py::dict d;
-  d["members"] = members;
-  d["endpoints"] = v.endpoints;
-  d["reachable"] = v.reachable;
-  d["last_error"] = v.last_error;
-  d["unreachable_seconds"] = v.unreachable_seconds;
-  d["revision"] = v.revision;
-  d["registered"] = v.registered;
   return d;
 }
 
@@ -184,7 +77,7 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
           "devices",
           [](const PyClient& c) {
             return ListOf(Value(c.Run([&](Client& client) { return client.ListDevices(); })),
-                          DeviceDict);
+                          RecordObject<Device>);
           },
           "The RDMA devices with their ports and GIDs (rdmactl devices, gids).")
       .def(
@@ -197,7 +90,7 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
               if (!device.empty() && v.name != device) continue;
               for (const Port& p : v.ports) {
                 for (const Gid& g : p.gids) {
-                  py::dict row = GidDict(g);
+                  py::object row = RecordObject(g);
                   row["device"] = v.name;
                   row["port"] = p.port;
                   out.append(row);
@@ -220,7 +113,7 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
       .def(
           "route",
           [](const PyClient& c, const std::string& peer_address) {
-            return PathDict(
+            return RecordObject(
                 Value(c.Run([&](Client& client) { return client.ResolvePath(peer_address); })));
           },
           py::arg("peer_address"),
@@ -230,13 +123,13 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
           "pools",
           [](const PyClient& c) {
             return ListOf(Value(c.Run([&](Client& client) { return client.ListPools(); })),
-                          PoolDict);
+                          RecordObject<PoolSummary>);
           },
           "The daemon's pool table (rdmactl pools).")
       .def(
           "members",
           [](const PyClient& c, const std::string& service) {
-            return ClusterDict(
+            return RecordObject(
                 Value(c.Run([&](Client& client) { return client.ListMembers(service); })));
           },
           py::arg("service") = "",

@@ -1,7 +1,10 @@
 # Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 """Client's queries: devices, gids, counters, route, pools and prewarm, events."""
 
+import copy
+import json
 import os
+import pickle
 import signal
 import threading
 import time
@@ -25,10 +28,32 @@ def test_devices_and_route(pair):
     port = device["ports"][0]
     assert port["state"] == "ACTIVE"
     assert any(g["type"] == "RoCE v2" and g["ip"] == os.environ["LAB_IP"] for g in port["gids"])
+    # Every field of the API's Port, also as attributes (rdmad/fields.h).
+    assert {"state_code", "rate", "lid", "sm_lid", "netdev_mtu"} <= port.keys()
+    assert port.active_mtu == port["active_mtu"] and port.netdev_mtu > 0
+    assert repr(port).startswith("Port(port=1, state='ACTIVE'")
+    assert repr(device).startswith(f"Device(name='{LAB_DEV}'")
     path = pair.client_a.route(os.environ["LAB_IP"])
     assert path["device"] == LAB_DEV
     assert path["gid_type"] == "RoCE v2"
     assert path["reasons"]
+    assert path.qp.send_depth > 0 and path.mtu_cap >= path.mtu
+    assert json.loads(json.dumps(path)) == path
+
+
+def test_records_are_dicts_read_as_attributes():
+    from rdmad._records import Record
+
+    gid = Record("Gid", {"index": 1, "type": "RoCE v2"})
+    port = Record("Port", {"port": 1, "gids": [gid]})
+    assert port.gids[0].type == "RoCE v2" and port["port"] == 1
+    assert repr(port) == "Port(port=1, gids=[Gid(index=1, type='RoCE v2')])"
+    assert copy.deepcopy(port) == port and pickle.loads(pickle.dumps(port)) == port
+    assert repr(copy.deepcopy(port)) == repr(port)
+    with pytest.raises(AttributeError, match="Port has no field 'lid'"):
+        port.lid
+    with pytest.raises(AttributeError):
+        port.port = 2
 
 
 def test_gids_and_counters(pair):
