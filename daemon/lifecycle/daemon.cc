@@ -96,7 +96,7 @@ Daemon::Daemon(DaemonOptions options, Config config)
                  const std::vector<InventoryChange>& changes) { OnInventory(*inventory, changes); },
           // A test's fixture tree has no verbs devices behind it.
           /*use_verbs=*/options_.sysfs_root == "/sys"),
-      peers_([this] { return inventory(); }) {}
+      peers_(monitor_) {}
 
 Daemon::~Daemon() = default;
 

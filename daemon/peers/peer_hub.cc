@@ -31,15 +31,13 @@ void LogSecurity(const Config::Daemon& d, const std::string& target) {
 
 }  // namespace
 
-PeerHub::PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory)
-    : inventory_(std::move(inventory)),
-      instance_id_(NewInstanceId()),
-      inbound_([this] { return LocalHello(); }) {}
+PeerHub::PeerHub(const DeviceMonitor& devices)
+    : devices_(devices), instance_id_(NewInstanceId()), inbound_(*this) {}
 
 PeerHub::~PeerHub() { Stop(); }
 
 PeerHello PeerHub::LocalHello() const {
-  return BuildLocalHello(*inventory_(), instance_id_, node_name_);
+  return BuildLocalHello(*devices_.current(), instance_id_, node_name_);
 }
 
 Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
@@ -68,8 +66,9 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   // A peer that is still starting is dialled every few hundred ms at first:
   // its failures must span a while before the circuit opens.
   session_options.breaker.min_span = std::chrono::seconds(10);
-  sessions_ = std::make_unique<PeerSessions>(
-      std::move(transport->connector), [this] { return LocalHello(); }, session_options);
+  sessions_ =
+      std::make_unique<PeerSessions>(std::move(transport->connector),
+                                     static_cast<const LocalHelloSource&>(*this), session_options);
   sessions_->SetUser(user_);
   sessions_->SetIdleClose(std::chrono::seconds(d.peer_idle_close_s));
   sessions_->SetOnDemandQuota(config.limits.max_peer_sessions_per_uid);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "daemon/config/config.h"
+#include "daemon/discovery/device_monitor.h"
 #include "daemon/discovery/inventory.h"
 #include "daemon/peers/peer_inbound.h"
 #include "daemon/peers/peer_link.h"
@@ -28,10 +29,12 @@
 
 namespace rdmad {
 
-class PeerHub {
+// PeerHub is also this daemon's Hello (LocalHelloSource) for its inbound
+// side and its sessions.
+class PeerHub final : private LocalHelloSource {
  public:
-  // inventory: the current device inventory, for the capabilities in Hello.
-  explicit PeerHub(std::function<std::shared_ptr<const Inventory>()> inventory);
+  // devices: what Hello says of this host's ports; must outlive the hub.
+  explicit PeerHub(const DeviceMonitor& devices);
   ~PeerHub();  // Stop()
 
   // The sessions' user (not owned; it outlives the sessions); set before
@@ -62,16 +65,16 @@ class PeerHub {
   PeerInbound& inbound() { return inbound_; }
 
  private:
-  PeerHello LocalHello() const;
+  PeerHello LocalHello() const override;
 
-  std::function<std::shared_ptr<const Inventory>()> inventory_;
+  const DeviceMonitor& devices_;
   const std::string instance_id_;
   std::string node_name_;  // set once by Start, before the server serves
   PeerInbound inbound_;
   std::unique_ptr<PeerServer> server_;
   std::unique_ptr<PeerSessions> sessions_;       // set once by Start
   std::atomic<PeerSessions*> running_{nullptr};  // sessions_, for readers
-  SessionUser* user_ = nullptr;  // set before Start
+  SessionUser* user_ = nullptr;                  // set before Start
   bool stopped_ = false;
 };
 

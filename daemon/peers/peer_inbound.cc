@@ -115,8 +115,8 @@ void InboundStream::Cancel() {
   Close(Status::Cancelled("cancelled by the peer"));
 }
 
-PeerInbound::PeerInbound(std::function<PeerHello()> local_hello, std::function<SteadyTime()> clock)
-    : local_hello_(std::move(local_hello)), clock_(std::move(clock)) {
+PeerInbound::PeerInbound(const LocalHelloSource& hello, std::function<SteadyTime()> clock)
+    : hello_(hello), clock_(std::move(clock)) {
   if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
 }
 

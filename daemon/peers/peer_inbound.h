@@ -102,9 +102,9 @@ class PeerInbound {
  public:
   static constexpr size_t kMaxQueued = 256;
 
-  // local_hello: what this daemon answers; clock: for heartbeats (tests).
-  explicit PeerInbound(std::function<PeerHello()> local_hello,
-                       std::function<SteadyTime()> clock = nullptr);
+  // hello: what this daemon answers (must outlive the inbound side).
+  // clock: the heartbeats' time; a callback so that tests move it.
+  explicit PeerInbound(const LocalHelloSource& hello, std::function<SteadyTime()> clock = nullptr);
   ~PeerInbound();  // Close()
 
   // Starts the heartbeat thread.
@@ -164,7 +164,7 @@ class PeerInbound {
   uint64_t Register(const std::shared_ptr<InboundStream>& stream);  // 0 when closed
   void Unregister(uint64_t id, const SessionOpen& open);
   SteadyTime Now() const { return clock_(); }
-  PeerHello LocalHello() const { return local_hello_(); }
+  PeerHello LocalHello() const { return hello_.LocalHello(); }
   // The node instance_id belongs to, if identity covers it (see above);
   // what is the call, for the log.
   // Binds this daemon's own instance to its host name, once: no peer may
@@ -179,7 +179,7 @@ class PeerInbound {
   // Logs a refused call and returns refusal.
   static Status Refused(const std::string& what, const std::string& from, Status refusal);
 
-  std::function<PeerHello()> local_hello_;
+  const LocalHelloSource& hello_;
   std::function<SteadyTime()> clock_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

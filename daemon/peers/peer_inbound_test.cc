@@ -42,7 +42,8 @@ SessionOpen Open(uint32_t major = 1) { return SessionOpen{{major, 0}, "node-b", 
 class PeerInboundTest : public ::testing::Test {
  protected:
   FakeInboundChannels broker_;  // outlives inbound_, which may call it to the end
-  PeerInbound inbound_{LocalHello, [this] { return now_; }};
+  FixedHello hello_{LocalHello()};
+  PeerInbound inbound_{hello_, [this] { return now_; }};
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
 };
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "daemon/discovery/inventory.h"
@@ -54,6 +55,26 @@ struct PeerHello {
   std::vector<std::string> transports;  // of the active ports, each once
   std::vector<PeerPort> ports;          // the active ports
   friend bool operator==(const PeerHello&, const PeerHello&) = default;
+};
+
+// Where this daemon's own Hello comes from, asked each time one is sent or
+// answered: PeerHub builds it from the inventory and its identity; tests
+// and fuzzers give a fixed one. Called from the peers' threads; must not
+// block.
+class LocalHelloSource {
+ public:
+  virtual ~LocalHelloSource() = default;
+  virtual PeerHello LocalHello() const = 0;
+};
+
+// A Hello that does not change (tests, fuzzers).
+class FixedHello final : public LocalHelloSource {
+ public:
+  explicit FixedHello(PeerHello hello) : hello_(std::move(hello)) {}
+  PeerHello LocalHello() const override { return hello_; }
+
+ private:
+  const PeerHello hello_;
 };
 
 // An event of a session stream (PeerEvent in peer.proto).

@@ -177,10 +177,10 @@ void PeerSession::SendHello(SteadyTime now) {
   std::weak_ptr<PeerSession> weak = weak_from_this();
   uint64_t attempt = attempt_;
   std::shared_ptr<const PeerSessionEnv> env = env_;
-  link_->Hello(env_->local_hello(), env_->options.hello_timeout,
+  link_->Hello(env_->hello->LocalHello(), env_->options.hello_timeout,
                [weak, attempt, env](StatusOr<PeerHello> result) {
                  SteadyTime at = env->options.clock();
-                 env->post([weak, attempt, result = std::move(result), at]() mutable {
+                 env->worker->Post([weak, attempt, result = std::move(result), at]() mutable {
                    if (auto self = weak.lock()) self->OnHello(attempt, std::move(result), at);
                  });
                });
@@ -194,7 +194,7 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
     return;
   }
   double rtt = Millis(at - hello_sent_);
-  PeerHello me = env_->local_hello();
+  PeerHello me = env_->hello->LocalHello();
   Status version = CheckProtocol(me.protocol, result->protocol, name_);
   {
     std::lock_guard lock(mu_);
@@ -233,13 +233,13 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
       open,
       [weak, attempt, env](const PeerEvent& event) {
         SteadyTime t = env->options.clock();
-        env->post([weak, attempt, event, t] {
+        env->worker->Post([weak, attempt, event, t] {
           if (auto self = weak.lock()) self->OnEvent(attempt, event, t);
         });
       },
       [weak, attempt, env](const Status& status) {
         SteadyTime t = env->options.clock();
-        env->post([weak, attempt, status, t] {
+        env->worker->Post([weak, attempt, status, t] {
           if (auto self = weak.lock()) self->OnEnd(attempt, status, t);
         });
       });

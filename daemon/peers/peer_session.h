@@ -15,13 +15,13 @@
 // RTT), checks the version and opens the Session stream; while up, Hello is
 // re-sent every rtt_interval and the stream must deliver a heartbeat within
 // stale_after. While the circuit is open nothing is dialled and link() fails
-// fast with UNAVAILABLE. The broker uses link() to call the peer and
-// Subscribe() to hear its channel events and the session's state changes.
+// fast with UNAVAILABLE. The broker uses link() to call the peer, and hears
+// the session's state changes and its channel events as its SessionUser.
 //
-// Thread safety: snapshot(), link(), Subscribe() and Unsubscribe() may be
-// called from any thread. The state machine (Poll, On*, Shutdown) runs only
-// on PeerSessions' worker; observers are called there, without locks held,
-// and must not block.
+// Thread safety: snapshot(), link() and SetUser() may be called from any
+// thread. The state machine (Poll, On*, Shutdown) runs only on
+// PeerSessions' worker; the user is called there, without locks held, and
+// must not block.
 
 #ifndef RDMAD_DAEMON_PEERS_PEER_SESSION_H_
 #define RDMAD_DAEMON_PEERS_PEER_SESSION_H_
@@ -87,21 +87,29 @@ struct PeerSessionOptions {
   std::chrono::milliseconds hello_timeout{3000};
   std::chrono::milliseconds rtt_interval{5000};  // Hello again while up
   std::chrono::milliseconds heartbeat_interval{1000};
-  std::chrono::milliseconds stale_after{5000};                        // no event this long: down
+  std::chrono::milliseconds stale_after{5000};  // no event this long: down
+  // Callbacks only so that tests control time and jitter:
   std::function<SteadyTime()> clock;                                  // default steady_clock
   std::function<double()> random;                                     // for jitter; default random
   CircuitBreaker::Options breaker;                                    // 5 failures, open 30 s
   std::function<std::chrono::system_clock::time_point()> wall_clock;  // default now
 };
 
+// The sessions' worker queue: the transport's completions are posted here
+// and run on the worker thread; once the sessions stop, work is dropped.
+class SessionWorker {
+ public:
+  virtual ~SessionWorker() = default;
+  virtual void Post(std::function<void()> work) = 0;
+};
+
 // What the sessions share; the transport's callbacks keep it alive, so it
-// may outlive PeerSessions (post then drops the work).
+// may outlive PeerSessions (the worker then drops the work).
 struct PeerSessionEnv {
   PeerConnector* connector = nullptr;
-  std::function<PeerHello()> local_hello;
+  const LocalHelloSource* hello = nullptr;  // outlives the sessions' work
   PeerSessionOptions options;
-  // Queues work for the worker thread (completions from the transport).
-  std::function<void(std::function<void()>)> post;
+  std::shared_ptr<SessionWorker> worker;
 };
 
 // SessionUser: what uses the sessions to other daemons (the broker): told

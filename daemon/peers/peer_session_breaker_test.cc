@@ -45,15 +45,7 @@ class PeerSessionBreakerTest : public ::testing::Test {
     options.wall_clock = [this] { return wall_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
     options.breaker = {.failures = 3, .open_for = seconds(30)};
-    sessions_ = std::make_unique<PeerSessions>(
-        connector_,
-        [] {
-          PeerHello h;
-          h.protocol = {1, 0};
-          h.instance_id = "fedcba9876543210fedcba9876543210";
-          return h;
-        },
-        options);
+    sessions_ = std::make_unique<PeerSessions>(connector_, hello_, options);
     sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
     sessions_->RunOnce();  // attempt 1
   }
@@ -79,6 +71,12 @@ class PeerSessionBreakerTest : public ::testing::Test {
   std::chrono::system_clock::time_point wall_{seconds(1800000000)};  // 2027-01-15T08:00:00Z
   bool refuse_ = true;
   std::shared_ptr<FakePeerConnector> connector_;
+  FixedHello hello_{[] {
+    PeerHello h;
+    h.protocol = {1, 0};
+    h.instance_id = "fedcba9876543210fedcba9876543210";
+    return h;
+  }()};
   std::unique_ptr<PeerSessions> sessions_;
 };
 

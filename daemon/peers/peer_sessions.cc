@@ -15,13 +15,13 @@ constexpr std::chrono::seconds kMaxSleep{1};
 
 }  // namespace
 
-struct PeerSessions::Inbox {
+struct PeerSessions::Inbox final : SessionWorker {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::function<void()>> queue;  // guarded by mu
   bool closed = false;                      // guarded by mu
 
-  void Post(std::function<void()> work) {
+  void Post(std::function<void()> work) override {
     {
       std::lock_guard lock(mu);
       if (closed) return;  // stopping: completions no longer matter
@@ -36,16 +36,16 @@ struct PeerSessions::Inbox {
   }
 };
 
-PeerSessions::PeerSessions(std::shared_ptr<PeerConnector> connector,
-                           std::function<PeerHello()> local_hello, PeerSessionOptions options)
+PeerSessions::PeerSessions(std::shared_ptr<PeerConnector> connector, const LocalHelloSource& hello,
+                           PeerSessionOptions options)
     : inbox_(std::make_shared<Inbox>()), connector_(std::move(connector)) {
   if (!options.clock) options.clock = [] { return std::chrono::steady_clock::now(); };
   if (!options.wall_clock) options.wall_clock = [] { return std::chrono::system_clock::now(); };
   auto env = std::make_shared<PeerSessionEnv>();
   env->connector = connector_.get();
-  env->local_hello = std::move(local_hello);
+  env->hello = &hello;
   env->options = std::move(options);
-  env->post = [inbox = inbox_](std::function<void()> work) { inbox->Post(std::move(work)); };
+  env->worker = inbox_;
   env_ = std::move(env);
 }
 

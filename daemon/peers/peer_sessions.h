@@ -43,8 +43,9 @@ namespace rdmad {
 
 class PeerSessions {
  public:
-  // local_hello: what this daemon says in Hello (called on the worker).
-  PeerSessions(std::shared_ptr<PeerConnector> connector, std::function<PeerHello()> local_hello,
+  // hello: what this daemon says in Hello (asked on the worker; must
+  // outlive the sessions).
+  PeerSessions(std::shared_ptr<PeerConnector> connector, const LocalHelloSource& hello,
                PeerSessionOptions options = {});
   ~PeerSessions();  // Stop()
 

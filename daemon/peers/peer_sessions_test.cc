@@ -55,8 +55,7 @@ class PeerSessionsTest : public ::testing::Test {
     options.clock = [this] { return now_; };
     options.random = [] { return 0.5; };  // no jitter: exact delays
     options.breaker.failures = 0;         // no circuit breaker: peer_session_breaker_test.cc
-    sessions_ = std::make_unique<PeerSessions>(
-        connector_, [] { return LocalHello(); }, options);
+    sessions_ = std::make_unique<PeerSessions>(connector_, hello_, options);
   }
   // The sessions end before what the tests' callbacks refer to.
   ~PeerSessionsTest() override {
@@ -93,6 +92,7 @@ class PeerSessionsTest : public ::testing::Test {
 
   SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
   std::shared_ptr<FakePeerConnector> connector_;
+  FixedHello hello_{LocalHello()};
   TestUser user_;  // set on the sessions by the tests that need one
   std::unique_ptr<PeerSessions> sessions_;
 };
@@ -351,7 +351,8 @@ TEST(PeerSessionsThreadTest, TheWorkerBringsSessionsUpOnItsOwn) {
     link.hello_answer = [] { return StatusOr<PeerHello>(Hello(1)); };
     link.beat_on_open = true;
   };
-  PeerSessions sessions(connector, [] { return Hello(1, "node-a"); });
+  FixedHello hello(Hello(1, "node-a"));
+  PeerSessions sessions(connector, hello);
   sessions.SetConfiguredPeers({{"b", "192.0.2.2"}});
   sessions.Start();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

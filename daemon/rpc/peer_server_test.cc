@@ -81,7 +81,8 @@ class PeerServerTest : public ::testing::Test {
   }
 
   FakeInboundChannels broker_;  // outlives inbound_, which may call it to the end
-  PeerInbound inbound_{[] { return kServer; }};
+  FixedHello hello_{kServer};
+  PeerInbound inbound_{hello_};
   std::unique_ptr<PeerServer> server_;
   std::shared_ptr<PeerConnector> connector_;
   std::string target_;
@@ -291,7 +292,8 @@ TEST(PeerServerStartTest, APortInUseIsAClearError) {
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = ntohs(addr.sin_port);
-  PeerInbound inbound([] { return kServer; });
+  FixedHello hello(kServer);
+  PeerInbound inbound(hello);
   auto transport = MakeGrpcPeerTransport(Loopback(port), &inbound);
   close(fd);
   ASSERT_FALSE(transport.ok());
@@ -301,7 +303,8 @@ TEST(PeerServerStartTest, APortInUseIsAClearError) {
 }
 
 TEST(PeerServerStartTest, UnreadableTlsFilesAreAClearError) {
-  PeerInbound inbound([] { return kServer; });
+  FixedHello hello(kServer);
+  PeerInbound inbound(hello);
   PeerTransportOptions tls = Loopback();
   tls.tls_cert = "/nonexistent/cert.pem";
   tls.tls_key = "/nonexistent/key.pem";

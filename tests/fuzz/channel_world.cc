@@ -161,13 +161,7 @@ ChannelWorld::ChannelWorld()
     FUZZ_CHECK(call.reason.size() <= 1024);
     return Status::Ok();
   };
-  inbound_ = std::make_unique<PeerInbound>([] {
-    PeerHello hello;
-    hello.protocol = {1, 0};
-    hello.host_name = "fuzzhost";
-    hello.instance_id = kSelfInstance;
-    return hello;
-  });
+  inbound_ = std::make_unique<PeerInbound>(hello_);
   broker_ = std::make_unique<Broker>(Options());
   Broker* broker = broker_.get();
   inbound_->SetChannels(broker);

@@ -44,6 +44,15 @@
 namespace rdmad::fuzz {
 
 inline constexpr char kSelfInstance[] = "0123456789abcdef0123456789abcdef";
+
+// The fuzzed daemon's own Hello.
+inline PeerHello SelfHello() {
+  PeerHello hello;
+  hello.protocol = {1, 0};
+  hello.host_name = "fuzzhost";
+  hello.instance_id = kSelfInstance;
+  return hello;
+}
 inline constexpr char kPeerInstance[] = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 // The local application every fuzzed local call comes from.
 inline const Caller kApp = Caller::User(1000, 4242);
@@ -167,6 +176,7 @@ class ChannelWorld : private BrokerNetwork {
   std::shared_ptr<FakePeerLink> link_;  // peer B
   std::shared_ptr<FakePeerLink> loop_;  // this daemon, through its own inbound
   std::unique_ptr<Broker> broker_;
+  FixedHello hello_{SelfHello()};
   std::unique_ptr<PeerInbound> inbound_;
   std::map<std::string, std::unique_ptr<ServiceRegistration>> listeners_;
   std::map<uint64_t, std::vector<std::pair<uint64_t, std::shared_ptr<Holder>>>> holds_;

@@ -120,13 +120,8 @@ class FuzzCore final : public DaemonCore, private BrokerNetwork {
   std::shared_ptr<const Inventory> inventory_ =
       std::make_shared<const Inventory>(fuzz::FakeInventory());
   EventBus events_;
-  PeerInbound inbound_{[] {
-    PeerHello hello;
-    hello.protocol = {1, 0};
-    hello.host_name = "fuzzhost";
-    hello.instance_id = fuzz::kSelfInstance;
-    return hello;
-  }};
+  FixedHello hello_{fuzz::SelfHello()};
+  PeerInbound inbound_{hello_};
   std::shared_ptr<FakePeerLink> loop_ = SelfLink(&inbound_);
   std::unique_ptr<Broker> broker_ = std::make_unique<Broker>(Options());
   PoolRegistry pool_;

@@ -52,14 +52,8 @@ class Writer final : public PeerStreamWriter {
 
 struct World {
   SteadyTime now = std::chrono::steady_clock::now();
-  PeerInbound inbound{[] {
-                        PeerHello hello;
-                        hello.protocol = {1, 0};
-                        hello.host_name = "fuzzhost";
-                        hello.instance_id = fuzz::kSelfInstance;
-                        return hello;
-                      },
-                      [this] { return now; }};
+  FixedHello hello{fuzz::SelfHello()};
+  PeerInbound inbound{hello, [this] { return now; }};
   std::vector<std::unique_ptr<Writer>> writers;
   std::vector<std::string> instances;  // of the sessions opened
 
