@@ -72,23 +72,7 @@ std::string FormatPeers(const std::vector<rdmad::PeerInfo>& peers) {
 
 Json PeersJson(const std::vector<rdmad::PeerInfo>& peers) {
   Json list = Json::array();
-  for (const rdmad::PeerInfo& p : peers) {
-    list.push_back(Json{{"name", p.name},
-                        {"address", p.address},
-                        {"state", std::string(rdmad::PeerStateName(p.state))},
-                        {"rtt_ms", p.rtt_ms},
-                        {"last_error", p.last_error},
-                        {"remote_host", p.remote_host},
-                        {"remote_version", p.remote_version},
-                        {"remote_protocol", p.remote_protocol},
-                        {"remote_transports", p.remote_transports},
-                        {"configured", p.configured},
-                        {"origin", p.origin},
-                        {"state_seconds", p.state_seconds},
-                        {"channels", p.channels},
-                        {"circuit_open_until_unix_ms", p.circuit_open_until_unix_ms},
-                        {"failures", p.failures}});
-  }
+  for (const rdmad::PeerInfo& p : peers) list.push_back(RecordJson(p));
   return Json{{"peers", list}};
 }
 

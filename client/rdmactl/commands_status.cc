@@ -13,7 +13,7 @@ namespace {
 
 void PrintEvent(Context& ctx, const rdmad::Event& event) {
   if (ctx.globals.json) {
-    std::fprintf(ctx.out, "%s\n", DumpJson(EventJson(event), -1).c_str());
+    std::fprintf(ctx.out, "%s\n", DumpJson(RecordJson(event), -1).c_str());
   } else {
     PrintText(ctx, FormatEvent(event));
   }

@@ -76,15 +76,6 @@ Json StatusJson(const rdmad::DaemonStatus& s, const std::vector<rdmad::Device>& 
               {"devices", std::move(list)}};
 }
 
-Json EventJson(const rdmad::Event& e) {
-  return Json{{"sequence", e.sequence},
-              {"unix_time_ms", e.unix_time_ms},
-              {"kind", rdmad::EventKindName(e.kind)},
-              {"message", e.message},
-              {"device", e.device},
-              {"port", e.port}};
-}
-
 std::string DumpJson(const Json& json, int indent) {
   return json.dump(indent, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
 }

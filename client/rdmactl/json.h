@@ -38,6 +38,8 @@ template <class T>
 Json ValueJson(const T& value) {
   if constexpr (rdmad::kHasFields<T>) {
     return RecordJson(value);
+  } else if constexpr (std::is_enum_v<T>) {
+    return Json(std::string(ApiName(value)));
   } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
     Json list = Json::array();
     for (const auto& e : value) list.push_back(ValueJson(e));
@@ -65,9 +67,6 @@ Json CountersJson(const std::string& device, uint32_t port, const rdmad::PortCou
 // The DaemonStatus fields (device_count as "device_count") plus "devices":
 // [{"name", "node_type", "transport", "ports", "active_ports"}].
 Json StatusJson(const rdmad::DaemonStatus& status, const std::vector<rdmad::Device>& devices);
-
-// {"sequence", "unix_time_ms", "kind", "message", "device", "port"}
-Json EventJson(const rdmad::Event& event);
 
 // json as text (indent < 0: one line). Never throws: bytes that are not
 // UTF-8 (sysfs and kernel strings need not be) become U+FFFD.

@@ -111,7 +111,7 @@ TEST(JsonTest, EventsCarryDeviceAndPort) {
   e.kind = rdmad::EventKind::kGidAdded;
   e.device = "rxe0";
   e.port = 1;
-  Json json = EventJson(e);
+  Json json = RecordJson(e);
   EXPECT_EQ(json["kind"], "gid-added");
   EXPECT_EQ(json["device"], "rxe0");
   EXPECT_EQ(json["port"], 1);

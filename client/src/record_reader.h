@@ -50,6 +50,8 @@ constexpr google::protobuf::FieldDescriptor::CppType CppTypeOf() {
     return FD::CPPTYPE_UINT64;
   } else if constexpr (std::is_same_v<T, int64_t>) {
     return FD::CPPTYPE_INT64;
+  } else if constexpr (std::is_enum_v<T>) {
+    return FD::CPPTYPE_ENUM;
   } else {
     static_assert(kHasFields<T>, "a member type the field lists do not know");
     return FD::CPPTYPE_MESSAGE;
@@ -84,6 +86,9 @@ T ReadOne(const google::protobuf::Message& m, const google::protobuf::FieldDescr
     return rep ? r->GetRepeatedUInt64(m, fd, index) : r->GetUInt64(m, fd);
   } else if constexpr (std::is_same_v<T, int64_t>) {
     return rep ? r->GetRepeatedInt64(m, fd, index) : r->GetInt64(m, fd);
+  } else if constexpr (std::is_enum_v<T>) {
+    int v = rep ? r->GetRepeatedEnumValue(m, fd, index) : r->GetEnumValue(m, fd);
+    return v >= 0 && v <= ApiEnum<T>::kMax ? static_cast<T>(v) : static_cast<T>(0);
   } else {
     T out;
     ReadRecord(rep ? r->GetRepeatedMessage(m, fd, index) : r->GetMessage(m, fd), &out);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "python/src/bindings.h"
+#include "python/src/records.h"
 #include "rdmad/client.h"
 #include "rdmad/daemon_status.h"
 #include "rdmad/peers.h"
@@ -14,22 +15,6 @@ namespace rdmad::python {
 namespace {
 
 using std::chrono::milliseconds;
-
-py::dict PeerDict(const PeerInfo& p) {
-  py::dict d;
-  d["name"] = p.name;
-  d["address"] = p.address;
-  d["state"] = std::string(PeerStateName(p.state));
-  d["rtt_ms"] = p.rtt_ms;
-  d["last_error"] = p.last_error;
-  d["remote_host"] = p.remote_host;
-  d["remote_version"] = p.remote_version;
-  d["remote_transports"] = p.remote_transports;
-  d["configured"] = p.configured;
-  d["origin"] = p.origin;
-  d["channels"] = p.channels;
-  return d;
-}
 
 py::dict ChannelDict(const ChannelSummary& c) {
   py::dict d;
@@ -149,7 +134,7 @@ void BindClient(py::module_& m) {
           "peers",
           [](const PyClient& c) {
             return ListOf(Value(c.Run([](Client& client) { return client.ListPeers(); })),
-                          PeerDict);
+                          RecordObject<PeerInfo>);
           },
           "The peer daemons and their state.")
       .def(

@@ -15,17 +15,6 @@
 namespace rdmad::python {
 namespace {
 
-py::dict EventDict(const Event& e) {
-  py::dict d;
-  d["sequence"] = e.sequence;
-  d["unix_time_ms"] = e.unix_time_ms;
-  d["kind"] = std::string(EventKindName(e.kind));
-  d["message"] = e.message;
-  d["device"] = e.device;
-  d["port"] = e.port;
-  return d;
-}
-
 // An event stream and the client it reads through. Each Next runs on a
 // thread of its own (Start), so that the iteration can wait
 // interruptibly; one a signal interrupted stays pending for the next
@@ -60,7 +49,7 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
              }
              std::optional<Event> event = WaitInterruptibly(*e.pending);
              e.pending.reset();
-             if (event) return EventDict(*event);
+             if (event) return RecordObject(*event);
              Check(e.stream->Finish());
              throw py::stop_iteration();
            })

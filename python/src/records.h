@@ -42,6 +42,8 @@ template <class T>
 py::object ToPython(const T& value) {
   if constexpr (kHasFields<T>) {
     return RecordObject(value);
+  } else if constexpr (std::is_enum_v<T>) {
+    return py::str(std::string(ApiName(value)));
   } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
     py::list list;
     for (const auto& e : value) list.append(ToPython(e));

@@ -1,7 +1,7 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // The field lists of the public records (devices.h, daemon_status.h,
-// cluster.h, client.h's PoolSummary): each record's fields
+// cluster.h, peers.h, client.h's Event and PoolSummary): each record's fields
 // once, named as the local API's messages (proto/rdmad/v1/rdmad.proto) name
 // them. Code that shows or converts a whole record walks its list instead of
 // naming the fields again: the library's conversion from the API's
@@ -24,6 +24,8 @@
 #include "rdmad/cluster.h"
 #include "rdmad/daemon_status.h"
 #include "rdmad/devices.h"
+#include "rdmad/events.h"
+#include "rdmad/peers.h"
 
 namespace rdmad {
 
@@ -50,6 +52,22 @@ template <class T>
 struct HasFields<T, std::void_t<decltype(RecordFields<T>::kFields)>> : std::true_type {};
 template <class T>
 inline constexpr bool kHasFields = HasFields<T>::value;
+
+// An enum field: its values are the message's enum numbers, 0 the
+// unspecified one (a number past kMax reads as 0), and ApiName (found by
+// argument-dependent lookup) names a value for people: JSON, Python.
+template <class E>
+struct ApiEnum;
+template <>
+struct ApiEnum<PeerState> {
+  static constexpr int kMax = 6;
+};
+template <>
+struct ApiEnum<EventKind> {
+  static constexpr int kMax = 8;
+};
+inline std::string_view ApiName(PeerState state) { return PeerStateName(state); }
+inline std::string_view ApiName(EventKind kind) { return EventKindName(kind); }
 
 // Calls fn(name, member) for each field of record, in the list's order.
 template <class Record, class Fn>
@@ -175,6 +193,33 @@ struct RecordFields<ClusterView> {
                       MakeField("revision", &ClusterView::revision),
                       MakeField("registered", &ClusterView::registered),
                       MakeField("members", &ClusterView::members));
+};
+
+template <>
+struct RecordFields<PeerInfo> {
+  static constexpr const char* kName = "Peer";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("name", &PeerInfo::name), MakeField("address", &PeerInfo::address),
+      MakeField("state", &PeerInfo::state), MakeField("rtt_ms", &PeerInfo::rtt_ms),
+      MakeField("last_error", &PeerInfo::last_error),
+      MakeField("remote_host", &PeerInfo::remote_host),
+      MakeField("remote_version", &PeerInfo::remote_version),
+      MakeField("remote_protocol", &PeerInfo::remote_protocol),
+      MakeField("remote_transports", &PeerInfo::remote_transports),
+      MakeField("configured", &PeerInfo::configured), MakeField("origin", &PeerInfo::origin),
+      MakeField("state_seconds", &PeerInfo::state_seconds),
+      MakeField("channels", &PeerInfo::channels),
+      MakeField("circuit_open_until_unix_ms", &PeerInfo::circuit_open_until_unix_ms),
+      MakeField("failures", &PeerInfo::failures));
+};
+
+template <>
+struct RecordFields<Event> {
+  static constexpr const char* kName = "Event";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("sequence", &Event::sequence), MakeField("unix_time_ms", &Event::unix_time_ms),
+      MakeField("kind", &Event::kind), MakeField("message", &Event::message),
+      MakeField("device", &Event::device), MakeField("port", &Event::port));
 };
 
 // rdmactl status and Client.status() in Python show these under names of

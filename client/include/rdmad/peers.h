@@ -45,10 +45,10 @@ struct PeerInfo {
   bool configured = true;                      // false: discovered or opened on demand
   std::string origin;                          // "configured", "discovered", "on demand"
   double state_seconds = 0;                    // time in the current state
-  int channels = 0;                            // established channels with this peer
+  uint32_t channels = 0;                       // established channels with this peer
   // While kCircuitOpen: when rdmad next tries the peer (Unix ms); else 0.
   int64_t circuit_open_until_unix_ms = 0;
-  int failures = 0;  // failed attempts since it was last up
+  uint32_t failures = 0;  // failed attempts since it was last up
 };
 
 }  // namespace rdmad
