@@ -38,6 +38,11 @@ class PeerStream {
   virtual ~PeerStream() = default;
 };
 
+// One peer daemon's API, as the transport (daemon/rpc/peer_link_grpc.cc)
+// or a fake gives it. Its calls are asynchronous; each takes its
+// completion as a callback: a one-shot continuation of that call, run on
+// the transport's thread, which is why they are callbacks and not an
+// interface (the session's stream events are the one repeated one).
 class PeerLink {
  public:
   using HelloDone = std::function<void(StatusOr<PeerHello>)>;
