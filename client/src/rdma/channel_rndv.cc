@@ -51,8 +51,9 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
       RDMAD_RETURN_IF_ERROR(WaitFor(
           lock, [&] { return own_chunks_.taken() < held; }, std::nullopt, Side::kSend));
     }
-    lock.unlock();  // the chunk is ours
-    std::memcpy(own_chunks_.chunk(*chunk), data, n);
+    uint8_t* into = own_chunks_.chunk(*chunk);  // under mu_: a Take may grow the list
+    lock.unlock();                              // the chunk is ours
+    std::memcpy(into, data, n);
     lock.lock();
   }
   auto give_back = [&] {
