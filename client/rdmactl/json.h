@@ -40,7 +40,7 @@ Json ValueJson(const T& value) {
     return RecordJson(value);
   } else if constexpr (std::is_enum_v<T>) {
     return Json(std::string(ApiName(value)));
-  } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
+  } else if constexpr (rdmad::kIsFieldList<T>) {
     Json list = Json::array();
     for (const auto& e : value) list.push_back(ValueJson(e));
     return list;

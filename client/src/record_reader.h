@@ -23,19 +23,12 @@
 
 namespace rdmad::internal {
 
-template <class T>
-struct IsVector : std::false_type {};
-template <class T>
-struct IsVector<std::vector<T>> : std::true_type {
-  using Element = T;
-};
-
 // The protobuf C++ type a member of type T holds (a vector: its element's).
 template <class T>
 constexpr google::protobuf::FieldDescriptor::CppType CppTypeOf() {
   using FD = google::protobuf::FieldDescriptor;
-  if constexpr (IsVector<T>::value) {
-    return CppTypeOf<typename IsVector<T>::Element>();
+  if constexpr (kIsFieldList<T>) {
+    return CppTypeOf<typename FieldList<T>::Element>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     return FD::CPPTYPE_STRING;
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -61,7 +54,7 @@ constexpr google::protobuf::FieldDescriptor::CppType CppTypeOf() {
 // Whether the message field fd can fill a member of type T.
 template <class T>
 bool FieldFits(const google::protobuf::FieldDescriptor& fd) {
-  return fd.cpp_type() == CppTypeOf<T>() && fd.is_repeated() == IsVector<T>::value;
+  return fd.cpp_type() == CppTypeOf<T>() && fd.is_repeated() == kIsFieldList<T>;
 }
 
 template <class Record>
@@ -103,8 +96,8 @@ void ReadRecord(const google::protobuf::Message& message, Record* out) {
     using T = std::remove_reference_t<decltype(value)>;
     const google::protobuf::FieldDescriptor* fd = d->FindFieldByName(name);
     if (fd == nullptr || !FieldFits<T>(*fd)) return;
-    if constexpr (IsVector<T>::value) {
-      using E = typename IsVector<T>::Element;
+    if constexpr (kIsFieldList<T>) {
+      using E = typename FieldList<T>::Element;
       int n = message.GetReflection()->FieldSize(message, fd);
       value.clear();
       value.reserve(size_t(n));

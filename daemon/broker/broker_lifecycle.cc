@@ -246,13 +246,17 @@ void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
       // Named as the table names the peer, whichever way the loss was seen.
       std::string lost = "peer daemon " + e.record.peer + " lost: " + why;
       ChannelPhase was = e.phase;
-      if (auto ending = EndLocked(e, ChannelEvent::kPeerLost, lost, false, "")) {
-        endings.push_back(std::move(*ending));  // in its handshake
+      std::optional<ChannelPhase> next = NextPhase(was, ChannelEvent::kPeerLost);
+      if (next && PhaseEnded(*next)) {  // in its handshake
+        if (auto ending = EndLocked(e, ChannelEvent::kPeerLost, lost, false, "")) {
+          endings.push_back(std::move(*ending));
+        }
         continue;
       }
       // An adopted channel keeps its deadline and asks again once the
       // peer is back; one lost already waits.
-      if (!ApplyLocked(e, ChannelEvent::kPeerLost) || e.phase == was) continue;
+      if (!next || *next == was) continue;
+      ApplyLocked(e, ChannelEvent::kPeerLost);
       ++waiting;
       e.lost_why = lost;
       if (was == ChannelPhase::kEstablished) e.transport_reason = e.record.reason;

@@ -44,7 +44,7 @@ py::object ToPython(const T& value) {
     return RecordObject(value);
   } else if constexpr (std::is_enum_v<T>) {
     return py::str(std::string(ApiName(value)));
-  } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
+  } else if constexpr (kIsFieldList<T>) {
     py::list list;
     for (const auto& e : value) list.append(ToPython(e));
     return list;

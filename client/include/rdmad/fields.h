@@ -19,6 +19,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "rdmad/client.h"
 #include "rdmad/cluster.h"
@@ -68,6 +69,16 @@ struct ApiEnum<EventKind> {
 };
 inline std::string_view ApiName(PeerState state) { return PeerStateName(state); }
 inline std::string_view ApiName(EventKind kind) { return EventKindName(kind); }
+
+// A repeated field: a std::vector of values or records.
+template <class T>
+struct FieldList : std::false_type {};
+template <class T>
+struct FieldList<std::vector<T>> : std::true_type {
+  using Element = T;
+};
+template <class T>
+inline constexpr bool kIsFieldList = FieldList<T>::value;
 
 // Calls fn(name, member) for each field of record, in the list's order.
 template <class Record, class Fn>

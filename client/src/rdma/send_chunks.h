@@ -49,7 +49,6 @@ class SendChunks {
   uint32_t rkey(uint32_t index) const;
 
   uint32_t taken() const { return taken_; }
-  uint32_t registered() const { return uint32_t(segments_.size()) * kSegmentChunks; }
 
  private:
   struct Segment {
@@ -57,6 +56,7 @@ class SendChunks {
     ibv_mr* mr = nullptr;
   };
   bool Grow();
+  uint32_t registered() const { return uint32_t(segments_.size()) * kSegmentChunks; }
 
   ibv_pd* pd_;
   std::string device_;
