@@ -8,7 +8,10 @@
 #include "daemon/rpc/peer_server.h"
 
 int main(int argc, char** argv) {
+  const rdmad::GrpcApiServerFactory local;
+  const rdmad::GrpcPeerTransportFactory peer;
+  const rdmad::EchoServiceFactory echo;
+  const rdmad::EtcdStoreFactory cluster;
   return rdmad::DaemonMain(argc, argv,
-                           {rdmad::MakeGrpcApiServer, rdmad::MakeGrpcPeerTransport,
-                            rdmad::MakeEchoService, rdmad::MakeEtcdStore});
+                           {.local = &local, .peer = &peer, .echo = &echo, .cluster = &cluster});
 }

@@ -100,38 +100,34 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
   grpc::ClientContext plan_ctx;
   grpc::Status st = stub->PlanChannel(&plan_ctx, plan_request, &plan);
   if (!st.ok()) return StatusFromGrpc(st);
-  if (size_t(plan.more_channel_ids_size()) + 1 != count) {
-    return Status::Unimplemented(
-        "rdmad planned " + std::to_string(plan.more_channel_ids_size() + 1) +
-        " channels for a batch of " + std::to_string(count) + " (a daemon without batches?)");
+  if (size_t(plan.channel_ids_size()) != count) {
+    return Status::Unimplemented("rdmad planned " + std::to_string(plan.channel_ids_size()) +
+                                 " channels for a batch of " + std::to_string(count) +
+                                 " (a daemon older than this library?)");
   }
   std::vector<Opening> batch;
-  batch.push_back(Prepare(plan, plan.channel_id(), peer, service));
-  for (uint64_t id : plan.more_channel_ids()) batch.push_back(Prepare(plan, id, peer, service));
+  for (uint64_t id : plan.channel_ids()) batch.push_back(Prepare(plan, id, peer, service));
   v1::ConnectRequest request;
-  request.set_channel_id(plan.channel_id());
-  ToProto(batch[0].mine, request.mutable_endpoint());
-  for (size_t i = 1; i < batch.size(); ++i) {
-    v1::ChannelOpening* more = request.add_more();
-    more->set_channel_id(batch[i].info.id);
-    ToProto(batch[i].mine, more->mutable_endpoint());
+  for (const Opening& o : batch) {
+    v1::ChannelOpening* c = request.add_channels();
+    c->set_channel_id(o.info.id);
+    ToProto(o.mine, c->mutable_endpoint());
   }
   v1::ConnectResponse reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + options.timeout);
   st = stub->Connect(&ctx, request, &reply);
   if (!st.ok()) return StatusFromGrpc(st);
-  if (size_t(reply.more_size()) + 1 != count) {
-    return Status::InvalidArgument("rdmad answered " + std::to_string(reply.more_size() + 1) +
+  if (size_t(reply.channels_size()) != count) {
+    return Status::InvalidArgument("rdmad answered " + std::to_string(reply.channels_size()) +
                                    " endpoints for a batch of " + std::to_string(count));
   }
   std::vector<uint64_t> ids;
-  std::vector<std::string> leases{reply.lease()};
+  std::vector<std::string> leases;
   for (const Opening& o : batch) ids.push_back(o.info.id);
-  for (const v1::ConnectedChannel& c : reply.more()) leases.push_back(c.lease());
+  for (const v1::ConnectedChannel& c : reply.channels()) leases.push_back(c.lease());
   return HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
-    const v1::Endpoint& theirs = i == 0 ? reply.peer() : reply.more(int(i) - 1).peer();
-    return Finish(batch[i], theirs, std::move(hold), start, options);
+    return Finish(batch[i], reply.channels(int(i)).peer(), std::move(hold), start, options);
   });
 }
 

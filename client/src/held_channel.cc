@@ -33,8 +33,8 @@ class HoldStream::Call final : public Current, public grpc::ClientReadReactor<v1
 
   // The hold has no deadline: it lasts as long as the channel.
   void Start(v1::Rdmad::Stub* stub, uint64_t channel_id, const std::string& lease) {
-    request_.set_channel_id(channel_id);
-    if (reattach_) request_.set_lease(lease);
+    request_.add_channel_ids(channel_id);
+    if (reattach_) request_.add_leases(lease);
     stub->async()->HoldChannel(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
@@ -88,11 +88,7 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
     stub_ = v1::Rdmad::NewStub(rpc);
     for (size_t i = 0; i < ids.size(); ++i) {
       index_[ids[i]] = i;
-      if (i == 0) {
-        request_.set_channel_id(ids[i]);
-      } else {
-        request_.add_more_channel_ids(ids[i]);
-      }
+      request_.add_channel_ids(ids[i]);
     }
     stub_->async()->HoldChannel(&context_, &request_, this);
     StartRead(&event_);

@@ -107,25 +107,22 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
                                                               const std::string& service) {
   auto start = HandshakeClock::now();
   std::vector<Accepting> batch;
-  for (int i = -1; i < in.more_size(); ++i) {
-    auto a = i < 0 ? Prepare(in, in.channel_id(), in.initiator(), service)
-                   : Prepare(in, in.more(i).channel_id(), in.more(i).endpoint(), service);
+  if (in.channels().empty()) return Status::InvalidArgument("rdmad offered no channels");
+  for (const v1::ChannelOpening& c : in.channels()) {
+    auto a = Prepare(in, c.channel_id(), c.endpoint(), service);
     if (!a.ok()) return a.status();
     batch.push_back(std::move(a).value());
   }
   v1::AcceptRequest request;
   request.set_request_id(in.request_id());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    ToProto(batch[i].mine, i == 0 ? request.mutable_endpoint() : request.add_more_endpoints());
-  }
+  for (const Accepting& a : batch) ToProto(a.mine, request.add_endpoints());
   grpc::ClientContext ctx;
   v1::AcceptResponse response;
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return StatusFromGrpc(st);
   std::vector<uint64_t> ids;
-  std::vector<std::string> leases{response.lease()};
+  std::vector<std::string> leases(response.leases().begin(), response.leases().end());
   for (const Accepting& a : batch) ids.push_back(a.info.id);
-  for (const std::string& lease : response.more_leases()) leases.push_back(lease);
   return HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
     return Finish(batch[i], std::move(hold), start);
   });

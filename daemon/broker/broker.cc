@@ -45,15 +45,8 @@ BrokerOptions WithDefaults(BrokerOptions o) {
   static NoNetwork none;
   if (o.network == nullptr) o.network = &none;
   if (!o.lease_sealer) o.lease_sealer = std::make_shared<const LeaseSealer>();
-  if (!o.clock) o.clock = [] { return BrokerClock::now(); };
-  if (!o.source_address) {
-    o.source_address = [](const std::string& peer_ip) -> std::optional<std::string> {
-      StatusOr<std::string> source = KernelSourceAddress(peer_ip);
-      if (source.ok()) return source.value();
-      spdlog::info("no source address for reaching {}: {}", peer_ip, source.status().message());
-      return std::nullopt;
-    };
-  }
+  if (o.clock == nullptr) o.clock = &Clock::System();
+  if (o.source_address == nullptr) o.source_address = &KernelSourceAddresses();
   return o;
 }
 
@@ -158,7 +151,7 @@ Status Broker::CheckLimitsLocked(const std::string& peer, size_t adding) const {
 // reaching the peer (the address it routes from), else the wildcard.
 std::string Broker::TcpBindHost(const std::string& peer_ip) const {
   if (IsLoopback(peer_ip)) return peer_ip;
-  std::optional<std::string> source = options_.source_address(peer_ip);
+  std::optional<std::string> source = options_.source_address->SourceAddressFor(peer_ip);
   if (source && !source->empty()) {
     spdlog::debug("TCP for {}: listening on {}, the kernel's source address for it", peer_ip,
                   *source);
@@ -197,12 +190,11 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
       peer, caller.self ? std::nullopt : std::optional<uid_t>(caller.uid));
   if (!found.ok()) return found.status();
   PlannedChannel planned;
-  planned.channel_id = RandomChannelId();
+  const uint64_t first = RandomChannelId();
   planned.peer_address = HostOfAddress(found.value().address);
   planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
-  std::string what = count == 1
-                         ? fmt::format("channel {:#018x}", planned.channel_id)
-                         : fmt::format("{} channels ({:#018x} ...)", count, planned.channel_id);
+  std::string what = count == 1 ? fmt::format("channel {:#018x}", first)
+                                : fmt::format("{} channels ({:#018x} ...)", count, first);
   if (planned.plan.path) {
     spdlog::info("{} to {} service {}: RDMA planned on {} port {} GID index {}", what, peer,
                  service, planned.plan.path->device, planned.plan.path->port,
@@ -217,12 +209,12 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/true, count));
   RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false, count));
   for (size_t i = 0; i < count; ++i) {
-    uint64_t id = planned.channel_id;
+    uint64_t id = first;
     if (i > 0) {
       do id = RandomChannelId();
       while (channels_.count(id) != 0);
-      planned.more_ids.push_back(id);
     }
+    planned.channel_ids.push_back(id);
     Entry& entry = channels_[id];
     entry.peer_key = peer;
     entry.since = Now();
@@ -233,7 +225,7 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
     entry.record.initiator = true;
     entry.phase = ChannelPhase::kPlanned;
     entry.record.state = PublicState(entry.phase);
-    entry.record.created = std::chrono::system_clock::now();
+    entry.record.created = options_.clock->WallNow();
     entry.record.owner_uid = caller.uid;
     entry.record.owner_pid = caller.pid;
     SetPath(planned.plan, &entry.record);

@@ -98,10 +98,10 @@ struct BrokerOptions {
   BrokerNetwork* network = nullptr;
   // The source address for reaching a peer IP (where a TCP acceptor
   // listens); default KernelSourceAddress.
-  SourceAddressLookup source_address;
-  // The broker's time (default steady_clock): the one callback left, so
-  // that tests move time for the sweeper and the graces.
-  std::function<BrokerClock::time_point()> clock;
+  const SourceAddressLookup* source_address = nullptr;  // null: KernelSourceAddresses()
+  // The broker's time (not owned; outlives the broker): tests pass a
+  // ManualClock to move time for the sweeper and the graces.
+  Clock* clock = nullptr;  // null: Clock::System()
   // Seals the leases given to applications (LeaseSealer); default: a key
   // of its own in memory.
   std::shared_ptr<const LeaseSealer> lease_sealer;
@@ -118,10 +118,9 @@ struct OwnerLimits {
 };
 
 struct PlannedChannel {
-  uint64_t channel_id = 0;
+  std::vector<uint64_t> channel_ids;  // one, or a batch with one plan
   ChannelPlan plan;
-  std::string peer_address;        // the peer's IP the plan was made for
-  std::vector<uint64_t> more_ids;  // a batch: the other channels of the plan
+  std::string peer_address;  // the peer's IP the plan was made for
 };
 
 struct ChannelRecord {
@@ -406,7 +405,7 @@ class Broker final : public InboundChannels, public SessionUser {
   void TellPeer(const ChannelRecord& record, const std::string& peer_key,
                 const std::string& reason);
   std::vector<Ending> SweepLocked(BrokerClock::time_point now);
-  BrokerClock::time_point Now() const { return options_.clock(); }
+  BrokerClock::time_point Now() const { return options_.clock->Now(); }
   // Asks the peer daemon, if a link is up, whether it still has the
   // reattaching or confirming channel (ReclaimChannel).
   void TryReclaim(uint64_t channel_id);

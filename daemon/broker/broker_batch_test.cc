@@ -14,6 +14,7 @@
 namespace rdmad {
 namespace {
 
+using testing::CallFromB;
 using testing::Fixture;
 using testing::kApp;
 using testing::kInstanceB;
@@ -21,8 +22,8 @@ using testing::TcpEnd;
 
 // The initiator's side of every channel of a plan, in its order.
 std::vector<ChannelOpening> Openings(const PlannedChannel& planned) {
-  std::vector<ChannelOpening> out{{planned.channel_id, TcpEnd(1)}};
-  for (uint64_t id : planned.more_ids) out.push_back({id, TcpEnd(1)});
+  std::vector<ChannelOpening> out;
+  for (uint64_t id : planned.channel_ids) out.push_back({id, TcpEnd(1)});
   return out;
 }
 
@@ -33,7 +34,7 @@ class BatchSink : public ServiceSink {
   void OnIncoming(const IncomingChannelRequest& r) override {
     seen.push_back(r);
     ChannelEndpoints answer;
-    for (size_t i = 0; i <= r.more.size(); ++i) answer.push_back(TcpEnd(uint16_t(6000 + i)));
+    for (size_t i = 0; i < r.channels.size(); ++i) answer.push_back(TcpEnd(uint16_t(6000 + i)));
     ChannelEndpoints short_by_one(answer.begin(), answer.end() - 1);
     EXPECT_EQ(registry_->Accept(kApp, r.request_id, short_by_one).code(),
               StatusCode::kInvalidArgument);  // the request stays open for a right answer
@@ -50,9 +51,8 @@ TEST(BrokerBatchTest, APlanOfABatchHasDistinctIdsAndOnePlan) {
   Fixture f;
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true, 5);
   ASSERT_TRUE(planned.ok()) << planned.status().ToString();
-  ASSERT_EQ(planned.value().more_ids.size(), 4u);
-  std::set<uint64_t> ids{planned.value().channel_id};
-  ids.insert(planned.value().more_ids.begin(), planned.value().more_ids.end());
+  ASSERT_EQ(planned.value().channel_ids.size(), 5u);
+  std::set<uint64_t> ids(planned.value().channel_ids.begin(), planned.value().channel_ids.end());
   EXPECT_EQ(ids.size(), 5u);
   EXPECT_EQ(f.broker.Channels().size(), 5u);
   for (uint64_t id : ids) EXPECT_EQ(f.Record(id).state, ChannelState::kPlanned);
@@ -68,9 +68,9 @@ TEST(BrokerBatchTest, ConnectRelaysABatchInOneOpenChannel) {
   int calls = 0;
   f.link->open_batch_answer = [&](const OpenChannelCall& call) -> StatusOr<ChannelEndpoints> {
     ++calls;
-    EXPECT_EQ(call.more.size(), 2u);
+    EXPECT_EQ(call.channels.size(), 3u);
     ChannelEndpoints answer;
-    for (size_t i = 0; i <= call.more.size(); ++i) answer.push_back(TcpEnd(uint16_t(5000 + i)));
+    for (size_t i = 0; i < call.channels.size(); ++i) answer.push_back(TcpEnd(uint16_t(5000 + i)));
     return answer;
   };
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true, 3);
@@ -92,10 +92,11 @@ TEST(BrokerBatchTest, ABatchMustBeOnePlansChannelsEachOnce) {
   auto other = f.broker.PlanChannel(kApp, "B", "other", true);
   ASSERT_TRUE(one.ok() && other.ok());
   std::vector<ChannelOpening> mixed = Openings(one.value());
-  mixed.push_back({other.value().channel_id, TcpEnd(1)});
+  mixed.push_back({other.value().channel_ids[0], TcpEnd(1)});
   Status refused = f.broker.Connect(kApp, mixed).status();
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.message().find("more[1].channel_id"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("channels[2].channel_id"), std::string::npos)
+      << refused.message();
   std::vector<ChannelOpening> twice = Openings(one.value());
   twice.push_back(twice[0]);
   EXPECT_EQ(f.broker.Connect(kApp, twice).status().code(), StatusCode::kInvalidArgument);
@@ -111,7 +112,7 @@ TEST(BrokerBatchTest, WhenThePeerFailsOneAnswerEveryChannelFails) {
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true, 3);
   auto reply = f.broker.Connect(kApp, Openings(planned.value()));
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(reply.status().message().find("the peer's more[0]."), std::string::npos)
+  EXPECT_NE(reply.status().message().find("the peer's channels[1]."), std::string::npos)
       << reply.status().message();
   for (const ChannelRecord& r : f.broker.Channels()) EXPECT_EQ(r.state, ChannelState::kFailed);
   EXPECT_EQ(f.link->Closes().size(), 3u);  // the peer may hold all three
@@ -122,7 +123,7 @@ TEST(BrokerBatchTest, WhenThePeerFailsOneAnswerEveryChannelFails) {
   planned = f.broker.PlanChannel(kApp, "B", "svc", true, 2);
   reply = f.broker.Connect(kApp, Openings(planned.value()));
   EXPECT_EQ(reply.status().code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(f.Record(planned.value().more_ids[0]).state, ChannelState::kFailed);
+  EXPECT_EQ(f.Record(planned.value().channel_ids[1]).state, ChannelState::kFailed);
   EXPECT_EQ(f.link->Closes().size(), 3u);  // a rejected batch is nothing to the peer
 }
 
@@ -137,7 +138,7 @@ TEST(BrokerBatchTest, AChannelLetGoDuringTheHandshakeTakesItsBatchWithIt) {
     if (f.link->waiting_open) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  uint64_t gone = planned.value().more_ids[1];
+  uint64_t gone = planned.value().channel_ids[2];
   ASSERT_TRUE(f.broker.Release(kApp, gone, "closed by the application").ok());
   {
     std::lock_guard lock(f.link->mu);
@@ -158,20 +159,22 @@ TEST(BrokerBatchTest, OnOpenChannelOffersABatchAsOneRequest) {
   auto sink = std::make_shared<BatchSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
-  call.more = {{78, TcpEnd(1)}, {79, TcpEnd(1)}};
+  OpenChannelCall call{.service = "svc",
+                       .initiator_host = "hostB",
+                       .initiator_instance = kInstanceB,
+                       .channels = {{77, TcpEnd(1)}, {78, TcpEnd(1)}, {79, TcpEnd(1)}}};
   auto answer = f.broker.OnOpenChannel(call, "127.0.0.1");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   ASSERT_EQ(sink->seen.size(), 1u);
-  EXPECT_EQ(sink->seen[0].more.size(), 2u);
+  EXPECT_EQ(sink->seen[0].channels.size(), 3u);
   ASSERT_EQ(answer.value().size(), 3u);
   for (uint64_t id : {77, 78, 79}) {
     EXPECT_EQ(answer.value()[id - 77].tcp->port, 6000 + (id - 77));
     EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
     EXPECT_EQ(f.Record(id).owner_uid, kApp.uid);
   }
-  OpenChannelCall repeated{90, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
-  repeated.more = {{90, TcpEnd(1)}};
+  OpenChannelCall repeated = call;
+  repeated.channels = {{90, TcpEnd(1)}, {90, TcpEnd(1)}};
   EXPECT_EQ(f.broker.OnOpenChannel(repeated, "127.0.0.1").status().code(),
             StatusCode::kInvalidArgument);
 }
@@ -189,8 +192,7 @@ TEST(BrokerBatchTest, ABatchCountsWholeAgainstTheLimits) {
   g.broker.SetLimits(2, 0);
   auto sink = std::make_shared<BatchSink>(&g.broker.services());
   auto reg = g.broker.services().Register("svc", sink, kApp);
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
-  call.more = {{78, TcpEnd(1)}, {79, TcpEnd(1)}};
+  OpenChannelCall call = CallFromB({77, 78, 79});
   EXPECT_EQ(g.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
             StatusCode::kResourceExhausted);
   EXPECT_TRUE(sink->seen.empty());

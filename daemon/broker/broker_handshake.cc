@@ -24,35 +24,35 @@ bool PeerMayHoldIt(StatusCode code) {
          code != StatusCode::kAborted && code != StatusCode::kFailedPrecondition;
 }
 
-// "" for the first channel of a batch, "more[I]." for the others: the
-// request field a message names.
-std::string FieldOf(size_t index) {
-  return index == 0 ? "" : "more[" + std::to_string(index - 1) + "].";
+// "channels[I]." in a batch of more than one: the request field a message
+// names ("" for a lone channel).
+std::string FieldOf(size_t index, size_t count) {
+  return count == 1 ? "" : "channels[" + std::to_string(index) + "].";
 }
 
-// The ids of a batch (first, then more), first first, once every id and
-// endpoint checked: INVALID_ARGUMENT naming the field for an id 0, a
-// repeat, more than kMaxChannelBatch or a malformed endpoint.
-StatusOr<std::vector<uint64_t>> CheckBatch(uint64_t first, const ChannelEndpoint& first_endpoint,
-                                           std::span<const ChannelOpening> more) {
-  if (more.size() >= kMaxChannelBatch) {
+// The ids of a batch, in order, once every id and endpoint checked:
+// INVALID_ARGUMENT naming the field for none, an id 0, a repeat, more
+// than kMaxChannelBatch or a malformed endpoint.
+StatusOr<std::vector<uint64_t>> CheckBatch(std::span<const ChannelOpening> channels) {
+  if (channels.empty()) return Status::InvalidArgument("channels: none");
+  if (channels.size() > kMaxChannelBatch) {
     return Status::InvalidArgument(
-        fmt::format("more: at most {} more channels per batch", kMaxChannelBatch - 1));
+        fmt::format("channels: at most {} per batch, not {}", kMaxChannelBatch, channels.size()));
   }
-  std::vector<uint64_t> ids{first};
-  for (const ChannelOpening& c : more) ids.push_back(c.channel_id);
+  std::vector<uint64_t> ids;
+  for (const ChannelOpening& c : channels) ids.push_back(c.channel_id);
   std::set<uint64_t> seen;
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] == 0) return Status::InvalidArgument(FieldOf(i) + "channel_id: required");
+    if (ids[i] == 0)
+      return Status::InvalidArgument(FieldOf(i, ids.size()) + "channel_id: required");
     if (!seen.insert(ids[i]).second) {
-      return Status::InvalidArgument(
-          fmt::format("{}channel_id: {:#018x} is in the batch twice", FieldOf(i), ids[i]));
+      return Status::InvalidArgument(fmt::format("{}channel_id: {:#018x} is in the batch twice",
+                                                 FieldOf(i, ids.size()), ids[i]));
     }
   }
   for (size_t i = 0; i < ids.size(); ++i) {  // the ids first, then the endpoints
-    const ChannelEndpoint& endpoint = i == 0 ? first_endpoint : more[i - 1].endpoint;
-    Status valid = ValidateChannelEndpoint(endpoint, /*listening=*/false);
-    if (!valid.ok()) return i == 0 ? valid : Status::InvalidArgument(FieldOf(i) + valid.message());
+    Status valid = ValidateChannelEndpoint(channels[i].endpoint, /*listening=*/false);
+    if (!valid.ok()) return Status::InvalidArgument(FieldOf(i, ids.size()) + valid.message());
   }
   return ids;
 }
@@ -88,18 +88,16 @@ StatusOr<OpenChannelCall> Broker::OpenLocked(const Caller& caller,
     if (i > 0 && (e->peer_key != entries[0]->peer_key || r.service != entries[0]->record.service)) {
       return Status::InvalidArgument(fmt::format(
           "{}channel_id: {:#018x} was planned for {} service {}, the batch for {} service {}",
-          FieldOf(i), id, e->peer_key, r.service, entries[0]->peer_key,
+          FieldOf(i, channels.size()), id, e->peer_key, r.service, entries[0]->peer_key,
           entries[0]->record.service));
     }
     entries.push_back(e);
   }
   OpenChannelCall call;
-  call.channel_id = channels[0].channel_id;
   call.service = entries[0]->record.service;
   call.initiator_host = options_.host_name;
   call.initiator_instance = options_.instance_id;
-  call.initiator = channels[0].endpoint;
-  call.more.assign(channels.begin() + 1, channels.end());
+  call.channels = channels;
   *peer_key = entries[0]->peer_key;
   for (Entry* e : entries) ApplyLocked(*e, ChannelEvent::kConnect);
   return call;
@@ -107,10 +105,7 @@ StatusOr<OpenChannelCall> Broker::OpenLocked(const Caller& caller,
 
 StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
                                            const std::vector<ChannelOpening>& channels) {
-  if (channels.empty()) return Status::InvalidArgument("a batch of no channels");
-  StatusOr<std::vector<uint64_t>> ids =
-      CheckBatch(channels[0].channel_id, channels[0].endpoint,
-                 std::span<const ChannelOpening>(channels).subspan(1));
+  StatusOr<std::vector<uint64_t>> ids = CheckBatch(channels);
   if (!ids.ok()) return ids.status();
   std::string peer_key;
   StatusOr<OpenChannelCall> call = Status::Internal("not opened");
@@ -172,7 +167,7 @@ StatusOr<ChannelEndpoints> Broker::Conclude(const std::vector<uint64_t>& ids,
     }
     for (size_t i = 0; valid.ok() && i < ids.size(); ++i) {
       valid = ValidateChannelEndpoint(reply.value()[i]);
-      if (!valid.ok() && i > 0) valid = Status::InvalidArgument(FieldOf(i) + valid.message());
+      if (!valid.ok()) valid = Status::InvalidArgument(FieldOf(i, ids.size()) + valid.message());
     }
     if (!valid.ok()) reply = Status::InvalidArgument("the peer's " + valid.message());
     garbage = !valid.ok();
@@ -235,15 +230,13 @@ StatusOr<ChannelEndpoints> Broker::Conclude(const std::vector<uint64_t>& ids,
 StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
                                                  const std::string& peer_ip) {
   RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(call.service));
-  StatusOr<std::vector<uint64_t>> ids = CheckBatch(call.channel_id, call.initiator, call.more);
+  StatusOr<std::vector<uint64_t>> ids = CheckBatch(call.channels);
   if (!ids.ok()) return ids.status();
   IncomingChannelRequest request;
-  request.channel_id = call.channel_id;
   request.peer = call.initiator_host;
   request.service = call.service;
-  request.initiator = call.initiator;
-  request.more = call.more;
-  request.plan = Plan(peer_ip, call.initiator.tcp ? "the initiator chose TCP" : "");
+  request.channels = call.channels;
+  request.plan = Plan(peer_ip, call.channels.front().endpoint.tcp ? "the initiator chose TCP" : "");
   request.plan.tcp_bind_host = TcpBindHost(peer_ip);  // if the acceptor falls back to TCP
   request.deadline = options_.accept_deadline;
   {
@@ -274,7 +267,7 @@ StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
       entry.record.initiator = false;
       entry.phase = ChannelPhase::kOpening;  // an acceptor's channel starts here
       entry.record.state = PublicState(entry.phase);
-      entry.record.created = std::chrono::system_clock::now();
+      entry.record.created = options_.clock->WallNow();
       entry.record.peer_instance = call.initiator_instance;
       SetPath(request.plan, &entry.record);
     }

@@ -90,8 +90,9 @@ void Broker::Deliver(std::vector<Ending> endings) {
 // session to the peer, else an event on the peer's session to this daemon.
 void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
                       const std::string& reason) {
-  CloseChannelCall call{r.channel_id, reason.substr(0, internal::kMaxReasonLength),
-                        options_.instance_id};
+  CloseChannelCall call{.channel_id = r.channel_id,
+                        .reason = reason.substr(0, internal::kMaxReasonLength),
+                        .initiator_instance = options_.instance_id};
   std::shared_ptr<PeerLink> link;
   if (!r.peer_instance.empty()) {
     auto found = options_.network->LinkToInstance(r.peer_instance);
@@ -145,7 +146,8 @@ StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel
         fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
   }
   Entry& e = *found;
-  if (ChannelEnded(e.record.state)) return HoldResult{0, e.record.state, e.record.reason};
+  if (ChannelEnded(e.record.state))
+    return HoldResult{.token = 0, .state = e.record.state, .reason = e.record.reason};
   // A lifeline to a stopping daemon would end at once: the library holds
   // the channel on the next rdmad instead.
   if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
@@ -153,7 +155,7 @@ StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel
   e.holders[token] = std::move(holder);
   e.held = true;
   spdlog::debug("{}: held by its application", DescribeChannel(e.record));
-  return HoldResult{token, e.record.state, ""};
+  return HoldResult{.token = token, .state = e.record.state};
 }
 
 void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reason) {
@@ -449,8 +451,9 @@ void Broker::OnSessionState(const PeerSnapshot& peer) {
 
 void Broker::OnSessionEvent(const PeerSnapshot& peer, const PeerEvent& event) {
   if (event.kind != PeerEvent::Kind::kChannelClosed || !peer.remote) return;
-  Status closed =
-      OnCloseChannel(CloseChannelCall{event.channel_id, event.reason, peer.remote->instance_id});
+  Status closed = OnCloseChannel(CloseChannelCall{.channel_id = event.channel_id,
+                                                  .reason = event.reason,
+                                                  .initiator_instance = peer.remote->instance_id});
   if (!closed.ok()) spdlog::debug("peer {}: ChannelClosed: {}", peer.name, closed.message());
 }
 

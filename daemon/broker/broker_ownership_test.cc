@@ -44,7 +44,7 @@ TEST(BrokerOwnershipTest, AnotherUidCannotConnectOrHoldAPlannedChannel) {
   };
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   ASSERT_TRUE(planned.ok());
-  uint64_t id = planned.value().channel_id;
+  uint64_t id = planned.value().channel_ids[0];
   EXPECT_EQ(f.Record(id).owner_uid, kApp.uid);
   EXPECT_EQ(f.Record(id).owner_pid, kApp.pid);
   for (const Caller& intruder : {kOther, kAdmin}) {
@@ -95,15 +95,16 @@ TEST(BrokerOwnershipTest, AnAcceptedChannelBelongsToTheListener) {
     EXPECT_EQ(services.Accept(kOther, r.request_id, {TcpEnd(6000)}).code(), StatusCode::kNotFound);
     EXPECT_EQ(services.Reject(kOther, r.request_id, "mine now").code(), StatusCode::kNotFound);
     EXPECT_EQ(services.Accept(kAdmin, r.request_id, {TcpEnd(6000)}).code(), StatusCode::kNotFound);
-    EXPECT_EQ(services.ChannelsOf(kApp, r.request_id).value(), std::vector<uint64_t>{r.channel_id});
+    EXPECT_EQ(services.ChannelsOf(kApp, r.request_id).value(),
+              std::vector<uint64_t>{r.channels.at(0).channel_id});
     EXPECT_TRUE(services.Accept(kApp, r.request_id, {TcpEnd(6000)}).ok());
     // The listener's application holds the channel as soon as it accepted,
     // before the offer returns.
-    held_at_once = f.broker.Hold(kApp, r.channel_id, std::make_shared<FakeHolder>());
+    held_at_once = f.broker.Hold(kApp, r.channels.at(0).channel_id, std::make_shared<FakeHolder>());
   };
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
+  OpenChannelCall call = CallFromB({77});
   ASSERT_TRUE(f.broker.OnOpenChannel(call, "127.0.0.1").ok());
   ASSERT_TRUE(held_at_once.has_value());
   EXPECT_TRUE(held_at_once->ok()) << held_at_once->status().ToString();

@@ -46,11 +46,11 @@ ChannelLease OldLease(uint64_t id) {
 TEST(BrokerReattachTest, AChannelWaitsForItsLostPeerAndFailsAfterTheGrace) {
   Waiting f;
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
-  f.now += 9s;
+  f.clock.Advance(9s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.holder->Ends().empty());
-  f.now += 1s;
+  f.clock.Advance(1s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kFailed);
   ASSERT_EQ(f.holder->Ends().size(), 1u);
@@ -69,7 +69,7 @@ TEST(BrokerReattachTest, TheSameInstanceBackConfirmsAndKeepsTheChannel) {
   EXPECT_EQ(reclaims[0].instance, kInstanceA);
   EXPECT_NE(f.Record(f.id).reason, before);
   EXPECT_EQ(f.Record(f.id).reason.find("lost"), std::string::npos) << f.Record(f.id).reason;
-  f.now += 60s;
+  f.clock.Advance(60s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.holder->Ends().empty());
@@ -94,9 +94,9 @@ TEST(BrokerReattachTest, WithoutALinkToAskTheChannelGoesOn) {
   f.up = false;
   f.broker.OnPeerBack(kInstanceB);
   EXPECT_TRUE(f.link->Reclaims().empty());
-  f.now += 10s;
+  f.clock.Advance(10s);
   f.broker.Sweep();
-  f.now += 1s;
+  f.clock.Advance(1s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
   EXPECT_TRUE(f.holder->Ends().empty());
@@ -108,7 +108,7 @@ TEST(BrokerReattachTest, TheRestartedPeerReclaimsItsChannels) {
   from_b.caller_node = "b";  // node names compare without case
   EXPECT_TRUE(f.broker.OnReclaimChannel(from_b).ok());
   EXPECT_EQ(f.Record(f.id).peer_instance, kNewInstanceB);
-  f.now += 60s;
+  f.clock.Advance(60s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(f.id).state, ChannelState::kEstablished);
   // From now on the channel is shared with the new instance only.
@@ -197,7 +197,7 @@ TEST(BrokerReattachTest, ARestartedDaemonAdoptsAChannelAndReclaimsItFromThePeer)
   // Adopting again (a second lifeline) changes nothing.
   EXPECT_TRUE(f.broker.Adopt(kApp, id, OldLease(id)).ok());
   EXPECT_EQ(f.link->Reclaims().size(), 1u);
-  f.now += 60s;
+  f.clock.Advance(60s);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
 }
@@ -225,7 +225,7 @@ TEST(BrokerReattachTest, WithoutALinkTheReclaimIsRetriedUntilTheGrace) {
   auto holder = std::make_shared<FakeHolder>();
   ASSERT_TRUE(f.broker.Hold(kApp, 0x1234, holder).ok());
   EXPECT_TRUE(f.link->Reclaims().empty());
-  f.now += 2s;
+  f.clock.Advance(2s);
   f.broker.Sweep();
   EXPECT_TRUE(f.link->Reclaims().empty());
   f.instance_link = true;  // the session to B is up
@@ -238,7 +238,7 @@ TEST(BrokerReattachTest, WithoutALinkTheReclaimIsRetriedUntilTheGrace) {
   ASSERT_TRUE(f.broker.Adopt(kApp, 0x5678, OldLease(0x5678)).ok());
   auto other = std::make_shared<FakeHolder>();
   ASSERT_TRUE(f.broker.Hold(kApp, 0x5678, other).ok());
-  f.now += 10s;
+  f.clock.Advance(10s);
   f.broker.Sweep();
   ASSERT_EQ(other->Ends().size(), 1u);
   EXPECT_EQ(other->Ends()[0].second,

@@ -15,6 +15,13 @@ namespace {
 using namespace std::chrono_literals;
 using namespace rdmad::testing;
 
+// A peer's OpenChannel of one channel from host.
+OpenChannelCall From(const std::string& host, uint64_t id) {
+  OpenChannelCall call = CallFromB({id});
+  call.initiator_host = host;
+  return call;
+}
+
 TEST(BrokerTest, PlansTcpWithTheReasonWithoutAPath) {
   Fixture f;
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
@@ -35,7 +42,7 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   };
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   ASSERT_TRUE(planned.ok());
-  auto reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
+  auto reply = f.broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1));
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   EXPECT_EQ(reply.value().tcp->port, 5000);
   auto channels = f.broker.Channels();
@@ -44,7 +51,7 @@ TEST(BrokerTest, ConnectRelaysAndRecordsTheChannel) {
   EXPECT_EQ(channels[0].transport, EndpointKind::kTcp);
   EXPECT_EQ(channels[0].peer_instance, kInstanceB);
   // A second Connect on the same plan: the channel is no longer planned.
-  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1)).status().code(),
+  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1)).status().code(),
             StatusCode::kFailedPrecondition);
   EXPECT_EQ(f.broker.Connect(kApp, 12345, TcpEnd(1)).status().code(), StatusCode::kNotFound);
 }
@@ -55,7 +62,7 @@ TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
     return TcpEnd(0);  // garbage from the peer
   };
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
-  auto reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
+  auto reply = f.broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1));
   EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(reply.status().message().find("the peer's TCP endpoint: port 0"), std::string::npos);
   // The peer may hold what it answered: it is told that the initiator gave up.
@@ -66,12 +73,12 @@ TEST(BrokerTest, PeerErrorsAndGarbageAreStatuses) {
   bad.rdma = internal::RdmaEndpoint{};
   bad.rdma->qpn = 0x1000000;
   planned = f.broker.PlanChannel(kApp, "B", "svc", false);
-  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_id, bad).status().code(),
+  EXPECT_EQ(f.broker.Connect(kApp, planned.value().channel_ids[0], bad).status().code(),
             StatusCode::kInvalidArgument);
 
   f.up = false;
   planned = f.broker.PlanChannel(kApp, "B", "svc", false);
-  reply = f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
+  reply = f.broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1));
   EXPECT_EQ(reply.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(reply.status().message().find("refused"), std::string::npos);
 }
@@ -85,7 +92,7 @@ class AcceptingSink : public ServiceSink {
   void OnIncoming(const IncomingChannelRequest& r) override {
     seen = r;
     EXPECT_TRUE(
-        registry->Accept(kApp, r.request_id, ChannelEndpoints(1 + r.more.size(), TcpEnd(6000)))
+        registry->Accept(kApp, r.request_id, ChannelEndpoints(r.channels.size(), TcpEnd(6000)))
             .ok());
   }
   void OnChannelClosed(uint64_t, const std::string& reason) override { closed.push_back(reason); }
@@ -93,7 +100,7 @@ class AcceptingSink : public ServiceSink {
 
 TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   Fixture f;
-  OpenChannelCall call{77, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
+  OpenChannelCall call = CallFromB({77});
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().message(),
             "no service svc on hostA");
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
@@ -105,11 +112,11 @@ TEST(BrokerTest, OnOpenChannelOffersToTheListenerWithThisSidesPlan) {
   EXPECT_EQ(answer.value()[0].tcp->port, 6000);
   EXPECT_EQ(sink->seen.plan.tcp_reason, "the initiator chose TCP");
   EXPECT_EQ(sink->seen.plan.tcp_bind_host, "127.0.0.1");
-  EXPECT_EQ(sink->seen.channel_id, 77u);
+  EXPECT_EQ(sink->seen.channels.at(0).channel_id, 77u);
   EXPECT_EQ(f.Record(77).peer_instance, kInstanceB);
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
             StatusCode::kAlreadyExists);  // a live channel's id is not taken over
-  call.initiator.tcp.reset();
+  call.channels[0].endpoint.tcp.reset();
   EXPECT_EQ(f.broker.OnOpenChannel(call, "127.0.0.1").status().code(),
             StatusCode::kInvalidArgument);
 }
@@ -120,7 +127,7 @@ TEST(BrokerTest, TheTcpAcceptorListensOnTheSourceAddressForTheInitiator) {
   auto reg = f.broker.services().Register("svc", sink, kApp);
   uint64_t id = 100;
   auto bind_host = [&](const std::string& peer_ip) {
-    OpenChannelCall call{id++, "svc", "hostB", kInstanceB, TcpEnd(1), {}};
+    OpenChannelCall call = CallFromB({id++});
     EXPECT_TRUE(f.broker.OnOpenChannel(call, peer_ip).ok());
     return sink->seen.plan.tcp_bind_host;
   };
@@ -199,9 +206,9 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   f.link->open_answer = nullptr;  // the next OpenChannel is never answered
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", true);
   auto connect = std::async(std::launch::async, [&] {
-    return f.broker.Connect(kApp, planned.value().channel_id, TcpEnd(1)).status();
+    return f.broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1)).status();
   });
-  while (f.Record(planned.value().channel_id).peer_instance.empty()) {
+  while (f.Record(planned.value().channel_ids[0]).peer_instance.empty()) {
     std::this_thread::sleep_for(1ms);
   }
   f.broker.OnPeerLost("cccccccccccccccccccccccccccccccc", "C", "another peer");
@@ -220,7 +227,7 @@ TEST(BrokerTest, LosingThePeerFailsAWaitingConnectAndHoldsEstablishedChannels) {
   // The late answer changes nothing.
   std::lock_guard lock(f.link->mu);
   f.link->waiting_open(ChannelEndpoints{TcpEnd(5000)});
-  EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kFailed);
+  EXPECT_EQ(f.Record(planned.value().channel_ids[0]).state, ChannelState::kFailed);
 }
 
 // The broker as the sessions' user (SessionUser): a session down, at a
@@ -262,10 +269,8 @@ TEST(BrokerTest, TheAcceptorTellsThePeerThroughItsSessionOrItsStream) {
   Fixture f;
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
-  ASSERT_TRUE(
-      f.broker.OnOpenChannel({7, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
-  ASSERT_TRUE(
-      f.broker.OnOpenChannel({8, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
+  ASSERT_TRUE(f.broker.OnOpenChannel(From("hostB", 7), "127.0.0.1").ok());
+  ASSERT_TRUE(f.broker.OnOpenChannel(From("hostB", 8), "127.0.0.1").ok());
   ASSERT_TRUE(f.broker.Release(kApp, 7, "closed by the application").ok());
   ASSERT_EQ(f.link->Closes().size(), 1u);
   EXPECT_EQ(f.link->Closes()[0].channel_id, 7u);
@@ -292,8 +297,7 @@ TEST(BrokerTest, HasChannelsWithSeesAPeersChannelsUntilTheyEnd) {
   // An accepted channel: the initiator's daemon, by its instance id.
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
-  ASSERT_TRUE(
-      f.broker.OnOpenChannel({9, "svc", "hostB", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
+  ASSERT_TRUE(f.broker.OnOpenChannel(From("hostB", 9), "127.0.0.1").ok());
   EXPECT_TRUE(f.broker.HasChannelsWith("node-b", "192.0.2.2:7581", kInstanceB));
   EXPECT_FALSE(f.broker.HasChannelsWith("C", "192.0.2.3:7581", kInstanceC));
 }
@@ -303,14 +307,14 @@ TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   uint64_t held = f.Established();
   ASSERT_TRUE(f.broker.Hold(kApp, held, std::make_shared<FakeHolder>()).ok());
   uint64_t unheld = f.Established();
-  uint64_t planned = f.broker.PlanChannel(kApp, "B", "svc", true).value().channel_id;
-  f.now += f.options.hold_grace;
+  uint64_t planned = f.broker.PlanChannel(kApp, "B", "svc", true).value().channel_ids[0];
+  f.clock.Advance(f.options.hold_grace);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(unheld).state, ChannelState::kClosed);
   ASSERT_EQ(f.link->Closes().size(), 1u);  // the peer's side is closed too
   EXPECT_EQ(f.link->Closes()[0].channel_id, unheld);
   EXPECT_EQ(f.Record(planned).state, ChannelState::kPlanned);  // a slow app still has time
-  f.now = f.now - f.options.hold_grace + f.options.plan_lifetime;
+  f.clock.Advance(f.options.plan_lifetime - f.options.hold_grace);
   f.broker.Sweep();
   EXPECT_EQ(f.Record(planned).state, ChannelState::kFailed);
   EXPECT_NE(f.Record(planned).reason.find("did not Connect"), std::string::npos);
@@ -318,7 +322,7 @@ TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   EXPECT_NE(late.message().find("is failed: expired"), std::string::npos) << late.ToString();
   EXPECT_EQ(f.Record(held).state, ChannelState::kEstablished);
   EXPECT_EQ(f.broker.Channels().size(), 3u);  // ended entries stay a while
-  f.now += f.options.keep_ended;
+  f.clock.Advance(f.options.keep_ended);
   f.broker.Sweep();
   ASSERT_EQ(f.broker.Channels().size(), 1u);
   EXPECT_EQ(f.broker.Channels()[0].channel_id, held);
@@ -337,10 +341,8 @@ TEST(BrokerTest, ChannelLimitsRefuseNewChannelsUntilOneEnds) {
   auto sink = std::make_shared<AcceptingSink>(&f.broker.services());
   auto reg = f.broker.services().Register("svc", sink, kApp);
   ASSERT_TRUE(reg.ok());
-  ASSERT_TRUE(
-      f.broker.OnOpenChannel({77, "svc", "hostC", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").ok());
-  Status total =
-      f.broker.OnOpenChannel({78, "svc", "hostD", kInstanceB, TcpEnd(1), {}}, "127.0.0.1").status();
+  ASSERT_TRUE(f.broker.OnOpenChannel(From("hostC", 77), "127.0.0.1").ok());
+  Status total = f.broker.OnOpenChannel(From("hostD", 78), "127.0.0.1").status();
   EXPECT_EQ(total.code(), StatusCode::kResourceExhausted);
   EXPECT_NE(total.message().find("limits.max_channels)"), std::string::npos) << total.ToString();
   // An ended channel frees its slot.
@@ -356,8 +358,8 @@ TEST(BrokerTest, KeepsAtMostMaxEndedEntries) {
   Broker broker(f.options);
   for (int i = 0; i < 5; ++i) {
     auto planned = broker.PlanChannel(kApp, "B", "svc", true);
-    ASSERT_TRUE(broker.Release(kApp, planned.value().channel_id, "done").ok());
-    f.now += 1ms;
+    ASSERT_TRUE(broker.Release(kApp, planned.value().channel_ids[0], "done").ok());
+    f.clock.Advance(1ms);
   }
   broker.Sweep();
   EXPECT_EQ(broker.Channels().size(), 2u);
@@ -374,8 +376,8 @@ TEST(BrokerTest, ShutdownLeavesEstablishedChannelsToTheirApplications) {
   f.broker.Shutdown();
   EXPECT_TRUE(holder->Ends().empty());
   EXPECT_EQ(f.Record(id).state, ChannelState::kEstablished);
-  EXPECT_EQ(f.Record(planned.value().channel_id).state, ChannelState::kClosed);
-  EXPECT_EQ(f.Record(planned.value().channel_id).reason, "rdmad on hostA stopped");
+  EXPECT_EQ(f.Record(planned.value().channel_ids[0]).state, ChannelState::kClosed);
+  EXPECT_EQ(f.Record(planned.value().channel_ids[0]).reason, "rdmad on hostA stopped");
   // The lifeline ends because the daemon stops: the channel is not closed
   // and the peer is not told.
   f.broker.Unhold(id, held.value().token, "the application went away");
@@ -394,7 +396,7 @@ uint64_t PlanRdma(Fixture& f, const std::string& device, int port, const std::st
   auto planned = f.broker.PlanChannel(kApp, "B", "svc", false);
   EXPECT_TRUE(planned.ok()) << planned.status().ToString();
   EXPECT_TRUE(planned.value().plan.path.has_value());
-  return planned.ok() ? planned.value().channel_id : 0;
+  return planned.ok() ? planned.value().channel_ids[0] : 0;
 }
 
 TEST(BrokerTest, LosingALocalPathFailsTheRdmaChannelsOnIt) {

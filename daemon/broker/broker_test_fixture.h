@@ -40,6 +40,15 @@ inline ChannelEndpoint TcpEnd(uint16_t port) {
   return e;
 }
 
+// Peer B's OpenChannel for service: one channel per id, each by TCP.
+inline OpenChannelCall CallFromB(const std::vector<uint64_t>& ids,
+                                 const std::string& service = "svc") {
+  OpenChannelCall call{
+      .service = service, .initiator_host = "hostB", .initiator_instance = kInstanceB};
+  for (uint64_t id : ids) call.channels.push_back({id, TcpEnd(1)});
+  return call;
+}
+
 class FakeHolder : public ChannelHolder {
  public:
   void OnChannelEnded(ChannelState state, const std::string& reason) override {
@@ -60,8 +69,8 @@ struct Fixture : BrokerNetwork {
   std::shared_ptr<FakePeerLink> link = std::make_shared<FakePeerLink>();
   bool up = true;
   bool instance_link = true;  // LinkToInstance finds link
-  BrokerClock::time_point now = BrokerClock::now();
-  std::map<std::string, std::string> sources = {{"192.0.2.7", "192.0.2.1"}};
+  ManualClock clock;
+  SourceAddressTable sources{{{"192.0.2.7", "192.0.2.1"}}};
   std::vector<std::pair<std::string, PeerEvent>> events;
   std::optional<PathDecision> path;  // what ResolvePath answers (none: no RDMA)
   BrokerOptions options = Options();
@@ -73,12 +82,8 @@ struct Fixture : BrokerNetwork {
     o.instance_id = kInstanceA;
     o.accept_deadline = 2000ms;
     o.network = this;
-    o.source_address = [this](const std::string& ip) -> std::optional<std::string> {
-      auto it = sources.find(ip);
-      if (it == sources.end()) return std::nullopt;
-      return it->second;
-    };
-    o.clock = [this] { return now; };
+    o.source_address = &sources;
+    o.clock = &clock;
     return o;
   }
 
@@ -108,9 +113,9 @@ struct Fixture : BrokerNetwork {
     };
     auto planned = broker.PlanChannel(kApp, "B", "svc", true);
     EXPECT_TRUE(planned.ok()) << planned.status().ToString();
-    auto reply = broker.Connect(kApp, planned.value().channel_id, TcpEnd(1));
+    auto reply = broker.Connect(kApp, planned.value().channel_ids[0], TcpEnd(1));
     EXPECT_TRUE(reply.ok()) << reply.status().ToString();
-    return planned.value().channel_id;
+    return planned.value().channel_ids[0];
   }
 
   ChannelRecord Record(uint64_t id) {

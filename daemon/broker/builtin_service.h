@@ -26,9 +26,13 @@ class BuiltinService {
   virtual void Stop() = 0;
 };
 
-// Starts a BuiltinService on the daemon's socket.
-using BuiltinServiceFactory =
-    std::function<StatusOr<std::unique_ptr<BuiltinService>>(const std::string& socket_path)>;
+// Starts a BuiltinService on the daemon's socket: the echo area implements
+// it (EchoServiceFactory), the lifecycle calls it, again after a failure.
+class BuiltinServiceFactory {
+ public:
+  virtual ~BuiltinServiceFactory() = default;
+  virtual StatusOr<std::unique_ptr<BuiltinService>> Make(const std::string& socket_path) const = 0;
+};
 
 }  // namespace rdmad
 

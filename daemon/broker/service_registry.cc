@@ -13,7 +13,7 @@ namespace rdmad {
 
 ServiceRegistration::~ServiceRegistration() {
   registry_->Unregister(service_, token_);
-  if (registry_->on_change_) registry_->on_change_();
+  if (registry_->observer_ != nullptr) registry_->observer_->OnServicesChanged();
 }
 
 Status ServiceRegistry::ValidateServiceName(const std::string& service) {
@@ -31,7 +31,7 @@ Status ServiceRegistry::ValidateServiceName(const std::string& service) {
 StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Register(
     const std::string& service, std::shared_ptr<ServiceSink> sink, const Caller& caller) {
   auto registration = Add(service, std::move(sink), caller);
-  if (registration.ok() && on_change_) on_change_();
+  if (registration.ok() && observer_ != nullptr) observer_->OnServicesChanged();
   return registration;
 }
 
@@ -99,18 +99,18 @@ StatusOr<ChannelEndpoints> ServiceRegistry::Offer(
     sink = it->second.sink;
     owner = it->second.owner;
     request.request_id = next_request_++;
-    std::vector<uint64_t> ids{request.channel_id};
-    for (const ChannelOpening& more : request.more) ids.push_back(more.channel_id);
+    std::vector<uint64_t> ids;
+    for (const ChannelOpening& c : request.channels) ids.push_back(c.channel_id);
     pending_[request.request_id] =
         Pending{request.service, std::move(ids), it->second.owner, std::nullopt};
   }
-  if (request.more.empty()) {
+  const uint64_t first = request.channels.front().channel_id;
+  if (request.channels.size() == 1) {
     spdlog::info("service {}: channel {:#018x} from {} offered as request {}", request.service,
-                 request.channel_id, request.peer, request.request_id);
+                 first, request.peer, request.request_id);
   } else {
     spdlog::info("service {}: {} channels from {} ({:#018x} ...) offered as request {}",
-                 request.service, request.more.size() + 1, request.peer, request.channel_id,
-                 request.request_id);
+                 request.service, request.channels.size(), request.peer, first, request.request_id);
   }
   if (offered) offered(owner);
   sink->OnIncoming(request);

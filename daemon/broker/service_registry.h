@@ -11,7 +11,7 @@
 // Answer() (Accept: its endpoints, validated; Reject: PERMISSION_DENIED
 // "rejected: REASON") or the deadline passes (DEADLINE_EXCEEDED). A name
 // nobody listens on is NOT_FOUND "no service S on HOST". A request may be
-// a batch of channels (IncomingChannelRequest.more): one offer, one answer
+// a batch of channels (IncomingChannelRequest.channels): one offer, one answer
 // with an endpoint for each.
 //
 // A registration and its requests belong to the listener's uid (Owner):
@@ -45,13 +45,12 @@ namespace rdmad {
 // A channel request as the listener sees it.
 struct IncomingChannelRequest {
   uint64_t request_id = 0;
-  uint64_t channel_id = 0;
   std::string peer;  // the initiator's host name
   std::string service;
-  ChannelEndpoint initiator;
   ChannelPlan plan;  // this side's plan
   std::chrono::milliseconds deadline{0};
-  std::vector<ChannelOpening> more;  // a batch: the channels after channel_id
+  // One channel or a batch, each with the initiator's endpoint.
+  std::vector<ChannelOpening> channels;
 };
 
 // Where a listener's events go (a gRPC server stream in the daemon).
@@ -81,6 +80,14 @@ class ServiceRegistration {
   uint64_t token_;
 };
 
+// Hears that a service was registered or went; not under the registry's
+// lock.
+class ServicesObserver {
+ public:
+  virtual ~ServicesObserver() = default;
+  virtual void OnServicesChanged() = 0;
+};
+
 class ServiceRegistry {
  public:
   explicit ServiceRegistry(std::string host_name) : host_name_(std::move(host_name)) {}
@@ -98,7 +105,7 @@ class ServiceRegistry {
   // Hands request (request_id is filled in) to the listener and waits for
   // its answer up to request.deadline: one endpoint per channel, first
   // first. offered (if given) learns the listener's owner first, before
-  // the listener can answer.
+  // the listener can answer: a step inside this one call, so a callback.
   StatusOr<ChannelEndpoints> Offer(IncomingChannelRequest request,
                                    const std::function<void(const Owner&)>& offered = nullptr);
 
@@ -121,9 +128,9 @@ class ServiceRegistry {
   size_t service_count() const;
   // The registered service names, sorted.
   std::vector<std::string> ServiceNames() const;
-  // Called after a service is registered or goes (the cluster's member
-  // record); not under the registry's lock. Set once, before services come.
-  void OnChange(std::function<void()> changed) { on_change_ = std::move(changed); }
+  // Hears every service registered or gone (the cluster's member record);
+  // not owned, outlives the registry. Set once, before services come.
+  void SetObserver(ServicesObserver* observer) { observer_ = observer; }
   // The daemon is stopping: every listener hears it (OnDaemonStopping), and
   // Register answers UNAVAILABLE from now on.
   void Shutdown(const std::string& why);
@@ -152,7 +159,7 @@ class ServiceRegistry {
   Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoints> answer);
 
   const std::string host_name_;
-  std::function<void()> on_change_;  // set before use
+  ServicesObserver* observer_ = nullptr;  // set before use
   mutable std::mutex mu_;
   std::condition_variable answered_;
   std::map<std::string, Entry> services_;  // guarded by mu_

@@ -40,10 +40,9 @@ class FakeSink : public ServiceSink {
 
 IncomingChannelRequest Request(std::chrono::milliseconds deadline = 2000ms) {
   IncomingChannelRequest r;
-  r.channel_id = 42;
   r.peer = "hostA";
   r.service = "svc";
-  r.initiator = TcpEnd();
+  r.channels = {{42, TcpEnd()}};
   r.deadline = deadline;
   return r;
 }
@@ -82,7 +81,7 @@ TEST(ServiceRegistryTest, AcceptHandsBackTheEndpoint) {
   auto sink = std::make_shared<FakeSink>();
   std::vector<std::jthread> threads;
   sink->on_incoming = [&](const IncomingChannelRequest& r) {
-    EXPECT_EQ(r.channel_id, 42u);
+    EXPECT_EQ(r.channels.at(0).channel_id, 42u);
     threads.emplace_back([&registry, id = r.request_id] {
       ChannelEndpoint bad = TcpEnd();
       bad.tcp->port = 0;

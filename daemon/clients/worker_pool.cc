@@ -16,7 +16,7 @@ WorkerPool::WorkerPool(Options options)
 
 WorkerPool::~WorkerPool() { Stop(); }
 
-Status WorkerPool::Submit(std::function<void()> task) {
+Status WorkerPool::Submit(Task task) {
   std::list<std::thread> ended;
   {
     std::lock_guard lock(mu_);
@@ -47,7 +47,7 @@ void WorkerPool::Run() {
       if (stopping_ || !woke) break;  // stopping, or idle for idle_timeout
       continue;
     }
-    std::function<void()> task = std::move(queue_.front());
+    Task task = std::move(queue_.front());
     queue_.pop_front();
     ++busy_;
     lock.unlock();

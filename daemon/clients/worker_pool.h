@@ -38,6 +38,9 @@ class WorkerPool {
     std::chrono::milliseconds idle_timeout{30000};
   };
 
+  // A task: the pool runs any kind of work, hence type-erased.
+  using Task = std::function<void()>;
+
   explicit WorkerPool(Options options);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
@@ -45,7 +48,7 @@ class WorkerPool {
 
   // Runs task on a worker, now or once one is free. RESOURCE_EXHAUSTED
   // when the queue is full, UNAVAILABLE after Stop.
-  Status Submit(std::function<void()> task);
+  Status Submit(Task task);
   // New bounds (a config reload); running tasks finish, excess workers
   // end when idle.
   void SetLimits(size_t max_workers, size_t max_queued);
@@ -64,14 +67,14 @@ class WorkerPool {
   const std::chrono::milliseconds idle_timeout_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  size_t max_workers_;                       // guarded by mu_
-  size_t max_queued_;                        // guarded by mu_
-  std::deque<std::function<void()>> queue_;  // guarded by mu_
-  std::list<std::thread> threads_;           // guarded by mu_
-  std::list<std::thread::id> ended_;         // workers that left Run; guarded by mu_
-  size_t workers_ = 0;                       // in Run; guarded by mu_
-  size_t busy_ = 0;                          // guarded by mu_
-  bool stopping_ = false;                    // guarded by mu_
+  size_t max_workers_;                // guarded by mu_
+  size_t max_queued_;                 // guarded by mu_
+  std::deque<Task> queue_;            // guarded by mu_
+  std::list<std::thread> threads_;    // guarded by mu_
+  std::list<std::thread::id> ended_;  // workers that left Run; guarded by mu_
+  size_t workers_ = 0;                // in Run; guarded by mu_
+  size_t busy_ = 0;                   // guarded by mu_
+  bool stopping_ = false;             // guarded by mu_
 };
 
 }  // namespace rdmad

@@ -10,15 +10,15 @@ namespace rdmad {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 constexpr milliseconds kWatchPoll{250};  // how often a quiet watch looks at stopping
 
 }  // namespace
 
 ClusterMembership::ClusterMembership(std::shared_ptr<MembershipStore> store, ClusterOptions options,
-                                     Observer observer)
-    : store_(std::move(store)), options_(std::move(options)), observer_(std::move(observer)) {}
+                                     MembersObserver* observer)
+    : store_(std::move(store)), options_(std::move(options)), observer_(observer) {}
 
 ClusterMembership::~ClusterMembership() { Stop(false); }
 
@@ -29,7 +29,7 @@ void ClusterMembership::Start(MemberRecord self) {
     started_ = true;
     self_ = std::move(self);
     dirty_ = true;
-    down_since_ = Clock::now();
+    down_since_ = Steady::now();
   }
   spdlog::info("cluster: member {} of {} in etcd ({}), lease {} s", self_.name, options_.prefix,
                options_.endpoints, options_.ttl.count());
@@ -99,7 +99,7 @@ ClusterHealth ClusterMembership::health() const {
   h.endpoints = options_.endpoints;
   h.last_error = last_error_;
   if (!reachable_) {
-    h.unreachable_s = std::chrono::duration<double>(Clock::now() - down_since_).count();
+    h.unreachable_s = std::chrono::duration<double>(Steady::now() - down_since_).count();
   }
   for (const auto& [key, record] : view_) h.members += record.name != self_.name;
   h.revision = revision_;
@@ -130,7 +130,7 @@ void ClusterMembership::Unreachable(const Status& why) {
         "and the configured peers, retrying",
         options_.endpoints, why.message(), view_.size());
     said_down_ = true;
-    down_since_ = Clock::now();
+    down_since_ = Steady::now();
   }
   reachable_ = false;
   last_error_ = why.message();
@@ -144,13 +144,13 @@ void ClusterMembership::LeaseLoop() {
   Backoff backoff(
       {.initial = milliseconds(200), .max = std::min(options_.max_backoff, ttl_quarter)});
   int64_t lease = 0;
-  auto next_renewal = Clock::now();
+  auto next_renewal = Steady::now();
   for (;;) {
     std::string key, value;
     bool put = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait_until(lock, lease == 0 ? Clock::now() : next_renewal,
+      cv_.wait_until(lock, lease == 0 ? Steady::now() : next_renewal,
                      [this, lease] { return stopping_ || dirty_ || lease == 0; });
       if (stopping_) return;
       put = dirty_ || lease == 0;
@@ -176,7 +176,7 @@ void ClusterMembership::LeaseLoop() {
       if (!registered_) spdlog::info("cluster: registered {} (lease {:x})", self_.name, lease);
       registered_ = true;
       lease_ = lease;
-      next_renewal = Clock::now() + renew;
+      next_renewal = Steady::now() + renew;
       continue;
     }
     {
@@ -306,7 +306,7 @@ void ClusterMembership::ApplyEvents(const std::vector<StoreEvent>& events) {
 void ClusterMembership::Publish() {
   std::vector<MemberRecord> members = Members();
   spdlog::info("cluster: {} other member(s)", members.size());
-  if (observer_) observer_(members);
+  if (observer_ != nullptr) observer_->OnMembers(members);
 }
 
 }  // namespace rdmad

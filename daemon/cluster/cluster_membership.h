@@ -64,13 +64,18 @@ struct ClusterView {
   std::vector<MemberRecord> members;  // sorted by name
 };
 
+// Hears the other members, sorted by name, each time they change.
+class MembersObserver {
+ public:
+  virtual ~MembersObserver() = default;
+  virtual void OnMembers(const std::vector<MemberRecord>& members) = 0;
+};
+
 class ClusterMembership {
  public:
-  // The other members, sorted by name.
-  using Observer = std::function<void(const std::vector<MemberRecord>& members)>;
-
+  // observer: not owned, outlives the membership (null: none).
   ClusterMembership(std::shared_ptr<MembershipStore> store, ClusterOptions options,
-                    Observer observer);
+                    MembersObserver* observer);
   ~ClusterMembership();  // Stop(false)
 
   // Registers self and starts following the members.
@@ -99,7 +104,7 @@ class ClusterMembership {
 
   const std::shared_ptr<MembershipStore> store_;
   const ClusterOptions options_;
-  const Observer observer_;
+  MembersObserver* const observer_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

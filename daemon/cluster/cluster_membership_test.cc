@@ -54,10 +54,8 @@ class ClusterMembershipTest : public ::testing::Test {
     options.ttl = seconds(3);  // renewals every second
     options.endpoints = "fake";
     options.max_backoff = milliseconds(100);
-    auto m = std::make_unique<ClusterMembership>(store_, options, [this, name](const auto& seen) {
-      std::lock_guard lock(mu_);
-      observed_[name] = Names(seen);
-    });
+    watchers_.push_back(std::make_unique<Watcher>(this, name));
+    auto m = std::make_unique<ClusterMembership>(store_, options, watchers_.back().get());
     m->Start(Record(name, std::move(services)));
     return m;
   }
@@ -67,9 +65,24 @@ class ClusterMembershipTest : public ::testing::Test {
     return observed_[name];
   }
 
+  // What member name sees.
+  class Watcher final : public MembersObserver {
+   public:
+    Watcher(ClusterMembershipTest* test, std::string name) : test_(test), name_(std::move(name)) {}
+    void OnMembers(const std::vector<MemberRecord>& members) override {
+      std::lock_guard lock(test_->mu_);
+      test_->observed_[name_] = Names(members);
+    }
+
+   private:
+    ClusterMembershipTest* test_;
+    std::string name_;
+  };
+
   std::shared_ptr<FakeMembershipStore> store_ = std::make_shared<FakeMembershipStore>();
   std::mutex mu_;
   std::map<std::string, std::vector<std::string>> observed_;
+  std::vector<std::unique_ptr<Watcher>> watchers_;  // outlive the tests' members
 };
 
 TEST_F(ClusterMembershipTest, MembersSeeEachOtherFollowUpdatesAndCleanStops) {

@@ -69,9 +69,13 @@ struct StoreOptions {
 };
 
 class MembershipStore;
-// Makes the store (the binary passes the etcd client in from rpc/).
-using MembershipStoreFactory =
-    std::function<StatusOr<std::shared_ptr<MembershipStore>>(const StoreOptions& options)>;
+// Makes the store: rpc/ implements it with etcd's client (EtcdStoreFactory),
+// the lifecycle calls it when cluster.endpoints is set.
+class MembershipStoreFactory {
+ public:
+  virtual ~MembershipStoreFactory() = default;
+  virtual StatusOr<std::shared_ptr<MembershipStore>> Make(const StoreOptions& options) const = 0;
+};
 
 class MembershipStore {
  public:

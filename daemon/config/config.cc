@@ -73,16 +73,33 @@ Config BuildDefaultConfig() {
 
 }  // namespace
 
-EnvLookup ProcessEnv() {
-  return [](std::string_view name) -> std::optional<std::string> {
+std::optional<std::string> EnvMap::Get(std::string_view name) const {
+  auto it = vars_.find(name);
+  if (it == vars_.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+class ProcessEnvironment final : public EnvLookup {
+ public:
+  std::optional<std::string> Get(std::string_view name) const override {
     const char* value = std::getenv(std::string(name).c_str());
     if (value == nullptr) return std::nullopt;
     return std::string(value);
-  };
+  }
+};
+
+}  // namespace
+
+const EnvLookup& ProcessEnv() {
+  static const ProcessEnvironment process;
+  return process;
 }
 
-EnvLookup EmptyEnv() {
-  return [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+const EnvLookup& EmptyEnv() {
+  static const EnvMap empty;
+  return empty;
 }
 
 Config DefaultConfig() {

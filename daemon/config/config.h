@@ -11,7 +11,7 @@
 #define RDMAD_DAEMON_CONFIG_CONFIG_H_
 
 #include <cstdint>
-#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -149,14 +149,31 @@ struct Config {
   friend bool operator==(const Config&, const Config&) = default;
 };
 
-// Looks up one environment variable; nullopt when unset.
-using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+// Where the settings' environment variables are read: the process's
+// (ProcessEnv) or fixed ones (EnvMap).
+class EnvLookup {
+ public:
+  virtual ~EnvLookup() = default;
+  // One variable; nullopt when unset.
+  virtual std::optional<std::string> Get(std::string_view name) const = 0;
+};
+
+// Fixed variables.
+class EnvMap final : public EnvLookup {
+ public:
+  explicit EnvMap(std::map<std::string, std::string, std::less<>> vars = {})
+      : vars_(std::move(vars)) {}
+  std::optional<std::string> Get(std::string_view name) const override;
+
+ private:
+  std::map<std::string, std::string, std::less<>> vars_;
+};
 
 // The process environment (getenv).
-EnvLookup ProcessEnv();
+const EnvLookup& ProcessEnv();
 
 // An environment with no variables set.
-EnvLookup EmptyEnv();
+const EnvLookup& EmptyEnv();
 
 // The configuration with every setting at its default.
 Config DefaultConfig();

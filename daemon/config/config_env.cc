@@ -151,13 +151,13 @@ Status ApplyEnvironment(const EnvLookup& env, Config* config) {
     if (!reason.empty()) errors.push_back(std::string(name) + "=" + text + ": " + reason);
   };
   for (const EnvAlias& alias : EnvAliases()) {
-    if (std::optional<std::string> text = env(alias.name)) {
+    if (std::optional<std::string> text = env.Get(alias.name)) {
       report(alias.name, *text, ApplyAlias(alias, *text, config));
     }
   }
   for (const Setting& setting : Settings()) {
     if (setting.env.empty()) continue;
-    std::optional<std::string> text = env(setting.env);
+    std::optional<std::string> text = env.Get(setting.env);
     if (!text) continue;
     SettingValue value;
     std::string reason = ParseEnvValue(setting, *text, &value);

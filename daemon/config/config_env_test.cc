@@ -15,12 +15,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-EnvLookup MapEnv(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
+EnvMap MapEnv(const std::map<std::string, std::string>& vars) {
+  return EnvMap({vars.begin(), vars.end()});
 }
 
 // The defaults with vars applied; fails the test on error.

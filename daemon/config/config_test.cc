@@ -422,10 +422,7 @@ TEST(LoadConfigTest, UnreadableFileIsPermissionDenied) {
 
 TEST(LoadConfigTest, ParsesAndAppliesTheEnvironment) {
   std::string path = WriteTemp("rdmad-load.toml", "[qp]\ntimeout = 20\n");
-  EnvLookup env = [](std::string_view name) -> std::optional<std::string> {
-    if (name == "RDMAD_QP_RETRY_CNT") return "3";
-    return std::nullopt;
-  };
+  EnvMap env(std::map<std::string, std::string, std::less<>>{{"RDMAD_QP_RETRY_CNT", "3"}});
   StatusOr<Config> config = LoadConfig(path, env);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->source, path);

@@ -22,7 +22,7 @@
 namespace rdmad {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 // Address and link changes reach the GID table a little later (ib_core
@@ -95,9 +95,9 @@ Uevent ParseUevent(const std::string& msg) {
 
 }  // namespace
 
-DeviceMonitor::DeviceMonitor(Scanner scanner, Listener listener, bool use_verbs)
-    : scanner_(std::move(scanner)),
-      listener_(std::move(listener)),
+DeviceMonitor::DeviceMonitor(std::string sysfs_root, InventoryListener* listener, bool use_verbs)
+    : sysfs_root_(std::move(sysfs_root)),
+      listener_(listener),
       use_verbs_(use_verbs),
       inventory_(std::make_shared<const Inventory>()) {}
 
@@ -134,16 +134,17 @@ std::shared_ptr<const Inventory> DeviceMonitor::current() const {
   return inventory_;
 }
 
+std::optional<std::vector<GidEntry>> DeviceMonitor::GidTable(const std::string& device,
+                                                             const PortInfo& port,
+                                                             NodeType node_type) const {
+  auto it = contexts_.find(device);
+  if (it == contexts_.end()) return std::nullopt;
+  return QueryGidTable(it->second, port, node_type);
+}
+
 void DeviceMonitor::Rescan() {
-  GidTableSource gids;
-  if (use_verbs_) {
-    OpenListedContexts();  // first, so a new device's GIDs come from verbs too
-    gids = [this](const std::string& device, const PortInfo& port, NodeType node_type) {
-      auto it = contexts_.find(device);
-      return it == contexts_.end() ? std::nullopt : QueryGidTable(it->second, port, node_type);
-    };
-  }
-  auto scanned = scanner_(gids);
+  if (use_verbs_) OpenListedContexts();  // first, so a new device's GIDs come from verbs too
+  auto scanned = ReadSysfsInventory(sysfs_root_, use_verbs_ ? this : nullptr);
   if (!scanned.ok()) {
     spdlog::warn("device rescan failed: {}", scanned.status().message());
     return;
@@ -169,7 +170,7 @@ void DeviceMonitor::Rescan() {
   auto changes = DiffInventory(*before, *next);
   for (const InventoryChange& c : changes) spdlog::info("device change: {}", c.message);
   if (!changes.empty() || before->devices.empty() != next->devices.empty()) {
-    listener_(next, changes);
+    listener_->OnInventory(next, changes);
   }
 }
 
@@ -299,23 +300,23 @@ bool DeviceMonitor::PollOnce(std::chrono::milliseconds timeout, bool* stop) {
 }
 
 void DeviceMonitor::Loop() {
-  auto next_scan = Clock::time_point::max();
-  auto second_scan = Clock::time_point::max();
-  auto safety_scan = Clock::now() + kSafetyRescan;
+  auto next_scan = Steady::time_point::max();
+  auto second_scan = Steady::time_point::max();
+  auto safety_scan = Steady::now() + kSafetyRescan;
   for (;;) {
     auto wake_at = std::min({next_scan, second_scan, safety_scan});
     bool stop = false;
     bool triggered =
-        PollOnce(std::chrono::duration_cast<milliseconds>(wake_at - Clock::now()), &stop);
+        PollOnce(std::chrono::duration_cast<milliseconds>(wake_at - Steady::now()), &stop);
     if (stop) return;
-    auto now = Clock::now();
+    auto now = Steady::now();
     if (triggered) {
       next_scan = std::min(next_scan, now + kFirstRescan);
       second_scan = now + kSecondRescan;
     }
     if (now < next_scan && now < second_scan && now < safety_scan) continue;
-    if (now >= second_scan) second_scan = Clock::time_point::max();
-    next_scan = Clock::time_point::max();
+    if (now >= second_scan) second_scan = Steady::time_point::max();
+    next_scan = Steady::time_point::max();
     safety_scan = now + kSafetyRescan;
     Rescan();
   }

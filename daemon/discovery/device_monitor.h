@@ -20,7 +20,6 @@
 #define RDMAD_DAEMON_DISCOVERY_DEVICE_MONITOR_H_
 
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,19 +37,24 @@ struct ibv_context;
 
 namespace rdmad {
 
-class DeviceMonitor {
+// Hears each new inventory that differs from the one before, with the
+// changes; on the monitor's thread.
+class InventoryListener {
  public:
-  // Reads the sysfs facts of every device (ReadSysfsInventory), taking GID
-  // tables from gids where it answers.
-  using Scanner = std::function<StatusOr<Inventory>(const GidTableSource& gids)>;
-  using Listener = std::function<void(std::shared_ptr<const Inventory> inventory,
-                                      const std::vector<InventoryChange>& changes)>;
+  virtual ~InventoryListener() = default;
+  virtual void OnInventory(std::shared_ptr<const Inventory> inventory,
+                           const std::vector<InventoryChange>& changes) = 0;
+};
 
-  // With use_verbs, each rescan takes GID tables from ibv_query_gid_table
-  // and completes the devices with verbs facts (ProbeVerbsWith), through the
+class DeviceMonitor : private GidTableSource {
+ public:
+  // Each rescan reads the devices under sysfs_root (ReadSysfsInventory).
+  // With use_verbs, it takes GID tables from ibv_query_gid_table and
+  // completes the devices with verbs facts (ProbeVerbsWith), through the
   // contexts the monitor holds open for async events: a rescan opens
   // nothing it already has and reads no GID files (rxe has 1024 per port).
-  DeviceMonitor(Scanner scanner, Listener listener, bool use_verbs = false);
+  // listener: not owned; outlives the monitor.
+  DeviceMonitor(std::string sysfs_root, InventoryListener* listener, bool use_verbs = false);
   ~DeviceMonitor();
 
   // Opens the notification sockets, scans once (synchronously, so the
@@ -63,6 +67,9 @@ class DeviceMonitor {
  private:
   void Loop();
   void Rescan();
+  // GidTableSource: from the device's open context, if any.
+  std::optional<std::vector<GidEntry>> GidTable(const std::string& device, const PortInfo& port,
+                                                NodeType node_type) const override;
   // Opens a context (for async events, GID tables and probes) on every
   // device verbs lists that has none yet.
   void OpenListedContexts();
@@ -78,8 +85,8 @@ class DeviceMonitor {
   // Acks every queued event; false after DEVICE_FATAL.
   bool DrainAsyncEvents(const std::string& device, ibv_context* ctx);
 
-  Scanner scanner_;
-  Listener listener_;
+  const std::string sysfs_root_;
+  InventoryListener* const listener_;
   bool use_verbs_;
   int uevent_fd_ = -1;
   int rtnl_fd_ = -1;

@@ -49,9 +49,10 @@ void Sh(const std::string& cmd) {
 }
 
 // Collects the monitor's changes for the test thread.
-class ChangeLog {
+class ChangeLog final : public InventoryListener {
  public:
-  void Add(const std::vector<InventoryChange>& changes) {
+  void OnInventory(std::shared_ptr<const Inventory>,
+                   const std::vector<InventoryChange>& changes) override {
     std::lock_guard lock(mu_);
     for (const auto& c : changes) log_.push_back(c);
     cv_.notify_all();
@@ -93,12 +94,7 @@ class DeviceLabTest : public ::testing::Test {
 
   // Starts a monitor on the real /sys.
   void StartMonitor() {
-    monitor_ = std::make_unique<DeviceMonitor>(
-        [](const GidTableSource& gids) { return ReadSysfsInventory("/sys", gids); },
-        [this](std::shared_ptr<const Inventory>, const std::vector<InventoryChange>& changes) {
-          log_.Add(changes);
-        },
-        /*use_verbs=*/true);
+    monitor_ = std::make_unique<DeviceMonitor>("/sys", &log_, /*use_verbs=*/true);
     ASSERT_TRUE(monitor_->Start().ok());
   }
 

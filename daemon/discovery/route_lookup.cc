@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -74,12 +75,23 @@ StatusOr<std::string> KernelSourceAddress(const std::string& peer_ip) {
   return AddressText(local);
 }
 
-SourceAddressLookup KernelSourceAddressLookup() {
-  return [](const std::string& peer_ip) -> std::optional<std::string> {
+namespace {
+
+class KernelLookup final : public SourceAddressLookup {
+ public:
+  std::optional<std::string> SourceAddressFor(const std::string& peer_ip) const override {
     StatusOr<std::string> source = KernelSourceAddress(peer_ip);
-    if (!source.ok()) return std::nullopt;
-    return *source;
-  };
+    if (source.ok()) return source.value();
+    spdlog::debug("no source address for reaching {}: {}", peer_ip, source.status().message());
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const SourceAddressLookup& KernelSourceAddresses() {
+  static const KernelLookup kernel;
+  return kernel;
 }
 
 }  // namespace rdmad

@@ -11,7 +11,7 @@
 #ifndef RDMAD_DAEMON_DISCOVERY_ROUTE_LOOKUP_H_
 #define RDMAD_DAEMON_DISCOVERY_ROUTE_LOOKUP_H_
 
-#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,9 +19,30 @@
 
 namespace rdmad {
 
-// The source IP the kernel would use to reach peer_ip, or nullopt if unknown
-// (no route, or not an address). Tests substitute fixed tables.
-using SourceAddressLookup = std::function<std::optional<std::string>(const std::string& peer_ip)>;
+// Where the path policy and the broker learn which local address reaches a
+// peer: the kernel (KernelSourceAddresses), or a test's table.
+class SourceAddressLookup {
+ public:
+  virtual ~SourceAddressLookup() = default;
+  // The source IP the kernel would use to reach peer_ip, or nullopt if
+  // unknown (no route, or not an address).
+  virtual std::optional<std::string> SourceAddressFor(const std::string& peer_ip) const = 0;
+};
+
+// Fixed answers: routes[peer_ip], none for the rest.
+class SourceAddressTable final : public SourceAddressLookup {
+ public:
+  explicit SourceAddressTable(std::map<std::string, std::string> routes = {})
+      : routes_(std::move(routes)) {}
+  std::optional<std::string> SourceAddressFor(const std::string& peer_ip) const override {
+    auto it = routes_.find(peer_ip);
+    if (it == routes_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::string> routes_;
+};
 
 // The kernel's source address for peer_ip ("192.0.2.1", "2001:db8::1"; no
 // scope suffix). peer_ip is a numeric IPv4 or IPv6 address; IPv6 link-local
@@ -29,8 +50,9 @@ using SourceAddressLookup = std::function<std::optional<std::string>(const std::
 // address; UNAVAILABLE naming the errno when there is no route.
 StatusOr<std::string> KernelSourceAddress(const std::string& peer_ip);
 
-// A SourceAddressLookup backed by KernelSourceAddress.
-SourceAddressLookup KernelSourceAddressLookup();
+// KernelSourceAddress as a SourceAddressLookup (why there is none is logged
+// at debug); one for the process.
+const SourceAddressLookup& KernelSourceAddresses();
 
 }  // namespace rdmad
 

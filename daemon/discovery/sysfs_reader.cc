@@ -205,7 +205,7 @@ std::string PortNetdev(const PortInfo& port, const DeviceInfo& device, const fs:
 }
 
 PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
-                  const DeviceInfo& device, const GidTableSource& source) {
+                  const DeviceInfo& device, const GidTableSource* source) {
   fs::path dir = dev_dir / "ports" / std::to_string(number);
   PortInfo port;
   port.port = number;
@@ -217,7 +217,7 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
   port.lid = ParseUint(ReadText(dir / "lid"), 16).value_or(0);
   port.sm_lid = ParseUint(ReadText(dir / "sm_lid"), 16).value_or(0);
   std::optional<std::vector<GidEntry>> table;
-  if (source) table = source(device.name, port, device.node_type);
+  if (source != nullptr) table = source->GidTable(device.name, port, device.node_type);
   port.gids = table ? std::move(*table) : ReadGids(dir, port.link_layer, device.node_type);
   port.transport = PortTransport(port, device.node_type);
   if (port.link_layer == LinkLayer::kEthernet) {
@@ -231,7 +231,7 @@ PortInfo ReadPort(const fs::path& root, const fs::path& dev_dir, int number,
 }
 
 std::vector<PortInfo> ReadPorts(const fs::path& root, const fs::path& dev_dir,
-                                const DeviceInfo& device, const GidTableSource& source) {
+                                const DeviceInfo& device, const GidTableSource* source) {
   std::vector<int> numbers;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dev_dir / "ports", ec)) {
@@ -265,7 +265,7 @@ bool IsPlainName(const std::string& name) {
 }  // namespace
 
 StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root, const std::string& name,
-                                     const GidTableSource& gids) {
+                                     const GidTableSource* gids) {
   if (!IsPlainName(name)) return Status::InvalidArgument("bad RDMA device name '" + name + "'");
   fs::path root(sysfs_root);
   fs::path dir = root / "class/infiniband" / name;
@@ -289,7 +289,7 @@ StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root, const std::s
 }
 
 StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(const std::string& sysfs_root,
-                                                   const GidTableSource& gids) {
+                                                   const GidTableSource* gids) {
   fs::path dir = fs::path(sysfs_root) / "class/infiniband";
   std::vector<std::string> names;
   std::error_code ec;

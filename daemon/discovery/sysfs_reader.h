@@ -33,20 +33,26 @@ namespace rdmad {
 
 // A faster source of a port's GID table than its sysfs files (rxe has 1024
 // GID slots, one file each): the device monitor answers from
-// ibv_query_gid_table. nullopt: read sysfs.
-using GidTableSource = std::function<std::optional<std::vector<GidEntry>>(
-    const std::string& device, const PortInfo& port, NodeType node_type)>;
+// ibv_query_gid_table.
+class GidTableSource {
+ public:
+  virtual ~GidTableSource() = default;
+  // nullopt: read sysfs.
+  virtual std::optional<std::vector<GidEntry>> GidTable(const std::string& device,
+                                                        const PortInfo& port,
+                                                        NodeType node_type) const = 0;
+};
 
 // Every device under <sysfs_root>/class/infiniband, sorted by name, ports by
 // number, GIDs by index. No such directory: an empty list (no RDMA devices).
 // Devices that vanish while being read are left out.
 StatusOr<std::vector<DeviceInfo>> ReadSysfsDevices(const std::string& sysfs_root,
-                                                   const GidTableSource& gids = nullptr);
+                                                   const GidTableSource* gids = nullptr);
 
 // One device. NOT_FOUND when it does not exist (or vanished while read);
 // INVALID_ARGUMENT for a name that is not a plain directory name.
 StatusOr<DeviceInfo> ReadSysfsDevice(const std::string& sysfs_root, const std::string& name,
-                                     const GidTableSource& gids = nullptr);
+                                     const GidTableSource* gids = nullptr);
 
 // The type sysfs and verbs report a GID as, on a port of this link layer
 // and device node type: InfiniBand ports and iWARP devices have IB GIDs.

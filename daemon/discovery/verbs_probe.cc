@@ -145,7 +145,7 @@ std::optional<std::vector<GidEntry>> QueryGidTable(ibv_context* ctx, const PortI
   return gids;
 }
 
-StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root, const GidTableSource& gids) {
+StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root, const GidTableSource* gids) {
   auto devices = ReadSysfsDevices(sysfs_root, gids);
   if (!devices.ok()) return devices.status();
   Inventory inventory;

@@ -36,10 +36,10 @@ int IbvMtuToBytes(int ibv_mtu);
 std::optional<std::vector<GidEntry>> QueryGidTable(ibv_context* ctx, const PortInfo& port,
                                                    NodeType node_type);
 
-// Reads every device from sysfs_root, without verbs; gids (may be empty)
+// Reads every device from sysfs_root, without verbs; gids (may be null)
 // supplies GID tables faster than sysfs.
 StatusOr<Inventory> ReadSysfsInventory(const std::string& sysfs_root,
-                                       const GidTableSource& gids = nullptr);
+                                       const GidTableSource* gids = nullptr);
 
 // Reads every device from sysfs_root and completes each with ProbeVerbs.
 // A device verbs cannot open is kept with its sysfs facts (and logged).

@@ -19,6 +19,13 @@ namespace rdmad {
 // Connects to the daemon at socket_path and serves rdmad.echo there.
 StatusOr<std::unique_ptr<BuiltinService>> MakeEchoService(const std::string& socket_path);
 
+class EchoServiceFactory final : public BuiltinServiceFactory {
+ public:
+  StatusOr<std::unique_ptr<BuiltinService>> Make(const std::string& socket_path) const override {
+    return MakeEchoService(socket_path);
+  }
+};
+
 }  // namespace rdmad
 
 #endif  // RDMAD_DAEMON_ECHO_ECHO_FACTORY_H_

@@ -15,7 +15,7 @@
 namespace rdmad {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 // Anonymous memory for a REGION: page-aligned, zero-filled on first touch,
 // unmapped on destruction.
@@ -49,9 +49,9 @@ Status SendAck(Channel& channel, const echo::Ack& ack) {
 // to close, so that closing here does not cut the ack off on TCP.
 void Refuse(Channel& channel, const Status& why, std::chrono::milliseconds linger) {
   if (!SendAck(channel, {why, {}}).ok()) return;
-  auto deadline = Clock::now() + linger;
-  while (Clock::now() < deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  auto deadline = Steady::now() + linger;
+  while (Steady::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
     if (!channel.Recv(left).ok()) return;
   }
 }

@@ -67,7 +67,11 @@ class BoundedStream {
   // order they are written). kEnding: the stream is ending, the item is
   // dropped; kOverflowed: this item overflowed a kFail stream, which now
   // ends with options.overflow.
-  Pushed Push(T item, const std::function<void(T&)>& stamp = nullptr) {
+  Pushed Push(T item) {
+    return Push(std::move(item), [](T&) {});
+  }
+  template <typename Stamp>
+  Pushed Push(T item, Stamp stamp) {
     Step step;
     Pushed pushed = Pushed::kQueued;
     {
@@ -80,7 +84,7 @@ class BoundedStream {
         pushed = Pushed::kOverflowed;
       }
       if (pushed == Pushed::kQueued) {
-        if (stamp) stamp(item);
+        stamp(item);
         queue_.push_back(std::move(item));
       }
       step = NextLocked();

@@ -7,16 +7,7 @@
 
 namespace rdmad {
 
-namespace {
-int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
-
-EventBus::EventBus() : EventBus(SystemNowMs) {}
-EventBus::EventBus(Clock clock) : clock_(std::move(clock)) {}
+EventBus::EventBus(const Clock& clock) : clock_(clock) {}
 
 uint64_t EventBus::Subscribe(EventSink* sink, std::set<EventKind> kinds) {
   std::lock_guard lock(mu_);
@@ -36,7 +27,10 @@ void EventBus::Unsubscribe(uint64_t id) {
 
 uint64_t EventBus::Publish(EventKind kind, std::string message, std::string device, int port) {
   std::lock_guard lock(mu_);
-  DaemonEvent event{next_sequence_++, clock_(), kind, std::move(message), std::move(device), port};
+  const int64_t unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  DaemonEvent event{next_sequence_++, unix_ms, kind, std::move(message), std::move(device), port};
   if (closed_) return event.sequence;
   for (const Entry& e : entries_) {
     if (e.kinds.empty() || e.kinds.count(kind)) e.sink->OnEvent(event);

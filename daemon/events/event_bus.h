@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "rdmad/events.h"
 
 namespace rdmad {
@@ -44,9 +45,8 @@ class EventSink {
 
 class EventBus {
  public:
-  using Clock = std::function<int64_t()>;  // unix time in ms
-  EventBus();
-  explicit EventBus(Clock clock);
+  // clock: stamps the events (not owned; outlives the bus).
+  explicit EventBus(const Clock& clock = Clock::System());
 
   // Registers sink for the given kinds (empty: all). Returns an id for
   // Unsubscribe, or 0 if the bus is already closed (the sink's OnClose has
@@ -68,7 +68,7 @@ class EventBus {
     EventSink* sink;
     std::set<EventKind> kinds;
   };
-  Clock clock_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   std::vector<Entry> entries_;
   uint64_t next_id_ = 1;

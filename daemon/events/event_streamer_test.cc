@@ -26,7 +26,8 @@ class FakeWriter : public StreamWriter {
 
 class EventStreamerTest : public ::testing::Test {
  protected:
-  EventBus bus_{[] { return int64_t(1000); }};
+  ManualClock clock_{WallTime(std::chrono::seconds(1))};
+  EventBus bus_{clock_};
   FakeWriter writer_;
 };
 

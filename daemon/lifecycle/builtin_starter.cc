@@ -20,7 +20,7 @@ bool Transient(StatusCode code) {
 }  // namespace
 
 void BuiltinStarter::Update(bool enabled, const std::string& reason, Clock::time_point now) {
-  if (!make_) return;
+  if (make_ == nullptr) return;
   bool first = !std::exchange(updated_, true);
   enabled_ = enabled;
   if (!enabled) {
@@ -40,7 +40,7 @@ void BuiltinStarter::Poll(Clock::time_point now) {
 
 void BuiltinStarter::TryStart(Clock::time_point now) {
   next_try_.reset();
-  auto made = make_(socket_path_);
+  auto made = make_->Make(socket_path_);
   if (made.ok()) {
     service_ = std::move(made).value();
     return;

@@ -28,8 +28,8 @@ class BuiltinStarter {
   using Clock = std::chrono::steady_clock;
 
   // name: for the log ("echo service"); make: null for none.
-  BuiltinStarter(std::string name, BuiltinServiceFactory make, std::string socket_path)
-      : name_(std::move(name)), make_(std::move(make)), socket_path_(std::move(socket_path)) {}
+  BuiltinStarter(std::string name, const BuiltinServiceFactory* make, std::string socket_path)
+      : name_(std::move(name)), make_(make), socket_path_(std::move(socket_path)) {}
   ~BuiltinStarter() { Stop(); }
 
   // Starts the service (enabled, not running) or stops it (disabled).
@@ -46,7 +46,7 @@ class BuiltinStarter {
   void TryStart(Clock::time_point now);
 
   const std::string name_;
-  const BuiltinServiceFactory make_;
+  const BuiltinServiceFactory* const make_;  // not owned; null: none
   const std::string socket_path_;
   std::unique_ptr<BuiltinService> service_;
   bool enabled_ = false;

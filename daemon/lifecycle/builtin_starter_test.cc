@@ -22,19 +22,17 @@ class FakeService : public BuiltinService {
 };
 
 // A factory answering from a script of statuses (OK: a service).
-struct Script {
-  std::deque<Status> answers;
-  int calls = 0;
-  int stops = 0;
-  BuiltinServiceFactory Factory() {
-    return [this](const std::string& socket) -> StatusOr<std::unique_ptr<BuiltinService>> {
-      EXPECT_EQ(socket, "rdmad.sock");
-      ++calls;
-      Status next = answers.empty() ? Status::Ok() : answers.front();
-      if (!answers.empty()) answers.pop_front();
-      if (!next.ok()) return next;
-      return std::unique_ptr<BuiltinService>(new FakeService(&stops));
-    };
+struct Script final : BuiltinServiceFactory {
+  mutable std::deque<Status> answers;
+  mutable int calls = 0;
+  mutable int stops = 0;
+  StatusOr<std::unique_ptr<BuiltinService>> Make(const std::string& socket) const override {
+    EXPECT_EQ(socket, "rdmad.sock");
+    ++calls;
+    Status next = answers.empty() ? Status::Ok() : answers.front();
+    if (!answers.empty()) answers.pop_front();
+    if (!next.ok()) return next;
+    return std::unique_ptr<BuiltinService>(new FakeService(&stops));
   }
 };
 
@@ -42,7 +40,7 @@ TEST(BuiltinStarterTest, ASlowSocketIsTriedAgainWithBackoffUntilItStarts) {
   Script script;
   script.answers = {Status::Unavailable("no answer within 2000 ms"),
                     Status::DeadlineExceeded("deadline"), Status::Ok()};
-  BuiltinStarter starter("echo service", script.Factory(), "rdmad.sock");
+  BuiltinStarter starter("echo service", &script, "rdmad.sock");
   Clock::time_point t0{};
   starter.Update(true, "", t0);
   EXPECT_FALSE(starter.running());
@@ -66,14 +64,14 @@ TEST(BuiltinStarterTest, ASlowSocketIsTriedAgainWithBackoffUntilItStarts) {
 TEST(BuiltinStarterTest, ANameHeldElsewhereIsNotRetriedAndDisablingStopsRetries) {
   Script script;
   script.answers = {Status::AlreadyExists("service rdmad.echo already has a listener")};
-  BuiltinStarter starter("echo service", script.Factory(), "rdmad.sock");
+  BuiltinStarter starter("echo service", &script, "rdmad.sock");
   starter.Update(true, "", Clock::time_point{});
   EXPECT_FALSE(starter.running());
   EXPECT_FALSE(starter.next_try().has_value());
 
   Script slow;
   slow.answers = {Status::Unavailable("slow")};
-  BuiltinStarter retrying("echo service", slow.Factory(), "rdmad.sock");
+  BuiltinStarter retrying("echo service", &slow, "rdmad.sock");
   retrying.Update(true, "", Clock::time_point{});
   ASSERT_TRUE(retrying.next_try().has_value());
   retrying.Update(false, "echo.enabled = false", Clock::time_point{} + 100ms);

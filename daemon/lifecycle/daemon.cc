@@ -88,14 +88,9 @@ Daemon::Daemon(DaemonOptions options, Config config)
       socket_path_(SocketPath(options_, config)),
       started_(std::chrono::steady_clock::now()),
       config_(std::make_shared<const Config>(std::move(config))),
-      monitor_(
-          [root = options_.sysfs_root](const GidTableSource& gids) {
-            return ReadSysfsInventory(root, gids);
-          },
-          [this](std::shared_ptr<const Inventory> inventory,
-                 const std::vector<InventoryChange>& changes) { OnInventory(*inventory, changes); },
-          // A test's fixture tree has no verbs devices behind it.
-          /*use_verbs=*/options_.sysfs_root == "/sys"),
+      // A test's fixture tree has no verbs devices behind it.
+      monitor_(options_.sysfs_root, static_cast<InventoryListener*>(this),
+               /*use_verbs=*/options_.sysfs_root == "/sys"),
       peers_(monitor_) {}
 
 Daemon::~Daemon() = default;
@@ -140,7 +135,7 @@ DaemonStatus Daemon::GetStatus() const {
   return s;
 }
 
-Status Daemon::StartServing(const ApiServerFactory& make_server) {
+Status Daemon::StartServing(const DaemonEdge& edge) {
   auto owns_directory = EnsureRuntimeDir(socket_path_);
   if (!owns_directory.ok()) return owns_directory.status();
   auto lock = InstanceLock::Acquire(socket_path_);
@@ -168,26 +163,26 @@ Status Daemon::StartServing(const ApiServerFactory& make_server) {
   RDMAD_RETURN_IF_ERROR(monitor_.Start());
   LogInventory(*inventory());
 
-  auto server = make_server.local(this);
+  auto server = edge.local->Make(this);
   if (!server.ok()) return server.status();
   server_ = std::move(server).value();
-  listener_->Start([this](int fd, const PeerCredentials&) { server_->AddConnection(fd); });
+  listener_->Start(server_.get());
   spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
   StartBroker();
-  RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, make_server.peer));
-  return StartCluster(make_server);
+  RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, edge.peer));
+  return StartCluster(edge);
 }
 
-int Daemon::Run(const ApiServerFactory& make_server) {
+int Daemon::Run(const DaemonEdge& edge) {
   sigset_t set = DaemonSignals();
   int signal_fd = signalfd(-1, &set, SFD_CLOEXEC);
   if (signal_fd < 0) {
     spdlog::critical("signalfd: {}", std::strerror(errno));
     return 1;
   }
-  Status started = StartServing(make_server);
+  Status started = StartServing(edge);
   if (!started.ok()) {
     spdlog::critical("cannot start: {}", started.message());
     notifier_.Status("failed: " + started.message());
@@ -195,7 +190,7 @@ int Daemon::Run(const ApiServerFactory& make_server) {
     close(signal_fd);
     return 1;
   }
-  echo_ = std::make_unique<BuiltinStarter>("echo service", make_server.echo, socket_path_);
+  echo_ = std::make_unique<BuiltinStarter>("echo service", edge.echo, socket_path_);
   UpdateEcho(*config());
   notifier_.Ready();
   notifier_.Status("serving on " + socket_path_);
@@ -250,7 +245,9 @@ void Daemon::MainLoop(int signal_fd) {
   }
 }
 
-void Daemon::OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes) {
+void Daemon::OnInventory(std::shared_ptr<const Inventory> current,
+                         const std::vector<InventoryChange>& changes) {
+  const Inventory& inventory = *current;
   for (const InventoryChange& c : changes) {
     events_.Publish(EventKindFor(c.kind), c.message, c.device, c.port);
   }
@@ -283,7 +280,7 @@ StatusOr<std::map<std::string, uint64_t>> Daemon::PortCounters(const std::string
 }
 
 StatusOr<PathDecision> Daemon::ResolvePath(const PathRequest& request) const {
-  auto path = rdmad::ResolvePath(*inventory(), *config(), request, KernelSourceAddressLookup());
+  auto path = rdmad::ResolvePath(*inventory(), *config(), request, &KernelSourceAddresses());
   if (!path.ok()) {
     spdlog::info("path to {}: {}", request.peer_ip, path.status().message());
     return path;
@@ -297,7 +294,7 @@ StatusOr<PathDecision> Daemon::ResolvePath(const PathRequest& request) const {
 void Daemon::Reload() {
   notifier_.Reloading();
   spdlog::info("SIGHUP: reloading {}", options_.config_path);
-  auto loaded = LoadConfig(options_.config_path, options_.env);
+  auto loaded = LoadConfig(options_.config_path, *options_.env);
   Status valid = loaded.ok() ? ValidateConfig(*loaded) : loaded.status();
   if (!valid.ok()) {
     spdlog::error("reload failed, keeping the running configuration:\n{}", valid.message());

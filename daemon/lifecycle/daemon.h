@@ -34,6 +34,7 @@
 #include "daemon/events/event_bus.h"
 #include "daemon/lifecycle/builtin_starter.h"
 #include "daemon/lifecycle/systemd_notify.h"
+#include "daemon/lifecycle/unix_listener.h"
 #include "daemon/peers/peer_hub.h"
 #include "daemon/policy/path_policy.h"
 #include "daemon/pool/pool_registry.h"
@@ -41,8 +42,6 @@
 #include "rdmad/status.h"
 
 namespace rdmad {
-
-class UnixListener;
 
 // The daemon as the RPC edge sees it.
 class DaemonCore {
@@ -77,43 +76,53 @@ class DaemonCore {
   }
 };
 
-// The local API server as the daemon sees it (implemented with gRPC).
-class ApiServer {
+// The local API server as the daemon sees it (implemented with gRPC): it
+// serves each connection the listener accepts (ConnectionSink).
+class ApiServer : public ConnectionSink {
  public:
-  virtual ~ApiServer() = default;
-  // Serves one accepted, non-blocking connection; takes ownership of fd.
-  virtual void AddConnection(int fd) = 0;
   // Waits for open calls to finish up to deadline, then cancels the rest.
   virtual void Shutdown(std::chrono::milliseconds deadline) = 0;
 };
 
-// The RPC edge the binary builds (with gRPC) and passes in, so the core
-// stays gRPC-free: the local API server, and the peer transport (the peer
-// listener and the connector for sessions; null: no peer sessions). echo
-// starts the built-in echo service (null: none) when echo.enabled.
-struct ApiServerFactory {
-  std::function<StatusOr<std::unique_ptr<ApiServer>>(DaemonCore* core)> local;
-  PeerTransportFactory peer;
-  BuiltinServiceFactory echo;
-  MembershipStoreFactory cluster;  // etcd (null: no cluster membership)
+// Makes the local API server: rpc/ implements it (GrpcApiServerFactory).
+class ApiServerFactory {
+ public:
+  virtual ~ApiServerFactory() = default;
+  virtual StatusOr<std::unique_ptr<ApiServer>> Make(DaemonCore* core) const = 0;
+};
+
+// The edge the binary builds and passes in, so that the core stays
+// gRPC-free: the local API server, the peer transport (the peer listener
+// and the connector for sessions; null: no peer sessions), the built-in
+// echo service (started when echo.enabled; null: none) and the cluster's
+// store (null: no cluster membership). Not owned; each outlives Run.
+struct DaemonEdge {
+  const ApiServerFactory* local = nullptr;
+  const PeerTransportFactory* peer = nullptr;
+  const BuiltinServiceFactory* echo = nullptr;
+  const MembershipStoreFactory* cluster = nullptr;
 };
 
 struct DaemonOptions {
   std::string config_path;
   std::optional<std::string> socket_override;  // --socket
-  EnvLookup env;
+  const EnvLookup* env = &ProcessEnv();        // not owned
   std::string sysfs_root = "/sys";
 };
 
 // The daemon: owns every part and wires them. It is the broker's network
 // (broker_network.h) over the peer hub and the path policy.
-class Daemon : public DaemonCore, private BrokerNetwork {
+class Daemon : public DaemonCore,
+               private BrokerNetwork,
+               private InventoryListener,
+               private ServicesObserver,
+               private MembersObserver {
  public:
   Daemon(DaemonOptions options, Config config);
   ~Daemon() override;
 
   // Serves until SIGTERM/SIGINT; returns the process exit code.
-  int Run(const ApiServerFactory& make_server);
+  int Run(const DaemonEdge& edge);
 
   DaemonStatus GetStatus() const override;
   EventBus& events() override { return events_; }
@@ -132,11 +141,13 @@ class Daemon : public DaemonCore, private BrokerNetwork {
   StatusOr<ClusterView> ClusterMembers() const override;  // daemon_cluster.cc
 
  private:
-  Status StartServing(const ApiServerFactory& make_server);
+  Status StartServing(const DaemonEdge& edge);
   void MainLoop(int signal_fd);
   void Reload();
   void Stop(int signo);
-  void OnInventory(const Inventory& inventory, const std::vector<InventoryChange>& changes);
+  // InventoryListener: events, lost paths, the member record.
+  void OnInventory(std::shared_ptr<const Inventory> inventory,
+                   const std::vector<InventoryChange>& changes) override;
   std::shared_ptr<const Config> config() const;
   void UpdateEcho(const Config& config);
   void ApplyChannelSettings(const Config& config);  // limits and pool targets
@@ -151,9 +162,13 @@ class Daemon : public DaemonCore, private BrokerNetwork {
   Status SendEvent(const std::string& instance_id, const PeerEvent& event) override;
   // Cluster membership (daemon_cluster.cc): starts it when cluster.endpoints
   // is set; this daemon's record; puts it again after a change.
-  Status StartCluster(const ApiServerFactory& make_server);
+  Status StartCluster(const DaemonEdge& edge);
   MemberRecord SelfRecord() const;
   void UpdateClusterRecord();
+  // ServicesObserver: the member record lists the services.
+  void OnServicesChanged() override { UpdateClusterRecord(); }
+  // MembersObserver: the other members are discovered peers.
+  void OnMembers(const std::vector<MemberRecord>& members) override;
 
   DaemonOptions options_;
   std::string socket_path_;

@@ -41,7 +41,7 @@ void Daemon::StartBroker() {
   broker_ = std::make_unique<Broker>(MakeBrokerOptions());
   Broker* broker = broker_.get();
   // Before any client can register: services are in the member record.
-  broker->services().OnChange([this] { UpdateClusterRecord(); });
+  broker->services().SetObserver(this);
   PeerInbound& inbound = peers_.inbound();
   inbound.SetChannels(broker);
   peers_.SetSessionUser(broker);

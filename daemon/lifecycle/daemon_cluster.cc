@@ -40,10 +40,16 @@ MemberRecord Daemon::SelfRecord() const {
   return r;
 }
 
-Status Daemon::StartCluster(const ApiServerFactory& make_server) {
+void Daemon::OnMembers(const std::vector<MemberRecord>& members) {
+  std::vector<PeerConfig> peers;
+  for (const MemberRecord& m : members) peers.push_back({m.name, m.peer_address});
+  peers_.SetDiscoveredPeers(peers);
+}
+
+Status Daemon::StartCluster(const DaemonEdge& edge) {
   const Config::Cluster& c = config()->cluster;
   if (c.endpoints.empty()) return Status::Ok();
-  if (!make_server.cluster) {
+  if (edge.cluster == nullptr) {
     spdlog::warn("cluster: cluster.endpoints is set but this build has no etcd client");
     return Status::Ok();
   }
@@ -52,19 +58,14 @@ Status Daemon::StartCluster(const ApiServerFactory& make_server) {
   store_options.tls_ca = c.tls_ca;
   store_options.tls_cert = c.tls_cert;
   store_options.tls_key = c.tls_key;
-  auto store = make_server.cluster(store_options);
+  auto store = edge.cluster->Make(store_options);
   if (!store.ok()) return store.status();
   ClusterOptions options;
   options.prefix = c.prefix;
   options.ttl = std::chrono::seconds(c.lease_ttl_s);
   options.endpoints = fmt::format("{}", fmt::join(c.endpoints, ", "));
   cluster_ = std::make_unique<ClusterMembership>(std::move(store).value(), options,
-                                                 [this](const std::vector<MemberRecord>& members) {
-                                                   std::vector<PeerConfig> peers;
-                                                   for (const MemberRecord& m : members)
-                                                     peers.push_back({m.name, m.peer_address});
-                                                   peers_.SetDiscoveredPeers(peers);
-                                                 });
+                                                 static_cast<MembersObserver*>(this));
   cluster_->Start(SelfRecord());
   running_cluster_ = cluster_.get();
   return Status::Ok();

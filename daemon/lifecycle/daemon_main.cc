@@ -103,7 +103,7 @@ std::string DaemonUsage() {
          "  --help               print this help and exit\n";
 }
 
-int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
+int DaemonMain(int argc, char** argv, const DaemonEdge& edge) {
   BlockDaemonSignals();
   SetupLogging(LogStyle::kAuto);
   auto flags = ParseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc));
@@ -121,7 +121,7 @@ int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
   }
   if (flags->check_config) return CheckConfig(*flags->check_config);
 
-  EnvLookup env = ProcessEnv();
+  const EnvLookup& env = ProcessEnv();
   auto config = LoadStartupConfig(*flags, env);
   Status valid = config.ok() ? ValidateConfig(*config) : config.status();
   if (!valid.ok()) {
@@ -134,13 +134,13 @@ int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server) {
   DaemonOptions options;
   options.config_path = flags->config_path;
   options.socket_override = flags->socket;
-  options.env = env;
+  options.env = &env;
   if (flags->sysfs_root) {
     options.sysfs_root = *flags->sysfs_root;
     spdlog::warn("reading RDMA devices from {} (--sysfs-root), not /sys", options.sysfs_root);
   }
   Daemon daemon(std::move(options), std::move(config).value());
-  return daemon.Run(make_server);
+  return daemon.Run(edge);
 }
 
 }  // namespace rdmad

@@ -31,7 +31,7 @@ StatusOr<DaemonFlags> ParseDaemonFlags(const std::vector<std::string>& args);
 std::string DaemonUsage();
 
 // Exit codes: 0 ok, 1 failure (bad config, cannot start), 2 usage error.
-int DaemonMain(int argc, char** argv, const ApiServerFactory& make_server);
+int DaemonMain(int argc, char** argv, const DaemonEdge& edge);
 
 }  // namespace rdmad
 

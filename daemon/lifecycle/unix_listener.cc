@@ -136,8 +136,8 @@ UnixListener::~UnixListener() {
   close(wake_fd_);
 }
 
-void UnixListener::Start(Handler handler) {
-  handler_ = std::move(handler);
+void UnixListener::Start(ConnectionSink* sink) {
+  sink_ = sink;
   thread_ = std::thread([this] { AcceptLoop(); });
 }
 
@@ -209,7 +209,7 @@ void UnixListener::AcceptOne() {
   }
   accepted_.fetch_add(1);
   spdlog::info("local API: client connected: uid {} pid {}", cred.uid, cred.pid);
-  handler_(fd, PeerCredentials{cred.pid, cred.uid, cred.gid});
+  sink_->AddConnection(fd);
 }
 
 bool UnixListener::Limited(uid_t uid) const {

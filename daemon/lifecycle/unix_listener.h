@@ -10,7 +10,7 @@
 // the daemon before it is even identified. gRPC has no socket-mode option
 // and exposes no peer credentials, hence this accept loop of our own.
 //
-// Thread safety: Start and Stop from one thread; the handler runs on the
+// Thread safety: Start and Stop from one thread; the sink is called on the
 // accept thread.
 
 #ifndef RDMAD_DAEMON_LIFECYCLE_UNIX_LISTENER_H_
@@ -20,7 +20,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,10 +30,13 @@
 
 namespace rdmad {
 
-struct PeerCredentials {
-  pid_t pid = 0;
-  uid_t uid = 0;
-  gid_t gid = 0;
+// Takes the accepted connections (the local API server).
+class ConnectionSink {
+ public:
+  virtual ~ConnectionSink() = default;
+  // Takes ownership of fd (non-blocking, close-on-exec). The server reads
+  // the peer's credentials itself (SO_PEERCRED).
+  virtual void AddConnection(int fd) = 0;
 };
 
 struct UnixListenerOptions {
@@ -53,14 +55,11 @@ struct UnixListenerOptions {
 
 class UnixListener {
  public:
-  // Takes ownership of fd (non-blocking, close-on-exec).
-  using Handler = std::function<void(int fd, const PeerCredentials& peer)>;
-
   static StatusOr<std::unique_ptr<UnixListener>> Bind(const UnixListenerOptions& options);
   ~UnixListener();
 
   // Starts the accept thread.
-  void Start(Handler handler);
+  void Start(ConnectionSink* sink);
   // Stops accepting, joins the thread and unlinks the socket file.
   void Stop();
 
@@ -80,7 +79,7 @@ class UnixListener {
   UnixListenerOptions options_;
   int fd_;
   int wake_fd_;
-  Handler handler_;
+  ConnectionSink* sink_ = nullptr;  // not owned; outlives Stop
   std::thread thread_;
   std::atomic<uint64_t> accepted_{0};
   bool stopped_ = false;

@@ -11,7 +11,8 @@
 #define RDMAD_DAEMON_PEERS_BACKOFF_H_
 
 #include <chrono>
-#include <functional>
+
+#include "common/clock.h"
 
 namespace rdmad {
 
@@ -22,8 +23,8 @@ class Backoff {
     std::chrono::milliseconds max{10000};
     double jitter = 0.2;  // 0..1
   };
-  // random: uniform in [0, 1); the default is a seeded std::mt19937.
-  explicit Backoff(Options options, std::function<double()> random = nullptr);
+  // clock: where the jitter is drawn (not owned; outlives the backoff).
+  explicit Backoff(Options options, Clock& clock = Clock::System());
 
   // The next delay; each call doubles the base until max.
   std::chrono::milliseconds Next();
@@ -31,7 +32,7 @@ class Backoff {
 
  private:
   Options options_;
-  std::function<double()> random_;
+  Clock* clock_;
   std::chrono::milliseconds base_;
 };
 

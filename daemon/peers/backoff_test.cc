@@ -10,7 +10,8 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(BackoffTest, DoublesFrom100msTo10s) {
-  Backoff backoff({milliseconds(100), milliseconds(10000), 0.0}, [] { return 0.5; });
+  ManualClock clock;
+  Backoff backoff({milliseconds(100), milliseconds(10000), 0.0}, clock);
   std::vector<int64_t> delays;
   for (int i = 0; i < 10; ++i) delays.push_back(backoff.Next().count());
   EXPECT_EQ(delays,
@@ -18,17 +19,19 @@ TEST(BackoffTest, DoublesFrom100msTo10s) {
 }
 
 TEST(BackoffTest, JitterStaysWithinTheBand) {
-  double r = 0.0;
-  Backoff backoff({milliseconds(1000), milliseconds(10000), 0.2}, [&r] { return r; });
+  ManualClock clock;
+  clock.SetRandom(0.0);
+  Backoff backoff({milliseconds(1000), milliseconds(10000), 0.2}, clock);
   EXPECT_EQ(backoff.Next().count(), 800);  // r = 0: -20%
-  r = 0.999999;
+  clock.SetRandom(0.999999);
   EXPECT_EQ(backoff.Next().count(), 2399);  // r -> 1: +20%
-  r = 0.5;
+  clock.SetRandom(0.5);
   EXPECT_EQ(backoff.Next().count(), 4000);
 }
 
 TEST(BackoffTest, ResetStartsOver) {
-  Backoff backoff({milliseconds(100), milliseconds(10000), 0.0}, [] { return 0.5; });
+  ManualClock clock;
+  Backoff backoff({milliseconds(100), milliseconds(10000), 0.0}, clock);
   backoff.Next();
   backoff.Next();
   backoff.Reset();

@@ -38,7 +38,7 @@ struct ChannelPlan {
 
 using internal::kMaxChannelBatch;
 
-// One more channel of a batch: its id and the opening side's endpoint.
+// One channel of a batch: its id and the opening side's endpoint.
 struct ChannelOpening {
   uint64_t channel_id = 0;
   ChannelEndpoint endpoint;
@@ -46,14 +46,13 @@ struct ChannelOpening {
 
 // OpenChannel, daemon to daemon (peer.proto OpenChannelRequest).
 struct OpenChannelCall {
-  uint64_t channel_id = 0;
   std::string service;
   std::string initiator_host;
   std::string initiator_instance;
-  ChannelEndpoint initiator;
-  // A batch: the channels after channel_id (at most kMaxChannelBatch - 1),
-  // all or nothing. Answered with one endpoint per channel, first first.
-  std::vector<ChannelOpening> more;
+  // One channel or a batch (at most kMaxChannelBatch), all or nothing, each
+  // with the initiator's endpoint. Answered with one endpoint per channel,
+  // in order.
+  std::vector<ChannelOpening> channels;
 };
 
 struct CloseChannelCall {

@@ -36,14 +36,14 @@ namespace rdmad {
 // would, the stream's destruction before that counts as a cancel.
 struct FakePeerStreamState {
   SessionOpen open;
-  PeerLink::EventCallback on_event;
-  PeerLink::EndCallback on_end;
+  std::shared_ptr<PeerStreamObserver> observer;
   bool ended = false;
   bool cancelled = false;
+  void Send(const PeerEvent& event) { observer->OnStreamEvent(event); }
   void End(const Status& status) {
     if (ended) return;
     ended = true;
-    on_end(status);
+    observer->OnStreamEnd(status);
   }
 };
 
@@ -83,12 +83,11 @@ class FakePeerLink : public PeerLink {
     if (hello_answer) Answer(hello_answer());
   }
 
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
-                                          EndCallback on_end) override {
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open,
+                                          std::shared_ptr<PeerStreamObserver> observer) override {
     auto state = std::make_shared<FakePeerStreamState>();
     state->open = open;
-    state->on_event = std::move(on_event);
-    state->on_end = std::move(on_end);
+    state->observer = std::move(observer);
     streams.push_back(state);
     if (beat_on_open) Beat();
     return std::make_unique<FakePeerStream>(state);
@@ -121,12 +120,8 @@ class FakePeerLink : public PeerLink {
   StatusOr<ChannelEndpoints> AnswerEach(const OpenChannelCall& call) {
     ChannelEndpoints answers;
     OpenChannelCall one = call;
-    one.more.clear();
-    for (size_t i = 0; i <= call.more.size(); ++i) {
-      if (i > 0) {
-        one.channel_id = call.more[i - 1].channel_id;
-        one.initiator = call.more[i - 1].endpoint;
-      }
+    for (const ChannelOpening& channel : call.channels) {
+      one.channels = {channel};
       StatusOr<ChannelEndpoint> answer = open_answer(one);
       if (!answer.ok()) return answer.status();
       answers.push_back(std::move(answer).value());
@@ -142,7 +137,7 @@ class FakePeerLink : public PeerLink {
     done(std::move(result));
   }
   // A heartbeat on the newest Session stream.
-  void Beat() { streams.back()->on_event(PeerEvent{}); }
+  void Beat() { streams.back()->Send(PeerEvent{}); }
 
   size_t Hellos() {
     std::lock_guard lock(mu);

@@ -40,8 +40,8 @@ PeerHello PeerHub::LocalHello() const {
   return BuildLocalHello(*devices_.current(), instance_id_, node_name_);
 }
 
-Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory) {
-  if (!factory) {
+Status PeerHub::Start(const Config& config, const PeerTransportFactory* factory) {
+  if (factory == nullptr) {
     spdlog::info("peers: no transport in this build; peer sessions are off");
     return Status::Ok();
   }
@@ -55,7 +55,7 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   options.tls_ca = d.tls_ca;
   options.peer_key_file = d.peer_key_file;
   options.node_name = node_name_;
-  auto transport = factory(options, &inbound_);
+  auto transport = factory->Make(options, &inbound_);
   if (!transport.ok()) return transport.status();
   server_ = std::move(transport->server);
   LogSecurity(d, ListenTarget(d.peer_address, server_->port()));
@@ -76,15 +76,18 @@ Status PeerHub::Start(const Config& config, const PeerTransportFactory& factory)
   sessions_->Start();
   running_ = sessions_.get();
   // A peer that says Hello is alive: our session to it stops waiting.
-  inbound_.SetAliveHandler([this](const PeerHello& remote, const std::string& ip) {
-    if (PeerSessions* sessions = running_.load(); sessions != nullptr) {
-      sessions->PeerAlive(remote.host_name, ip,
-                          "its Hello to this daemon, instance " + remote.instance_id);
-    }
-  });
+  inbound_.SetAliveListener(this);
   spdlog::info("peers: node {}, protocol {}, instance {}, {} configured", node_name_,
                FormatProtocol(LocalProtocolVersion()), instance_id_, config.peers.size());
   return Status::Ok();
+}
+
+// A peer that says Hello is alive: our session to it stops waiting.
+void PeerHub::OnPeerAlive(const PeerHello& remote, const std::string& peer_ip) {
+  if (PeerSessions* sessions = running_.load(); sessions != nullptr) {
+    sessions->PeerAlive(remote.host_name, peer_ip,
+                        "its Hello to this daemon, instance " + remote.instance_id);
+  }
 }
 
 void PeerHub::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {

@@ -31,7 +31,7 @@ namespace rdmad {
 
 // PeerHub is also this daemon's Hello (LocalHelloSource) for its inbound
 // side and its sessions.
-class PeerHub final : private LocalHelloSource {
+class PeerHub final : private LocalHelloSource, private PeerAliveListener {
  public:
   // devices: what Hello says of this host's ports; must outlive the hub.
   explicit PeerHub(const DeviceMonitor& devices);
@@ -44,7 +44,7 @@ class PeerHub final : private LocalHelloSource {
   // Starts listening (daemon.peer_address:peer_port, TLS per daemon.tls_*)
   // and opens a session per [[peers]] entry. A null factory disables peers
   // (logged). Errors (port in use, unreadable TLS files) stop the daemon.
-  Status Start(const Config& config, const PeerTransportFactory& factory);
+  Status Start(const Config& config, const PeerTransportFactory* factory);
 
   // Follows [[peers]]; listener settings only take effect on restart.
   void Reload(const Config& previous, const Config& next);
@@ -66,6 +66,7 @@ class PeerHub final : private LocalHelloSource {
 
  private:
   PeerHello LocalHello() const override;
+  void OnPeerAlive(const PeerHello& remote, const std::string& peer_ip) override;
 
   const DeviceMonitor& devices_;
   const std::string instance_id_;

@@ -115,10 +115,8 @@ void InboundStream::Cancel() {
   Close(Status::Cancelled("cancelled by the peer"));
 }
 
-PeerInbound::PeerInbound(const LocalHelloSource& hello, std::function<SteadyTime()> clock)
-    : hello_(hello), clock_(std::move(clock)) {
-  if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
-}
+PeerInbound::PeerInbound(const LocalHelloSource& hello, const Clock& clock)
+    : hello_(hello), clock_(clock) {}
 
 PeerInbound::~PeerInbound() { Close(); }
 
@@ -163,7 +161,7 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
   if (!claimed.ok()) return Refused("Hello", from, claimed);
   PeerHello local = LocalHello();
   bool first;
-  AliveHandler alive;
+  PeerAliveListener* alive;
   {
     std::lock_guard lock(mu_);
     if (greeted_.size() >= kMaxGreeted) greeted_.clear();
@@ -180,7 +178,7 @@ StatusOr<PeerHello> PeerInbound::Hello(const PeerHello& remote, const std::strin
     spdlog::info("Hello from peer {} ({}): rdmad {}, protocol {}, instance {}", remote.host_name,
                  from, remote.daemon_version, FormatProtocol(remote.protocol), remote.instance_id);
   }
-  if (version.ok() && alive) alive(remote, PeerIpOf(from));
+  if (version.ok() && alive != nullptr) alive->OnPeerAlive(remote, PeerIpOf(from));
   return local;
 }
 
@@ -346,9 +344,9 @@ Status PeerInbound::Refused(const std::string& what, const std::string& from, St
   return refusal;
 }
 
-void PeerInbound::SetAliveHandler(AliveHandler handler) {
+void PeerInbound::SetAliveListener(PeerAliveListener* listener) {
   std::lock_guard lock(mu_);
-  alive_ = std::move(handler);
+  alive_ = listener;
 }
 
 std::string PeerIpOf(const std::string& from) {

@@ -98,13 +98,21 @@ class InboundChannels {
                                    const std::string& host_name) = 0;
 };
 
+// Hears of every Hello that passes (a peer daemon proved it is alive), with
+// the caller's IP. Called on the RPC runtime's threads; must not block.
+class PeerAliveListener {
+ public:
+  virtual ~PeerAliveListener() = default;
+  virtual void OnPeerAlive(const PeerHello& remote, const std::string& peer_ip) = 0;
+};
+
 class PeerInbound {
  public:
   static constexpr size_t kMaxQueued = 256;
 
   // hello: what this daemon answers (must outlive the inbound side).
   // clock: the heartbeats' time; a callback so that tests move it.
-  explicit PeerInbound(const LocalHelloSource& hello, std::function<SteadyTime()> clock = nullptr);
+  explicit PeerInbound(const LocalHelloSource& hello, const Clock& clock = Clock::System());
   ~PeerInbound();  // Close()
 
   // Starts the heartbeat thread.
@@ -146,11 +154,8 @@ class PeerInbound {
   Status CloseChannel(const CloseChannelCall& call, const PeerIdentity& identity = {});
   Status ReclaimChannel(const ReclaimChannelCall& call, const PeerIdentity& identity = {});
 
-  // Told of every Hello that passes (a peer daemon proved it is alive:
-  // PeerSessions::PeerAlive), with the caller's IP. Called on the RPC
-  // runtime's threads; must not block.
-  using AliveHandler = std::function<void(const PeerHello& remote, const std::string& peer_ip)>;
-  void SetAliveHandler(AliveHandler handler);
+  // Tells listener of every Hello that passes; not owned, outlives this.
+  void SetAliveListener(PeerAliveListener* listener);
 
   // This daemon's own instance id (its Hello's).
   std::string own_instance() const { return LocalHello().instance_id; }
@@ -163,7 +168,7 @@ class PeerInbound {
   friend class InboundStream;
   uint64_t Register(const std::shared_ptr<InboundStream>& stream);  // 0 when closed
   void Unregister(uint64_t id, const SessionOpen& open);
-  SteadyTime Now() const { return clock_(); }
+  SteadyTime Now() const { return clock_.Now(); }
   PeerHello LocalHello() const { return hello_.LocalHello(); }
   // The node instance_id belongs to, if identity covers it (see above);
   // what is the call, for the log.
@@ -180,7 +185,7 @@ class PeerInbound {
   static Status Refused(const std::string& what, const std::string& from, Status refusal);
 
   const LocalHelloSource& hello_;
-  std::function<SteadyTime()> clock_;
+  const Clock& clock_;  // not owned; outlives this
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool closed_ = false;         // guarded by mu_
@@ -202,7 +207,7 @@ class PeerInbound {
   StatusOr<InboundChannels*> Broker();
 
   InboundChannels* channels_ = nullptr;  // guarded by mu_
-  AliveHandler alive_;                   // guarded by mu_
+  PeerAliveListener* alive_ = nullptr;   // guarded by mu_
 };
 
 // The IP of a transport peer string: "ipv4:127.0.0.1:5000" -> "127.0.0.1",

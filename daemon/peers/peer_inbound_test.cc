@@ -43,8 +43,8 @@ class PeerInboundTest : public ::testing::Test {
  protected:
   FakeInboundChannels broker_;  // outlives inbound_, which may call it to the end
   FixedHello hello_{LocalHello()};
-  PeerInbound inbound_{hello_, [this] { return now_; }};
-  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
+  ManualClock clock_;
+  PeerInbound inbound_{hello_, clock_};
 };
 
 TEST_F(PeerInboundTest, HelloAnswersWithThisDaemonsOwn) {
@@ -75,15 +75,15 @@ TEST_F(PeerInboundTest, HeartbeatAtOnceThenEveryInterval) {
   EXPECT_EQ(writer.written[0].sequence, 1u);
   EXPECT_EQ(inbound_.stream_count(), 1u);
   stream->OnWriteDone(true);
-  now_ += milliseconds(999);
+  clock_.Advance(milliseconds(999));
   inbound_.Tick();
   EXPECT_EQ(writer.written.size(), 1u);
-  now_ += milliseconds(1);
-  EXPECT_EQ(inbound_.Tick(), now_ + milliseconds(1000));
+  clock_.Advance(milliseconds(1));
+  EXPECT_EQ(inbound_.Tick(), clock_.Now() + milliseconds(1000));
   ASSERT_EQ(writer.written.size(), 2u);
   EXPECT_EQ(writer.written[1].sequence, 2u);
   // Write still pending: the next heartbeat is skipped, not queued.
-  now_ += milliseconds(1000);
+  clock_.Advance(milliseconds(1000));
   inbound_.Tick();
   EXPECT_EQ(writer.written.size(), 2u);
   stream->OnWriteDone(true);
@@ -195,7 +195,10 @@ TEST_F(PeerInboundTest, ACertificateSpeaksOnlyForItsNode) {
   FakeWriter writer;
   inbound_.NewStream(&writer)->Start(Open(), "ipv4:192.0.2.3:5000", cert_c);
   EXPECT_EQ(writer.final.code(), StatusCode::kPermissionDenied);
-  OpenChannelCall open{7, "svc", "node-b", kPeerId, {}, {}};
+  OpenChannelCall open{.service = "svc",
+                       .initiator_host = "node-b",
+                       .initiator_instance = kPeerId,
+                       .channels = {{7, {}}}};
   EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.3:5000", cert_c).status().code(),
             StatusCode::kPermissionDenied);
   EXPECT_EQ(inbound_.OpenChannel(open, "ipv4:192.0.2.2:5000", cert_b).status().code(),

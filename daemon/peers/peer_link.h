@@ -10,8 +10,8 @@
 //   PeerStream     an open Session stream; destroying it cancels it.
 //   PeerServer     the listener that serves peers (calls into PeerInbound).
 //
-// Thread safety: every method may be called from any thread. Callbacks
-// (HelloDone, on_event, on_end) come from the transport's threads, or
+// Thread safety: every method may be called from any thread. Completions
+// and a stream's observer are called from the transport's threads, or
 // inline from the call that started them; they must not block and must not
 // call back into the link.
 
@@ -32,22 +32,34 @@ namespace rdmad {
 class PeerInbound;
 
 // An open Session stream. The destructor cancels it if it is still open and
-// returns once on_end has run (so the callbacks never outlive it).
+// returns once the observer's OnStreamEnd has run.
 class PeerStream {
  public:
   virtual ~PeerStream() = default;
 };
 
+// What a Session stream tells whoever opened it: each event in order, then
+// its end exactly once (OK: the peer closed it). The stream keeps its
+// observer alive until the end has run.
+class PeerStreamObserver {
+ public:
+  virtual ~PeerStreamObserver() = default;
+  virtual void OnStreamEvent(const PeerEvent& event) = 0;
+  virtual void OnStreamEnd(const Status& status) = 0;
+};
+
+// A call's completion: run exactly once with the call's result. A one-shot
+// continuation of one call, which is why it is a callback and not an
+// interface (the stream's repeated events are PeerStreamObserver).
+template <typename Result>
+using Completion = std::function<void(Result)>;
+
 // One peer daemon's API, as the transport (daemon/rpc/peer_link_grpc.cc)
 // or a fake gives it. Its calls are asynchronous; each takes its
-// completion as a callback: a one-shot continuation of that call, run on
-// the transport's thread, which is why they are callbacks and not an
-// interface (the session's stream events are the one repeated one).
+// Completion.
 class PeerLink {
  public:
-  using HelloDone = std::function<void(StatusOr<PeerHello>)>;
-  using EventCallback = std::function<void(const PeerEvent&)>;
-  using EndCallback = std::function<void(const Status&)>;
+  using HelloDone = Completion<StatusOr<PeerHello>>;
 
   // Cancels the calls still in flight (their callbacks still run, with
   // CANCELLED) before returning.
@@ -62,18 +74,17 @@ class PeerLink {
   // after timeout, ...).
   virtual void Hello(const PeerHello& self, std::chrono::milliseconds timeout, HelloDone done) = 0;
 
-  // Opens the Session stream: on_event for each event (in order), then
-  // on_end exactly once with why it ended (OK: the peer closed it).
-  virtual std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
-                                                  EndCallback on_end) = 0;
+  // Opens the Session stream, which tells observer what comes.
+  virtual std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open,
+                                                  std::shared_ptr<PeerStreamObserver> observer) = 0;
 
   // The channel broker's calls, async like Hello. OpenChannel's done gets
   // the acceptor's endpoints, one per channel of the call (the broker
   // validates them), or the peer's status (NOT_FOUND no such service,
   // PERMISSION_DENIED rejected, ...). The defaults answer UNIMPLEMENTED
   // (transports and fakes without a broker).
-  using OpenDone = std::function<void(StatusOr<ChannelEndpoints>)>;
-  using CloseDone = std::function<void(const Status&)>;
+  using OpenDone = Completion<StatusOr<ChannelEndpoints>>;
+  using CloseDone = Completion<const Status&>;
   virtual void OpenChannel(const OpenChannelCall& call, std::chrono::milliseconds timeout,
                            OpenDone done) {
     done(Status::Unimplemented("this peer link has no OpenChannel"));
@@ -125,11 +136,17 @@ struct PeerTransport {
   std::shared_ptr<PeerConnector> connector;
 };
 
-// Starts the listener (serving inbound) and makes the connector; an error
-// (address in use, unreadable TLS files) is FAILED_PRECONDITION or
-// INVALID_ARGUMENT naming the setting, and the daemon does not start.
-using PeerTransportFactory = std::function<StatusOr<PeerTransport>(
-    const PeerTransportOptions& options, PeerInbound* inbound)>;
+// Makes the peer transport: rpc/ implements it with gRPC
+// (GrpcPeerTransportFactory), the peer hub calls it once at start.
+class PeerTransportFactory {
+ public:
+  virtual ~PeerTransportFactory() = default;
+  // Starts the listener (serving inbound) and makes the connector; an error
+  // (address in use, unreadable TLS files) is FAILED_PRECONDITION or
+  // INVALID_ARGUMENT naming the setting, and the daemon does not start.
+  virtual StatusOr<PeerTransport> Make(const PeerTransportOptions& options,
+                                       PeerInbound* inbound) const = 0;
+};
 
 }  // namespace rdmad
 

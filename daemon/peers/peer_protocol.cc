@@ -16,7 +16,7 @@
 namespace rdmad {
 namespace {
 
-constexpr ProtocolVersion kProtocol{1, 0};
+constexpr ProtocolVersion kProtocol{2, 0};  // 2: batches as repeated fields (docs/wire.md)
 
 bool IsHex(std::string_view text) {
   return std::all_of(text.begin(), text.end(),

@@ -30,10 +30,10 @@ struct ProtocolVersion {
   friend bool operator==(const ProtocolVersion&, const ProtocolVersion&) = default;
 };
 
-// "1.0".
+// "2.0".
 std::string FormatProtocol(ProtocolVersion version);
 
-// The protocol this daemon speaks: 1.0. The major version can be replaced by
+// The protocol this daemon speaks: 2.0. The major version can be replaced by
 // the test-only variable RDMAD_TEST_PROTOCOL_MAJOR (read here, once, and
 // nowhere else) so that the integration tests can run a "future" daemon.
 ProtocolVersion LocalProtocolVersion();

@@ -21,9 +21,9 @@ PeerHello Valid() {
   return h;
 }
 
-TEST(PeerProtocolTest, ThisDaemonSpeaks1Point0) {
-  EXPECT_EQ(LocalProtocolVersion(), (ProtocolVersion{1, 0}));
-  EXPECT_EQ(FormatProtocol({1, 0}), "1.0");
+TEST(PeerProtocolTest, ThisDaemonSpeaks2Point0) {
+  EXPECT_EQ(LocalProtocolVersion(), (ProtocolVersion{2, 0}));
+  EXPECT_EQ(FormatProtocol({2, 0}), "2.0");
 }
 
 TEST(PeerProtocolTest, OnlyTheMajorVersionMustMatch) {

@@ -59,15 +59,42 @@ const char* PeerOriginName(PeerOrigin origin) {
   return "unknown";
 }
 
+// One attempt's Session stream, heard on the transport's thread: each
+// event and the end are stamped and posted to the session's worker.
+class PeerSession::StreamObserver final : public PeerStreamObserver {
+ public:
+  StreamObserver(std::weak_ptr<PeerSession> session, uint64_t attempt,
+                 std::shared_ptr<const PeerSessionEnv> env)
+      : session_(std::move(session)), attempt_(attempt), env_(std::move(env)) {}
+
+  void OnStreamEvent(const PeerEvent& event) override {
+    SteadyTime t = env_->options.clock->Now();
+    env_->worker->Post([weak = session_, attempt = attempt_, event, t] {
+      if (auto self = weak.lock()) self->OnEvent(attempt, event, t);
+    });
+  }
+  void OnStreamEnd(const Status& status) override {
+    SteadyTime t = env_->options.clock->Now();
+    env_->worker->Post([weak = session_, attempt = attempt_, status, t] {
+      if (auto self = weak.lock()) self->OnEnd(attempt, status, t);
+    });
+  }
+
+ private:
+  const std::weak_ptr<PeerSession> session_;
+  const uint64_t attempt_;
+  const std::shared_ptr<const PeerSessionEnv> env_;
+};
+
 PeerSession::PeerSession(std::string name, std::string address, PeerOrigin origin,
                          std::shared_ptr<const PeerSessionEnv> env)
     : name_(std::move(name)),
       address_(std::move(address)),
       origin_(origin),
       env_(std::move(env)),
-      state_since_(env_->options.clock()),
+      state_since_(env_->options.clock->Now()),
       next_attempt_(state_since_),
-      backoff_(env_->options.backoff, env_->options.random),
+      backoff_(env_->options.backoff, *env_->options.clock),
       breaker_(env_->options.breaker) {}
 
 PeerSession::~PeerSession() { Teardown(); }
@@ -83,7 +110,7 @@ PeerSnapshot PeerSession::snapshot() const {
   s.rtt_ms = rtt_ms_;
   s.last_error = last_error_;
   s.remote = remote_;
-  s.state_seconds = std::max(0.0, Millis(env_->options.clock() - state_since_) / 1000);
+  s.state_seconds = std::max(0.0, Millis(env_->options.clock->Now() - state_since_) / 1000);
   s.failures = failures_;
   if (state_ == PeerSessionState::kCircuitOpen) s.circuit_open_until = open_until_wall_;
   return s;
@@ -179,7 +206,7 @@ void PeerSession::SendHello(SteadyTime now) {
   std::shared_ptr<const PeerSessionEnv> env = env_;
   link_->Hello(env_->hello->LocalHello(), env_->options.hello_timeout,
                [weak, attempt, env](StatusOr<PeerHello> result) {
-                 SteadyTime at = env->options.clock();
+                 SteadyTime at = env->options.clock->Now();
                  env->worker->Post([weak, attempt, result = std::move(result), at]() mutable {
                    if (auto self = weak.lock()) self->OnHello(attempt, std::move(result), at);
                  });
@@ -227,22 +254,8 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
   last_event_ = at;
   SessionOpen open{me.protocol, me.host_name, me.instance_id,
                    int(env_->options.heartbeat_interval.count())};
-  std::weak_ptr<PeerSession> weak = weak_from_this();
-  std::shared_ptr<const PeerSessionEnv> env = env_;
-  stream_ = link_->OpenSession(
-      open,
-      [weak, attempt, env](const PeerEvent& event) {
-        SteadyTime t = env->options.clock();
-        env->worker->Post([weak, attempt, event, t] {
-          if (auto self = weak.lock()) self->OnEvent(attempt, event, t);
-        });
-      },
-      [weak, attempt, env](const Status& status) {
-        SteadyTime t = env->options.clock();
-        env->worker->Post([weak, attempt, status, t] {
-          if (auto self = weak.lock()) self->OnEnd(attempt, status, t);
-        });
-      });
+  stream_ =
+      link_->OpenSession(open, std::make_shared<StreamObserver>(weak_from_this(), attempt, env_));
 }
 
 void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime at) {
@@ -292,8 +305,7 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
                            ? std::chrono::duration_cast<milliseconds>(breaker_.open_until() - now)
                            : backoff_.Next();
   next_attempt_ = now + delay;
-  const auto& wall = env_->options.wall_clock;
-  auto until_wall = (wall ? wall() : std::chrono::system_clock::now()) + delay;
+  auto until_wall = env_->options.clock->WallNow() + delay;
   PeerSessionState before;
   std::string before_error;
   int failures;

@@ -79,27 +79,27 @@ struct PeerSnapshot {
   std::chrono::system_clock::time_point circuit_open_until{};
 };
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
 struct PeerSessionOptions {
   Backoff::Options backoff;  // 100 ms .. 10 s, +-20%
   std::chrono::milliseconds hello_timeout{3000};
   std::chrono::milliseconds rtt_interval{5000};  // Hello again while up
   std::chrono::milliseconds heartbeat_interval{1000};
   std::chrono::milliseconds stale_after{5000};  // no event this long: down
-  // Callbacks only so that tests control time and jitter:
-  std::function<SteadyTime()> clock;                                  // default steady_clock
-  std::function<double()> random;                                     // for jitter; default random
-  CircuitBreaker::Options breaker;                                    // 5 failures, open 30 s
-  std::function<std::chrono::system_clock::time_point()> wall_clock;  // default now
+  CircuitBreaker::Options breaker;              // 5 failures, open 30 s
+  // Time and jitter (not owned; outlives the sessions' work): tests pass a
+  // ManualClock.
+  Clock* clock = &Clock::System();
 };
 
 // The sessions' worker queue: the transport's completions are posted here
 // and run on the worker thread; once the sessions stop, work is dropped.
 class SessionWorker {
  public:
+  // One piece of work: the queue holds every kind of continuation, hence
+  // type-erased.
+  using Work = std::function<void()>;
   virtual ~SessionWorker() = default;
-  virtual void Post(std::function<void()> work) = 0;
+  virtual void Post(Work work) = 0;
 };
 
 // What the sessions share; the transport's callbacks keep it alive, so it
@@ -162,6 +162,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   void Shutdown();
 
  private:
+  class StreamObserver;  // peer_session.cc
   enum class Phase { kIdle, kHello, kOpening, kUp, kStopped };
 
   void StartAttempt(SteadyTime now);

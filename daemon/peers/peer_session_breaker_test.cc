@@ -41,9 +41,7 @@ class PeerSessionBreakerTest : public ::testing::Test {
     connector_ = std::make_shared<FakePeerConnector>();
     Instant(*connector_, &refuse_);
     PeerSessionOptions options;
-    options.clock = [this] { return now_; };
-    options.wall_clock = [this] { return wall_; };
-    options.random = [] { return 0.5; };  // no jitter: exact delays
+    options.clock = &clock_;  // Random() 0.5: no jitter, exact delays
     options.breaker = {.failures = 3, .open_for = seconds(30)};
     sessions_ = std::make_unique<PeerSessions>(connector_, hello_, options);
     sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
@@ -51,8 +49,7 @@ class PeerSessionBreakerTest : public ::testing::Test {
   }
 
   void Advance(milliseconds d) {
-    now_ += d;
-    wall_ += d;
+    clock_.Advance(d);
     sessions_->RunOnce();
   }
   PeerSnapshot Peer() { return sessions_->List().at(0); }
@@ -67,8 +64,7 @@ class PeerSessionBreakerTest : public ::testing::Test {
     ASSERT_EQ(Peer().state, PeerSessionState::kCircuitOpen);
   }
 
-  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
-  std::chrono::system_clock::time_point wall_{seconds(1800000000)};  // 2027-01-15T08:00:00Z
+  ManualClock clock_;  // from 2027-01-15T08:00:00Z
   bool refuse_ = true;
   std::shared_ptr<FakePeerConnector> connector_;
   FixedHello hello_{[] {
@@ -87,7 +83,7 @@ TEST_F(PeerSessionBreakerTest, TripsAfterNFailuresInARow) {
   PeerSnapshot p = Peer();
   EXPECT_EQ(p.failures, 3);
   EXPECT_EQ(p.last_error, "Hello: Connection refused");
-  EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
+  EXPECT_EQ(p.circuit_open_until, clock_.WallNow() + seconds(30));
 }
 
 TEST_F(PeerSessionBreakerTest, FailsFastAndDoesNotDialWhileOpen) {
@@ -110,7 +106,7 @@ TEST_F(PeerSessionBreakerTest, HalfOpenProbeFailureReopens) {
   PeerSnapshot p = Peer();
   EXPECT_EQ(p.state, PeerSessionState::kCircuitOpen);
   EXPECT_EQ(p.failures, 4);
-  EXPECT_EQ(p.circuit_open_until, wall_ + seconds(30));
+  EXPECT_EQ(p.circuit_open_until, clock_.WallNow() + seconds(30));
   EXPECT_THAT(LinkStatus().message(), HasSubstr("circuit open until 2027-01-15T08:01:00Z"));
   Advance(seconds(29));
   EXPECT_EQ(connector_->Hellos(), 4u);  // open again: no backoff retries

@@ -18,10 +18,10 @@ constexpr std::chrono::seconds kMaxSleep{1};
 struct PeerSessions::Inbox final : SessionWorker {
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::function<void()>> queue;  // guarded by mu
-  bool closed = false;                      // guarded by mu
+  std::deque<Work> queue;  // guarded by mu
+  bool closed = false;     // guarded by mu
 
-  void Post(std::function<void()> work) override {
+  void Post(Work work) override {
     {
       std::lock_guard lock(mu);
       if (closed) return;  // stopping: completions no longer matter
@@ -39,8 +39,7 @@ struct PeerSessions::Inbox final : SessionWorker {
 PeerSessions::PeerSessions(std::shared_ptr<PeerConnector> connector, const LocalHelloSource& hello,
                            PeerSessionOptions options)
     : inbox_(std::make_shared<Inbox>()), connector_(std::move(connector)) {
-  if (!options.clock) options.clock = [] { return std::chrono::steady_clock::now(); };
-  if (!options.wall_clock) options.wall_clock = [] { return std::chrono::system_clock::now(); };
+  if (!options.clock) options.clock = &Clock::System();
   auto env = std::make_shared<PeerSessionEnv>();
   env->connector = connector_.get();
   env->hello = &hello;
@@ -75,7 +74,7 @@ void PeerSessions::Stop() {
   if (!sessions.empty()) spdlog::info("peer sessions closed ({})", sessions.size());
 }
 
-void PeerSessions::Post(std::function<void()> work) { inbox_->Post(std::move(work)); }
+void PeerSessions::Post(SessionWorker::Work work) { inbox_->Post(std::move(work)); }
 
 void PeerSessions::SetUser(SessionUser* user) {
   std::lock_guard lock(mu_);
@@ -97,7 +96,7 @@ std::shared_ptr<PeerSession> PeerSessions::NewSession(const std::string& name,
                                                       const std::string& address,
                                                       PeerOrigin origin) {
   auto session = std::make_shared<PeerSession>(name, address, origin, env_);
-  session->Touch(env_->options.clock());
+  session->Touch(env_->options.clock->Now());
   session->SetUser(user_);
   return session;
 }
@@ -182,7 +181,9 @@ void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
   }
   for (auto& s : removed) Post([s] { s->Shutdown(); });
   for (auto& s : back) {
-    Post([s, env = env_] { s->Revive(env->options.clock(), "its member record is back in etcd"); });
+    Post([s, env = env_] {
+      s->Revive(env->options.clock->Now(), "its member record is back in etcd");
+    });
   }
 }
 
@@ -200,7 +201,7 @@ void PeerSessions::PeerAlive(const std::string& host_name, const std::string& ip
     }
   }
   for (auto& s : alive) {
-    Post([s, why, env = env_] { s->Revive(env->options.clock(), why); });
+    Post([s, why, env = env_] { s->Revive(env->options.clock->Now(), why); });
   }
 }
 
@@ -236,7 +237,7 @@ StatusOr<std::shared_ptr<PeerSession>> PeerSessions::Peer(const std::string& nam
   {
     std::lock_guard lock(mu_);
     if (stopped_) return Status::FailedPrecondition("rdmad is stopping");
-    const SteadyTime now = env_->options.clock();
+    const SteadyTime now = env_->options.clock->Now();
     for (auto& s : sessions_) {  // a [[peers]] name wins over a member's
       if (s->name() == name_or_address) {
         s->Touch(now);
@@ -397,7 +398,7 @@ SteadyTime PeerSessions::RunOnce() {
   SteadyTime next = SteadyTime::max();
   for (int round = 0; round < kMaxRunOnceRounds; ++round) {
     for (auto& work : inbox_->Take()) work();
-    next = PollAll(env_->options.clock());
+    next = PollAll(env_->options.clock->Now());
     std::lock_guard lock(inbox_->mu);
     if (inbox_->queue.empty()) break;
   }
@@ -416,7 +417,7 @@ void PeerSessions::WorkerLoop() {
       batch.swap(inbox_->queue);
     }
     for (auto& work : batch) work();
-    next = PollAll(env_->options.clock());
+    next = PollAll(env_->options.clock->Now());
   }
 }
 

@@ -117,7 +117,7 @@ class PeerSessions {
  private:
   struct Inbox;  // the worker's queue, shared with the transport callbacks
 
-  void Post(std::function<void()> work);
+  void Post(SessionWorker::Work work);
   void WorkerLoop();
   SteadyTime PollAll(SteadyTime now);
   void CloseIdle(SteadyTime now);

@@ -52,9 +52,8 @@ class PeerSessionsTest : public ::testing::Test {
   PeerSessionsTest() {
     connector_ = std::make_shared<FakePeerConnector>();
     PeerSessionOptions options;
-    options.clock = [this] { return now_; };
-    options.random = [] { return 0.5; };  // no jitter: exact delays
-    options.breaker.failures = 0;         // no circuit breaker: peer_session_breaker_test.cc
+    options.clock = &clock_;       // Random() 0.5: no jitter, exact delays
+    options.breaker.failures = 0;  // no circuit breaker: peer_session_breaker_test.cc
     sessions_ = std::make_unique<PeerSessions>(connector_, hello_, options);
   }
   // The sessions end before what the tests' callbacks refer to.
@@ -71,7 +70,7 @@ class PeerSessionsTest : public ::testing::Test {
   }
 
   void Advance(milliseconds d) {
-    now_ += d;
+    clock_.Advance(d);
     sessions_->RunOnce();
   }
   FakePeerLink& Link(size_t i = 0) { return *connector_->links.at(i); }
@@ -82,7 +81,7 @@ class PeerSessionsTest : public ::testing::Test {
   void BringUp() {
     sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
     sessions_->RunOnce();
-    now_ += milliseconds(2);
+    clock_.Advance(milliseconds(2));
     connector_->links.back()->Answer(Hello(1));
     sessions_->RunOnce();
     connector_->links.back()->Beat();
@@ -90,7 +89,7 @@ class PeerSessionsTest : public ::testing::Test {
     ASSERT_EQ(Peer().state, PeerSessionState::kUp);
   }
 
-  SteadyTime now_ = SteadyTime() + std::chrono::hours(1);
+  ManualClock clock_;
   std::shared_ptr<FakePeerConnector> connector_;
   FixedHello hello_{LocalHello()};
   TestUser user_;  // set on the sessions by the tests that need one
@@ -106,7 +105,7 @@ TEST_F(PeerSessionsTest, HelloThenStreamBringsThePeerUp) {
   EXPECT_EQ(Link().sent[0].instance_id, kLocalId);
   EXPECT_EQ(Peer().state, PeerSessionState::kConnecting);
 
-  now_ += milliseconds(3);
+  clock_.Advance(milliseconds(3));
   Link().Answer(Hello(1));
   sessions_->RunOnce();
   ASSERT_EQ(Link().streams.size(), 1u);
@@ -145,7 +144,7 @@ TEST_F(PeerSessionsTest, ObserversSeeEverySessionsStateAndChannelEvents) {
   closed.kind = PeerEvent::Kind::kChannelClosed;
   closed.channel_id = 7;
   closed.reason = "bye";
-  Link().streams[0]->on_event(closed);
+  Link().streams[0]->Send(closed);
   sessions_->RunOnce();
   Link().streams[0]->End(Status::Unavailable("keepalive watchdog timeout"));
   sessions_->RunOnce();
@@ -227,7 +226,7 @@ TEST_F(PeerSessionsTest, HelloIsRepeatedForTheRtt) {
   EXPECT_EQ(Link().sent.size(), 1u);
   Advance(milliseconds(1000));  // 5 s after up: the probe
   ASSERT_EQ(Link().sent.size(), 2u);
-  now_ += milliseconds(7);
+  clock_.Advance(milliseconds(7));
   Link().Answer(Hello(1, "node-b-renamed"));
   sessions_->RunOnce();
   EXPECT_DOUBLE_EQ(Peer().rtt_ms, 7.0);
@@ -326,7 +325,7 @@ TEST_F(PeerSessionsTest, ObserversSeeStateChangesAndChannelEvents) {
   PeerEvent event;
   event.kind = PeerEvent::Kind::kChannelClosed;
   event.channel_id = 42;
-  Link().streams[0]->on_event(event);
+  Link().streams[0]->Send(event);
   sessions_->RunOnce();
   Link().streams[0]->End(Status::Ok());
   sessions_->RunOnce();
@@ -441,7 +440,7 @@ TEST_F(PeerSessionsTest, AMemberWhoseAddressAnswersAsAnotherNodeIsNotUsed) {
   sessions_->SetDiscoveredPeers({{"m1", "192.0.2.5"}});
   ASSERT_TRUE(sessions_->Peer("m1").ok());
   sessions_->RunOnce();
-  now_ += milliseconds(2);
+  clock_.Advance(milliseconds(2));
   Link().Answer(Hello(1, "m7"));
   sessions_->RunOnce();
   EXPECT_NE(Peer().state, PeerSessionState::kUp);
@@ -508,7 +507,7 @@ TEST_F(PeerSessionsTest, SessionsOpenedOnFirstUseCloseWhenUnused) {
   auto run = [&](milliseconds d) {
     for (milliseconds done(0); done < d;) {
       milliseconds step = std::min(milliseconds(1000), d - done);
-      now_ += step;
+      clock_.Advance(step);
       done += step;
       for (auto& link : connector_->links) {
         if (!link->streams.empty() && !link->streams.back()->ended &&

@@ -274,7 +274,7 @@ std::string PortReason(const Context& ctx, const Option& o, const PathDecision& 
 
 // Builds the context: validates the request and the gid settings.
 StatusOr<Context> MakeContext(const Config& config, const PathRequest& request,
-                              const SourceAddressLookup& lookup) {
+                              const SourceAddressLookup* lookup) {
   std::optional<IpAddress> peer = ParseIpAddress(request.peer_ip);
   if (!peer || ClassifyAddress(*peer) == AddressScope::kUnspecified) {
     return Status::InvalidArgument("peer address \"" + request.peer_ip +
@@ -289,8 +289,8 @@ StatusOr<Context> MakeContext(const Config& config, const PathRequest& request,
   StatusOr<GidPreferences> prefs = MakeGidPreferences(config.gid, *peer);
   if (!prefs.ok()) return prefs.status();
   Context ctx{config, request.peer_ip, std::move(*prefs), std::nullopt};
-  if (lookup) {
-    std::optional<std::string> source = lookup(request.peer_ip);
+  if (lookup != nullptr) {
+    std::optional<std::string> source = lookup->SourceAddressFor(request.peer_ip);
     if (source) ctx.kernel_source = ParseIpAddress(*source);
   }
   return ctx;
@@ -299,7 +299,7 @@ StatusOr<Context> MakeContext(const Config& config, const PathRequest& request,
 }  // namespace
 
 StatusOr<PathDecision> ResolvePath(const Inventory& inventory, const Config& config,
-                                   const PathRequest& request, const SourceAddressLookup& lookup) {
+                                   const PathRequest& request, const SourceAddressLookup* lookup) {
   StatusOr<Context> ctx = MakeContext(config, request, lookup);
   if (!ctx.ok()) return ctx.status();
   StatusOr<QpPlan> qp = ResolveQpAttributes(config);

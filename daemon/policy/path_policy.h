@@ -57,7 +57,7 @@ struct PathDecision {
 // port was rejected; a pinned gid.index missing on the chosen port, naming
 // the indices that exist.
 StatusOr<PathDecision> ResolvePath(const Inventory& inventory, const Config& config,
-                                   const PathRequest& request, const SourceAddressLookup& lookup);
+                                   const PathRequest& request, const SourceAddressLookup* lookup);
 
 }  // namespace rdmad
 

@@ -151,16 +151,19 @@ TEST_P(PathPolicyTest, Resolves) {
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   if (c.tweak) c.tweak(&*config);
   Inventory inventory = c.inventory();
-  int lookups = 0;
-  SourceAddressLookup lookup = [&](const std::string& peer) -> std::optional<std::string> {
-    ++lookups;
-    EXPECT_EQ(peer, c.peer);  // as the request spells it
-    auto it = c.routes.find(peer);
-    if (it == c.routes.end()) return std::nullopt;
-    return it->second;
-  };
-  StatusOr<PathDecision> d = ResolvePath(inventory, *config, {c.peer, c.peer_mtu}, lookup);
-  EXPECT_LE(lookups, 1);
+  // The case's routes, counting the lookups.
+  struct Routes final : SourceAddressLookup {
+    const PathCase& c;
+    mutable int lookups = 0;
+    explicit Routes(const PathCase& c) : c(c) {}
+    std::optional<std::string> SourceAddressFor(const std::string& peer) const override {
+      ++lookups;
+      EXPECT_EQ(peer, c.peer);  // as the request spells it
+      return SourceAddressTable(c.routes).SourceAddressFor(peer);
+    }
+  } routes(c);
+  StatusOr<PathDecision> d = ResolvePath(inventory, *config, {c.peer, c.peer_mtu}, &routes);
+  EXPECT_LE(routes.lookups, 1);
   if (c.code != StatusCode::kOk) {
     ASSERT_FALSE(d.ok()) << "picked " << d->device << " GID " << d->gid_index;
     EXPECT_EQ(d.status().code(), c.code) << d.status().ToString();
@@ -170,7 +173,7 @@ TEST_P(PathPolicyTest, Resolves) {
     return;
   }
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_EQ(lookups, 1);
+  EXPECT_EQ(routes.lookups, 1);
   const Want& w = c.want;
   EXPECT_EQ(d->device, w.device);
   EXPECT_EQ(d->port, w.port);
@@ -501,7 +504,8 @@ INSTANTIATE_TEST_SUITE_P(Table, PathPolicyTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return info.param.name; });
 
 TEST(PathPolicyLookupTest, EmptyLookupMeansNoHint) {
-  StatusOr<PathDecision> d = ResolvePath(Fixture("rxe-lab"), DefaultConfig(), {"192.0.2.2"}, {});
+  StatusOr<PathDecision> d =
+      ResolvePath(Fixture("rxe-lab"), DefaultConfig(), {"192.0.2.2"}, nullptr);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->gid_index, 1);
   EXPECT_THAT(d->reasons[2], HasSubstr("the kernel gave no source address"));

@@ -13,12 +13,10 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out) {
 }
 
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out) {
-  out->set_channel_id(call.channel_id);
   out->set_service(call.service);
   out->set_initiator_host(call.initiator_host);
   out->set_initiator_instance(call.initiator_instance);
-  ToProto(call.initiator, out->mutable_initiator());
-  for (const ChannelOpening& more : call.more) ToProto(more, out->add_more());
+  for (const ChannelOpening& c : call.channels) ToProto(c, out->add_channels());
 }
 
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {
@@ -28,15 +26,16 @@ void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {
 
 StatusOr<std::vector<ChannelOpening>> FromProto(
     const google::protobuf::RepeatedPtrField<v1::ChannelOpening>& in) {
-  if (size_t(in.size()) >= kMaxChannelBatch) {
-    return Status::InvalidArgument("more: at most " + std::to_string(kMaxChannelBatch - 1) +
-                                   " more channels per batch");
+  if (in.empty()) return Status::InvalidArgument("channels: required");
+  if (size_t(in.size()) > kMaxChannelBatch) {
+    return Status::InvalidArgument("channels: at most " + std::to_string(kMaxChannelBatch) +
+                                   " per batch");
   }
   std::vector<ChannelOpening> out;
   for (int i = 0; i < in.size(); ++i) {
     StatusOr<ChannelEndpoint> endpoint = FromProto(in[i].endpoint());
     if (!endpoint.ok()) {
-      return Status::InvalidArgument("more[" + std::to_string(i) + "]." +
+      return Status::InvalidArgument("channels[" + std::to_string(i) + "]." +
                                      endpoint.status().message());
     }
     out.push_back(ChannelOpening{in[i].channel_id(), std::move(endpoint).value()});
@@ -45,19 +44,18 @@ StatusOr<std::vector<ChannelOpening>> FromProto(
 }
 
 StatusOr<ChannelEndpoints> EndpointsFromProto(
-    const v1::Endpoint& first, const google::protobuf::RepeatedPtrField<v1::Endpoint>& more,
-    std::string_view more_field) {
-  if (size_t(more.size()) >= kMaxChannelBatch) {
-    return Status::InvalidArgument(std::string(more_field) + ": at most " +
-                                   std::to_string(kMaxChannelBatch - 1));
+    const google::protobuf::RepeatedPtrField<v1::Endpoint>& in, std::string_view field) {
+  if (in.empty()) return Status::InvalidArgument(std::string(field) + ": required");
+  if (size_t(in.size()) > kMaxChannelBatch) {
+    return Status::InvalidArgument(std::string(field) + ": at most " +
+                                   std::to_string(kMaxChannelBatch));
   }
   ChannelEndpoints out;
-  for (int i = -1; i < more.size(); ++i) {
-    StatusOr<ChannelEndpoint> one = FromProto(i < 0 ? first : more[i]);
+  for (int i = 0; i < in.size(); ++i) {
+    StatusOr<ChannelEndpoint> one = FromProto(in[i]);
     if (!one.ok()) {
-      return i < 0 ? one.status()
-                   : Status::InvalidArgument(std::string(more_field) + "[" + std::to_string(i) +
-                                             "]: " + one.status().message());
+      return Status::InvalidArgument(std::string(field) + "[" + std::to_string(i) +
+                                     "]: " + one.status().message());
     }
     out.push_back(std::move(one).value());
   }
@@ -65,17 +63,13 @@ StatusOr<ChannelEndpoints> EndpointsFromProto(
 }
 
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in) {
-  StatusOr<ChannelEndpoint> initiator = FromProto(in.initiator());
-  if (!initiator.ok()) return initiator.status();
+  StatusOr<std::vector<ChannelOpening>> channels = FromProto(in.channels());
+  if (!channels.ok()) return channels.status();
   OpenChannelCall call;
-  call.channel_id = in.channel_id();
   call.service = in.service();
   call.initiator_host = in.initiator_host();
   call.initiator_instance = in.initiator_instance();
-  call.initiator = std::move(initiator).value();
-  StatusOr<std::vector<ChannelOpening>> more = FromProto(in.more());
-  if (!more.ok()) return more.status();
-  call.more = std::move(more).value();
+  call.channels = std::move(channels).value();
   return call;
 }
 

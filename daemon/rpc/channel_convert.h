@@ -31,20 +31,18 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out);
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);
 
-// A batch's further channels (ConnectRequest.more, IncomingChannel.more,
-// OpenChannelRequest.more). INVALID_ARGUMENT naming the field for a
-// malformed endpoint or more than kMaxChannelBatch - 1 of them.
+// A batch's channels (ConnectRequest.channels, IncomingChannel.channels,
+// OpenChannelRequest.channels). INVALID_ARGUMENT naming the field for
+// none, a malformed endpoint or more than kMaxChannelBatch of them.
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out);
 StatusOr<std::vector<ChannelOpening>> FromProto(
     const google::protobuf::RepeatedPtrField<v1::ChannelOpening>& in);
 
-// A batch's endpoints, first then more (AcceptRequest.endpoint and
-// more_endpoints, OpenChannelResponse.acceptor and more_acceptors).
-// INVALID_ARGUMENT naming more_field[i] for a malformed one after the
-// first, or for more than kMaxChannelBatch - 1 of them.
+// A batch's endpoints (AcceptRequest.endpoints,
+// OpenChannelResponse.acceptors). INVALID_ARGUMENT naming field[i] for a
+// malformed one, or field for none or more than kMaxChannelBatch.
 StatusOr<ChannelEndpoints> EndpointsFromProto(
-    const v1::Endpoint& first, const google::protobuf::RepeatedPtrField<v1::Endpoint>& more,
-    std::string_view more_field);
+    const google::protobuf::RepeatedPtrField<v1::Endpoint>& in, std::string_view field);
 
 // A channel's lease as the bytes the application keeps (a serialized
 // v1::ChannelLease, sealed by the broker's LeaseSealer), and back:

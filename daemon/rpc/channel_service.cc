@@ -37,8 +37,8 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
                                                v1::AcceptResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
-  StatusOr<ChannelEndpoints> parsed =
-      EndpointsFromProto(request->endpoint(), request->more_endpoints(), "more_endpoints");
+  if (Status known = CheckKnownFields(*request); !known.ok()) return Reply(context, known);
+  StatusOr<ChannelEndpoints> parsed = EndpointsFromProto(request->endpoints(), "endpoints");
   if (!parsed.ok()) return Reply(context, parsed.status());
   ChannelEndpoints endpoints = std::move(parsed).value();
   Caller caller = CallerOf(context);
@@ -57,13 +57,8 @@ grpc::ServerUnaryReactor* LocalService::Accept(grpc::CallbackServerContext* cont
   Status accepted = broker->services().Accept(caller, request->request_id(), std::move(endpoints));
   for (size_t i = 0; accepted.ok() && channel_ids.ok() && i < channel_ids.value().size(); ++i) {
     StatusOr<ChannelLease> lease = broker->LeaseOf(channel_ids.value()[i], transports[i]);
-    std::string bytes =
-        lease.ok() ? SerializeLease(lease.value(), broker->lease_sealer()) : std::string();
-    if (i == 0) {
-      response->set_lease(std::move(bytes));
-    } else {
-      response->add_more_leases(std::move(bytes));
-    }
+    response->add_leases(lease.ok() ? SerializeLease(lease.value(), broker->lease_sealer())
+                                    : std::string());
   }
   return Reply(context, accepted);
 }
@@ -88,8 +83,7 @@ grpc::ServerUnaryReactor* LocalService::PlanChannel(grpc::CallbackServerContext*
   auto planned = broker->PlanChannel(CallerOf(context), request->peer(), request->service(),
                                      request->force_tcp(), std::max(1u, request->count()));
   if (planned.ok()) {
-    response->set_channel_id(planned.value().channel_id);
-    for (uint64_t id : planned.value().more_ids) response->add_more_channel_ids(id);
+    for (uint64_t id : planned.value().channel_ids) response->add_channel_ids(id);
     ToProto(planned.value().plan, response->mutable_plan());
     response->set_peer_address(planned.value().peer_address);
   }
@@ -101,12 +95,9 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
                                                 v1::ConnectResponse* response) {
   Broker* broker = core_->broker();
   if (broker == nullptr) return Reply(context, NoBroker());
-  StatusOr<ChannelEndpoint> endpoint = FromProto(request->endpoint());
-  if (!endpoint.ok()) return Reply(context, endpoint.status());
-  StatusOr<std::vector<ChannelOpening>> more = FromProto(request->more());
-  if (!more.ok()) return Reply(context, more.status());
-  std::vector<ChannelOpening> channels{ChannelOpening{request->channel_id(), *endpoint}};
-  for (ChannelOpening& c : more.value()) channels.push_back(std::move(c));
+  if (Status known = CheckKnownFields(*request); !known.ok()) return Reply(context, known);
+  StatusOr<std::vector<ChannelOpening>> channels = FromProto(request->channels());
+  if (!channels.ok()) return Reply(context, channels.status());
   StatusOr<ClientLimiter::Lease> admitted = AdmitConnect(context);
   if (!admitted.ok()) return Reply(context, admitted.status());
   auto lease = std::make_shared<ClientLimiter::Lease>(std::move(admitted).value());
@@ -115,7 +106,7 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
   // The server's Shutdown waits for this Finish, and the daemon stops the
   // broker first (pending opens fail at once), so the broker outlives it.
   Status queued = handshakes_.Submit(
-      [broker, context, reactor, response, lease, caller, channels = std::move(channels)] {
+      [broker, context, reactor, response, lease, caller, channels = std::move(channels).value()] {
         StatusOr<ChannelEndpoints> peer = broker->Connect(caller, channels);
         for (size_t i = 0; peer.ok() && i < channels.size(); ++i) {
           uint64_t id = channels[i].channel_id;
@@ -125,17 +116,11 @@ grpc::ServerUnaryReactor* LocalService::Connect(grpc::CallbackServerContext* con
             if (!released.ok()) spdlog::debug("channel {:#018x}: {}", id, released.ToString());
           }
           StatusOr<ChannelLease> channel_lease = broker->LeaseOf(id);
-          std::string bytes = channel_lease.ok()
-                                  ? SerializeLease(channel_lease.value(), broker->lease_sealer())
-                                  : std::string();
-          if (i == 0) {
-            ToProto(peer.value()[0], response->mutable_peer());
-            response->set_lease(std::move(bytes));
-          } else {
-            v1::ConnectedChannel* c = response->add_more();
-            ToProto(peer.value()[i], c->mutable_peer());
-            c->set_lease(std::move(bytes));
-          }
+          v1::ConnectedChannel* c = response->add_channels();
+          ToProto(peer.value()[i], c->mutable_peer());
+          c->set_lease(channel_lease.ok()
+                           ? SerializeLease(channel_lease.value(), broker->lease_sealer())
+                           : std::string());
         }
         lease->Reset();  // before the answer: the client may Connect again at once
         reactor->Finish(ToGrpcStatus(peer.status()));
@@ -150,29 +135,30 @@ grpc::ServerWriteReactor<v1::ChannelEvent>* LocalService::HoldChannel(
   if (broker == nullptr) return new FailedStream<v1::ChannelEvent>(NoBroker());
   StatusOr<ClientLimiter::Lease> lease = AdmitStream(context);
   if (!lease.ok()) return new FailedStream<v1::ChannelEvent>(lease.status());
-  int more = request->more_channel_ids_size();
-  if (size_t(more) >= kMaxChannelBatch) {
-    return new FailedStream<v1::ChannelEvent>(Status::InvalidArgument(
-        "more_channel_ids: at most " + std::to_string(kMaxChannelBatch - 1)));
+  if (Status known = CheckKnownFields(*request); !known.ok()) {
+    return new FailedStream<v1::ChannelEvent>(known);
   }
-  if (request->more_leases_size() != 0 && request->more_leases_size() != more) {
+  const int count = request->channel_ids_size();
+  if (count == 0 || size_t(count) > kMaxChannelBatch) {
+    return new FailedStream<v1::ChannelEvent>(Status::InvalidArgument(
+        "channel_ids: 1 to " + std::to_string(kMaxChannelBatch) + " channels"));
+  }
+  if (request->leases_size() != 0 && request->leases_size() != count) {
     return new FailedStream<v1::ChannelEvent>(
-        Status::InvalidArgument("more_leases: none, or one per more_channel_ids"));
+        Status::InvalidArgument("leases: none, or one per channel_ids"));
   }
   Caller caller = CallerOf(context);
   std::vector<HoldReactor::Held> channels;
-  for (int i = -1; i < more; ++i) {
-    HoldReactor::Held held{i < 0 ? request->channel_id() : request->more_channel_ids(i), false, {}};
-    const std::string& bytes = i < 0                              ? request->lease()
-                               : request->more_leases_size() == 0 ? std::string()
-                                                                  : request->more_leases(i);
+  for (int i = 0; i < count; ++i) {
+    HoldReactor::Held held{request->channel_ids(i), false, {}};
+    const std::string& bytes = request->leases_size() == 0 ? std::string() : request->leases(i);
     if (!bytes.empty()) {  // re-attaching after a restart of rdmad
       held.reattach = true;
       StatusOr<ChannelLease> channel = ParseLease(bytes, broker->lease_sealer());
       held.adopted =
           channel.ok() ? broker->Adopt(caller, held.channel_id, channel.value()) : channel.status();
     }
-    if (!held.adopted.ok() && more == 0) return new FailedStream<v1::ChannelEvent>(held.adopted);
+    if (!held.adopted.ok() && count == 1) return new FailedStream<v1::ChannelEvent>(held.adopted);
     channels.push_back(std::move(held));
   }
   return new HoldReactor(context, broker, caller, channels, std::move(lease).value());

@@ -27,8 +27,15 @@ using EtcdOptions = StoreOptions;
 // INVALID_ARGUMENT for no or a malformed endpoint; FAILED_PRECONDITION for
 // TLS files that cannot be read. Does not contact etcd.
 StatusOr<std::unique_ptr<MembershipStore>> NewEtcdStore(const EtcdOptions& options);
-// The same as the daemon's MembershipStoreFactory.
 StatusOr<std::shared_ptr<MembershipStore>> MakeEtcdStore(const StoreOptions& options);
+
+// The daemon's MembershipStoreFactory: MakeEtcdStore.
+class EtcdStoreFactory final : public MembershipStoreFactory {
+ public:
+  StatusOr<std::shared_ptr<MembershipStore>> Make(const StoreOptions& options) const override {
+    return MakeEtcdStore(options);
+  }
+};
 
 }  // namespace rdmad
 

@@ -16,9 +16,16 @@
 
 namespace rdmad {
 
-// The local half of the ApiServerFactory the rdmad binary uses
-// (ApiServerFactory::local; the peer half is MakeGrpcPeerTransport).
+// The local API server the rdmad binary uses (the peer side is
+// MakeGrpcPeerTransport).
 StatusOr<std::unique_ptr<ApiServer>> MakeGrpcApiServer(DaemonCore* core);
+
+class GrpcApiServerFactory final : public ApiServerFactory {
+ public:
+  StatusOr<std::unique_ptr<ApiServer>> Make(DaemonCore* core) const override {
+    return MakeGrpcApiServer(core);
+  }
+};
 
 }  // namespace rdmad
 

@@ -12,12 +12,10 @@ void ListenSink::OnIncoming(const IncomingChannelRequest& request) {
   v1::ListenEvent event;
   v1::IncomingChannel* in = event.mutable_incoming();
   in->set_request_id(request.request_id);
-  in->set_channel_id(request.channel_id);
   in->set_peer(request.peer);
-  ToProto(request.initiator, in->mutable_initiator());
   ToProto(request.plan, in->mutable_plan());
   in->set_deadline_ms(uint32_t(request.deadline.count()));
-  for (const ChannelOpening& more : request.more) ToProto(more, in->add_more());
+  for (const ChannelOpening& c : request.channels) ToProto(c, in->add_channels());
   std::lock_guard lock(mu_);
   if (reactor_ != nullptr) reactor_->Enqueue(std::move(event));
 }

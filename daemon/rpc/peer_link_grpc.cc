@@ -23,9 +23,9 @@ constexpr int kMaxMessage = 1 << 20;
 class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, public PeerStream {
  public:
   SessionReader(std::shared_ptr<grpc::Channel> channel, v1::RdmadPeer::Stub* stub,
-                const SessionOpen& open, const PeerKeyAuth& auth, PeerLink::EventCallback on_event,
-                PeerLink::EndCallback on_end)
-      : channel_(std::move(channel)), on_event_(std::move(on_event)), on_end_(std::move(on_end)) {
+                const SessionOpen& open, const PeerKeyAuth& auth,
+                std::shared_ptr<PeerStreamObserver> observer)
+      : channel_(std::move(channel)), observer_(std::move(observer)) {
     ToProto(open, &request_);
     if (auth.key) context_.AddMetadata(kPeerAuthMetadata, auth.key->Sign("Session", auth.node));
     stub->async()->Session(&context_, &request_, this);
@@ -41,12 +41,12 @@ class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, publi
 
   void OnReadDone(bool ok) override {
     if (!ok) return;  // the stream ended; OnDone follows with the status
-    on_event_(FromProto(event_));
+    observer_->OnStreamEvent(FromProto(event_));
     StartRead(&event_);
   }
 
   void OnDone(const grpc::Status& status) override {
-    on_end_(FromGrpcStatus(status));
+    observer_->OnStreamEnd(FromGrpcStatus(status));
     std::lock_guard lock(mu_);
     done_ = true;
     cv_.notify_all();
@@ -54,8 +54,7 @@ class SessionReader final : public grpc::ClientReadReactor<v1::PeerEvent>, publi
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
-  PeerLink::EventCallback on_event_;
-  PeerLink::EndCallback on_end_;
+  std::shared_ptr<PeerStreamObserver> observer_;
   grpc::ClientContext context_;
   v1::SessionRequest request_;
   v1::PeerEvent event_;
@@ -171,11 +170,8 @@ class GrpcPeerLink final : public PeerLink {
            [done = std::move(done)](const grpc::Status& status, OpenCall& c) {
              if (!status.ok()) {
                done(FromGrpcStatus(status));
-             } else if (!c.response.has_acceptor()) {
-               done(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
              } else {
-               done(EndpointsFromProto(c.response.acceptor(), c.response.more_acceptors(),
-                                       "more_acceptors"));
+               done(EndpointsFromProto(c.response.acceptors(), "the peer's acceptors"));
              }
            });
   }
@@ -204,10 +200,9 @@ class GrpcPeerLink final : public PeerLink {
            });
   }
 
-  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open, EventCallback on_event,
-                                          EndCallback on_end) override {
-    return std::make_unique<SessionReader>(channel_, stub_.get(), open, auth_, std::move(on_event),
-                                           std::move(on_end));
+  std::unique_ptr<PeerStream> OpenSession(const SessionOpen& open,
+                                          std::shared_ptr<PeerStreamObserver> observer) override {
+    return std::make_unique<SessionReader>(channel_, stub_.get(), open, auth_, std::move(observer));
   }
 
  private:

@@ -24,6 +24,14 @@ namespace rdmad {
 StatusOr<PeerTransport> MakeGrpcPeerTransport(const PeerTransportOptions& options,
                                               PeerInbound* inbound);
 
+class GrpcPeerTransportFactory final : public PeerTransportFactory {
+ public:
+  StatusOr<PeerTransport> Make(const PeerTransportOptions& options,
+                               PeerInbound* inbound) const override {
+    return MakeGrpcPeerTransport(options, inbound);
+  }
+};
+
 }  // namespace rdmad
 
 #endif  // RDMAD_DAEMON_RPC_PEER_SERVER_H_

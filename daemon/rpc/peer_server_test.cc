@@ -61,6 +61,25 @@ struct Waiter {
   }
 };
 
+// Records a Session stream's events and end in a Waiter.
+class Recorder final : public PeerStreamObserver {
+ public:
+  explicit Recorder(Waiter& w) : w_(w) {}
+  void OnStreamEvent(const PeerEvent& event) override {
+    std::lock_guard lock(w_.mu);
+    w_.events.push_back(event);
+    w_.cv.notify_all();
+  }
+  void OnStreamEnd(const Status& status) override {
+    std::lock_guard lock(w_.mu);
+    w_.end = status;
+    w_.cv.notify_all();
+  }
+
+ private:
+  Waiter& w_;
+};
+
 class PeerServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,18 +120,8 @@ TEST_F(PeerServerTest, HelloAndSessionOverLoopback) {
   ASSERT_TRUE(w.hello->ok()) << w.hello->status().ToString();
   EXPECT_EQ(w.hello->value(), kServer);
 
-  auto stream = (*link)->OpenSession(
-      SessionOpen{{1, 0}, "client", kClient.instance_id, 100},
-      [&](const PeerEvent& e) {
-        std::lock_guard lock(w.mu);
-        w.events.push_back(e);
-        w.cv.notify_all();
-      },
-      [&](const Status& s) {
-        std::lock_guard lock(w.mu);
-        w.end = s;
-        w.cv.notify_all();
-      });
+  auto stream = (*link)->OpenSession(SessionOpen{{1, 0}, "client", kClient.instance_id, 100},
+                                     std::make_shared<Recorder>(w));
   ASSERT_TRUE(w.Wait([&] { return w.events.size() >= 2; }));  // heartbeats
   EXPECT_EQ(w.events[0].kind, PeerEvent::Kind::kHeartbeat);
   EXPECT_EQ(w.events[1].sequence, 2u);
@@ -139,17 +148,8 @@ TEST_F(PeerServerTest, DestroyingTheStreamCancelsIt) {
   auto link = connector_->Connect(target_);
   ASSERT_TRUE(link.ok());
   Waiter w;
-  auto stream = (*link)->OpenSession(
-      SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
-      [&](const PeerEvent&) {
-        std::lock_guard lock(w.mu);
-        w.events.emplace_back();
-        w.cv.notify_all();
-      },
-      [&](const Status& s) {
-        std::lock_guard lock(w.mu);
-        w.end = s;
-      });
+  auto stream = (*link)->OpenSession(SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
+                                     std::make_shared<Recorder>(w));
   ASSERT_TRUE(w.Wait([&] { return !w.events.empty(); }));
   stream.reset();  // returns once on_end has run
   ASSERT_TRUE(w.end.has_value());
@@ -165,14 +165,8 @@ TEST_F(PeerServerTest, AnEndedSessionStreamIsReportedOnce) {
   // Each stream's first heartbeat shows the server registered it.
   Waiter first_w, second_w;
   auto open_stream = [&](Waiter& w) {
-    return (*link)->OpenSession(
-        SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
-        [&w](const PeerEvent&) {
-          std::lock_guard lock(w.mu);
-          w.events.emplace_back();
-          w.cv.notify_all();
-        },
-        [](const Status&) {});
+    return (*link)->OpenSession(SessionOpen{{1, 0}, "client", kClient.instance_id, 1000},
+                                std::make_shared<Recorder>(w));
   };
   auto first = open_stream(first_w);
   ASSERT_TRUE(first_w.Wait([&] { return first_w.events.size() >= 1; }));

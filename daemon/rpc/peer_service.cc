@@ -98,8 +98,7 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
                call = std::move(call).value()] {
     StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call, from, identity);
     for (size_t i = 0; answer.ok() && i < answer.value().size(); ++i) {
-      ToProto(answer.value()[i],
-              i == 0 ? response->mutable_acceptor() : response->add_more_acceptors());
+      ToProto(answer.value()[i], response->add_acceptors());
     }
     opening_.fetch_sub(1);
     reactor->Finish(ToGrpcStatus(answer.status()));

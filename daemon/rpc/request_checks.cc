@@ -16,4 +16,12 @@ std::string Quote(std::string_view text) {
          " bytes)";
 }
 
+Status CheckKnownFields(const google::protobuf::Message& request) {
+  if (request.GetReflection()->GetUnknownFields(request).empty()) return Status::Ok();
+  return Status::InvalidArgument(request.GetDescriptor()->name() +
+                                 " carries fields rdmad " RDMAD_VERSION
+                                 " does not know: the client library is of another release; "
+                                 "rebuild it against this rdmad (docs/wire.md, \"Versions\")");
+}
+
 }  // namespace rdmad

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "google/protobuf/message.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -29,6 +30,11 @@ Status CheckName(std::string_view field, std::string_view value, size_t max);
 
 // "\"text\"", or its first kMaxQuoted bytes: "\"text...\" (N bytes)".
 std::string Quote(std::string_view text);
+
+// OK, or INVALID_ARGUMENT when request carries fields this rdmad does not
+// know: it was written by a library of another 0.x release (docs/wire.md,
+// "Versions").
+Status CheckKnownFields(const google::protobuf::Message& request);
 
 }  // namespace rdmad
 

@@ -146,8 +146,7 @@ std::shared_ptr<FakePeerLink> SelfLink(PeerInbound* inbound) {
 }
 
 ChannelWorld::ChannelWorld()
-    : now_(BrokerClock::now()),
-      inventory_(FakeInventory()),
+    : inventory_(FakeInventory()),
       config_(DefaultConfig()),
       link_(std::make_shared<FakePeerLink>("192.0.2.7:7581")) {
   // Peer B's link: OpenChannel answered from the queue of fuzzed replies.
@@ -183,21 +182,20 @@ BrokerOptions ChannelWorld::Options() {
   o.accept_deadline = 0ms;  // a listener that does not answer at once never does
   o.max_ended = 8;
   o.network = this;
-  o.source_address = [](const std::string& ip) -> std::optional<std::string> {
-    if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
-    return std::nullopt;
-  };
-  o.clock = [this] { return now_; };
+  o.source_address = this;
+  o.clock = &clock_;
   return o;
 }
 
 StatusOr<PathDecision> ChannelWorld::ResolvePath(const PathRequest& request) const {
-  return rdmad::ResolvePath(inventory_, config_, request,
-                            [](const std::string& ip) -> std::optional<std::string> {
-                              if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
-                              if (ip.rfind("2001:db8:", 0) == 0) return "2001:db8::1";
-                              return std::nullopt;
-                            });
+  return rdmad::ResolvePath(inventory_, config_, request, this);
+}
+
+// The lab's networks, both families.
+std::optional<std::string> ChannelWorld::SourceAddressFor(const std::string& ip) const {
+  if (ip.rfind("192.0.2.", 0) == 0) return "192.0.2.1";
+  if (ip.rfind("2001:db8:", 0) == 0) return "2001:db8::1";
+  return std::nullopt;
 }
 
 StatusOr<BrokerPeer> ChannelWorld::FindPeer(const std::string& name, std::optional<uid_t>) {
@@ -265,9 +263,12 @@ void ChannelWorld::DoMeanwhile(uint64_t channel_id, const std::string& service) 
 }
 
 StatusOr<ChannelEndpoint> ChannelWorld::NextPeerReply(const OpenChannelCall& call) {
-  FUZZ_CHECK(call.channel_id != 0);
-  FUZZ_CHECK(ValidateChannelEndpoint(call.initiator, /*listening=*/false).ok());
-  DoMeanwhile(call.channel_id, call.service);
+  FUZZ_CHECK(!call.channels.empty());
+  for (const ChannelOpening& c : call.channels) {
+    FUZZ_CHECK(c.channel_id != 0);
+    FUZZ_CHECK(ValidateChannelEndpoint(c.endpoint, /*listening=*/false).ok());
+  }
+  DoMeanwhile(call.channels.front().channel_id, call.service);
   if (replies_.empty()) return Status::DeadlineExceeded("Deadline Exceeded");
   StatusOr<ChannelEndpoint> reply = std::move(replies_.front());
   replies_.pop_front();
@@ -276,18 +277,21 @@ StatusOr<ChannelEndpoint> ChannelWorld::NextPeerReply(const OpenChannelCall& cal
 
 void ChannelWorld::Answer(const IncomingChannelRequest& request) {
   FUZZ_CHECK(request.request_id != 0);
-  FUZZ_CHECK(request.channel_id != 0);
+  FUZZ_CHECK(!request.channels.empty());
   FUZZ_CHECK(request.plan.path.has_value() != !request.plan.tcp_reason.empty());
   FUZZ_CHECK(!request.plan.tcp_bind_host.empty());
-  FUZZ_CHECK(ValidateChannelEndpoint(request.initiator, /*listening=*/false).ok());
-  Remember(request.channel_id);
   {
     v1::ListenEvent event;  // as ListenSink writes it
     v1::IncomingChannel* in = event.mutable_incoming();
-    ToProto(request.initiator, in->mutable_initiator());
+    for (const ChannelOpening& c : request.channels) {
+      FUZZ_CHECK(c.channel_id != 0);
+      FUZZ_CHECK(ValidateChannelEndpoint(c.endpoint, /*listening=*/false).ok());
+      Remember(c.channel_id);
+      ToProto(c, in->add_channels());
+    }
     ToProto(request.plan, in->mutable_plan());
   }
-  DoMeanwhile(request.channel_id, request.service);
+  DoMeanwhile(request.channels.front().channel_id, request.service);
   if (answers_.empty()) return;
   ListenerAnswer a = std::move(answers_.front());
   answers_.pop_front();
@@ -348,40 +352,43 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       CheckStatus(planned.status());
       if (!planned.ok()) return;
       const PlannedChannel& p = planned.value();
-      FUZZ_CHECK(p.channel_id != 0);
+      FUZZ_CHECK(p.channel_ids.size() == 1 && p.channel_ids[0] != 0);
       FUZZ_CHECK(p.plan.path.has_value() != !p.plan.tcp_reason.empty());
       v1::PlanChannelResponse response;
-      response.set_channel_id(p.channel_id);
+      response.add_channel_ids(p.channel_ids[0]);
       ToProto(p.plan, response.mutable_plan());
       response.set_peer_address(p.peer_address);
       if (p.plan.path) internal::PlanFromPath(response.plan().path());
-      Remember(p.channel_id);
+      Remember(p.channel_ids[0]);
       break;
     }
     case ChannelOp::kConnect: {
       v1::ConnectRequest req;
       if (!Parse(payload, &req)) return;
-      StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
-      CheckStatus(endpoint.status());
-      if (!endpoint.ok()) return;
+      StatusOr<std::vector<ChannelOpening>> channels = FromProto(req.channels());
+      CheckStatus(channels.status());
+      if (!channels.ok()) return;
+      for (ChannelOpening& c : channels.value()) c.channel_id = MapId(c.channel_id);
       if (++depth_ > 1) {  // never: Connect is not reentered
         --depth_;
         return;
       }
-      StatusOr<ChannelEndpoint> peer =
-          broker_->Connect(kApp, MapId(req.channel_id()), endpoint.value());
+      StatusOr<ChannelEndpoints> peer = broker_->Connect(kApp, channels.value());
       --depth_;
       CheckStatus(peer.status());
       if (!peer.ok()) return;
-      FUZZ_CHECK(ValidateChannelEndpoint(peer.value()).ok());
+      FUZZ_CHECK(peer.value().size() == channels.value().size());
       v1::ConnectResponse response;
-      ToProto(peer.value(), response.mutable_peer());
+      for (const ChannelEndpoint& e : peer.value()) {
+        FUZZ_CHECK(ValidateChannelEndpoint(e).ok());
+        ToProto(e, response.add_channels()->mutable_peer());
+      }
       break;
     }
     case ChannelOp::kHoldChannel: {
       v1::HoldChannelRequest req;
-      if (!Parse(payload, &req)) return;
-      uint64_t id = MapId(req.channel_id());
+      if (!Parse(payload, &req) || req.channel_ids().empty()) return;
+      uint64_t id = MapId(req.channel_ids(0));
       auto holder = std::make_shared<Holder>();
       auto held = broker_->Hold(kApp, id, holder);
       CheckStatus(held.status());
@@ -401,8 +408,8 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     }
     case ChannelOp::kUnhold: {
       v1::HoldChannelRequest req;
-      if (!Parse(payload, &req)) return;
-      uint64_t id = MapId(req.channel_id());
+      if (!Parse(payload, &req) || req.channel_ids().empty()) return;
+      uint64_t id = MapId(req.channel_ids(0));
       auto it = holds_.find(id);
       if (it == holds_.end() || it->second.empty()) return;
       uint64_t token = it->second.back().first;
@@ -433,10 +440,10 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     case ChannelOp::kAccept: {
       v1::AcceptRequest req;
       if (!Parse(payload, &req)) return;
-      StatusOr<ChannelEndpoint> endpoint = FromProto(req.endpoint());
-      CheckStatus(endpoint.status());
-      if (!endpoint.ok()) return;
-      CheckStatus(broker_->services().Accept(kApp, req.request_id(), {endpoint.value()}));
+      StatusOr<ChannelEndpoints> endpoints = EndpointsFromProto(req.endpoints(), "endpoints");
+      CheckStatus(endpoints.status());
+      if (!endpoints.ok()) return;
+      CheckStatus(broker_->services().Accept(kApp, req.request_id(), endpoints.value()));
       break;
     }
     case ChannelOp::kReject: {
@@ -449,7 +456,11 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     case ChannelOp::kQueueAccept: {
       v1::AcceptRequest req;
       if (!Parse(payload, &req) || answers_.size() >= 16) return;
-      answers_.push_back({true, req.request_id(), FromProto(req.endpoint()), ""});
+      StatusOr<ChannelEndpoints> endpoints = EndpointsFromProto(req.endpoints(), "endpoints");
+      answers_.push_back({true, req.request_id(),
+                          endpoints.ok() ? StatusOr<ChannelEndpoint>(endpoints.value().front())
+                                         : StatusOr<ChannelEndpoint>(endpoints.status()),
+                          ""});
       break;
     }
     case ChannelOp::kQueueReject: {
@@ -462,11 +473,13 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
     case ChannelOp::kQueuePeerReply: {
       v1::OpenChannelResponse reply;
       if (!Parse(payload, &reply) || replies_.size() >= 16) return;
-      // As the gRPC link hands the reply to the broker.
-      if (!reply.has_acceptor()) {
-        replies_.push_back(Status::InvalidArgument("the peer's reply has no acceptor endpoint"));
+      // As the gRPC link hands the reply to the broker (one channel each).
+      StatusOr<ChannelEndpoints> acceptors =
+          EndpointsFromProto(reply.acceptors(), "the peer's acceptors");
+      if (acceptors.ok()) {
+        replies_.push_back(std::move(acceptors.value().front()));
       } else {
-        replies_.push_back(FromProto(reply.acceptor()));
+        replies_.push_back(acceptors.status());
       }
       break;
     }
@@ -490,21 +503,22 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       StatusOr<OpenChannelCall> call = FromProto(req);
       CheckStatus(call.status());
       if (!call.ok()) return;
-      call.value().channel_id = MapId(call.value().channel_id);
-      seen_.erase(call.value().channel_id);  // an ended id may be used again
+      for (ChannelOpening& c : call.value().channels) {
+        c.channel_id = MapId(c.channel_id);
+        seen_.erase(c.channel_id);  // an ended id may be used again
+      }
       static const char* kFrom[] = {"ipv4:192.0.2.7:40000", "ipv6:[2001:db8::7]:40000",
                                     "ipv6:%5B::1%5D:40000", "unix:/run/x", ""};
-      const char* from = kFrom[req.channel_id() % 5];
+      const char* from = kFrom[req.channels(0).channel_id() % 5];
       StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call.value(), from);
       CheckStatus(answer.status());
-      Remember(call.value().channel_id);
+      for (const ChannelOpening& c : call.value().channels) Remember(c.channel_id);
       if (!answer.ok()) return;
-      FUZZ_CHECK(answer.value().size() == 1 + call.value().more.size());
+      FUZZ_CHECK(answer.value().size() == call.value().channels.size());
       v1::OpenChannelResponse response;
-      for (size_t i = 0; i < answer.value().size(); ++i) {
-        FUZZ_CHECK(ValidateChannelEndpoint(answer.value()[i]).ok());
-        ToProto(answer.value()[i],
-                i == 0 ? response.mutable_acceptor() : response.add_more_acceptors());
+      for (const ChannelEndpoint& e : answer.value()) {
+        FUZZ_CHECK(ValidateChannelEndpoint(e).ok());
+        ToProto(e, response.add_acceptors());
       }
       break;
     }
@@ -533,7 +547,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       break;
     }
     case ChannelOp::kSweep: {
-      now_ += std::chrono::seconds(RawU32(payload.substr(0, 2)));
+      clock_.Advance(std::chrono::seconds(RawU32(payload.substr(0, 2))));
       broker_->Sweep();
       break;
     }

@@ -138,7 +138,7 @@ constexpr uint8_t OpByte(const ChannelOp (&ops)[N], ChannelOp op) {
 }
 
 // The world is the broker's network too: peers B, self and "down".
-class ChannelWorld : private BrokerNetwork {
+class ChannelWorld : private BrokerNetwork, private SourceAddressLookup {
  public:
   ChannelWorld();
   ~ChannelWorld();
@@ -161,6 +161,8 @@ class ChannelWorld : private BrokerNetwork {
   BrokerOptions Options();
   // BrokerNetwork.
   StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override;
+  // SourceAddressLookup.
+  std::optional<std::string> SourceAddressFor(const std::string& ip) const override;
   StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t> opener) override;
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& id) override;
   Status SendEvent(const std::string& id, const PeerEvent& event) override;
@@ -170,7 +172,7 @@ class ChannelWorld : private BrokerNetwork {
   StatusOr<ChannelEndpoint> NextPeerReply(const OpenChannelCall& call);
   void Answer(const IncomingChannelRequest& request);
 
-  BrokerClock::time_point now_;
+  ManualClock clock_;
   Inventory inventory_;
   Config config_;
   std::shared_ptr<FakePeerLink> link_;  // peer B

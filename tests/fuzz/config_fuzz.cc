@@ -45,12 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Config config = std::move(parsed).value();
   fuzz::CheckStatus(ValidateConfig(config));
 
-  EnvLookup lookup = [&env](std::string_view name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-  Status applied = ApplyEnvironment(lookup, &config);
+  Status applied = ApplyEnvironment(EnvMap(env), &config);
   fuzz::CheckStatus(applied);
   if (applied.ok()) fuzz::CheckStatus(ValidateConfig(config));
   for (const auto& [name, value] : env) {

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 // The input being run, for the crash handler and the watchdog.
 std::string g_current;
@@ -52,7 +52,7 @@ char g_crash_path[4096];
 char g_timeout_path[4096];
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Steady::now().time_since_epoch())
       .count();
 }
 
@@ -292,14 +292,14 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> corpus;
   for (const std::string& p : paths) Load(p, &corpus);
-  auto start = Clock::now();
+  auto start = Steady::now();
   for (const std::string& input : corpus) RunOne(input);
   long long done = 0;
   if (!corpus.empty()) {
     Mutator mutator(seed, max_len);
     std::vector<std::string> recent;  // mutants mutated further
     auto budget = std::chrono::duration<double>(seconds);
-    while ((runs < 0 || done < runs) && (runs >= 0 || Clock::now() - start < budget)) {
+    while ((runs < 0 || done < runs) && (runs >= 0 || Steady::now() - start < budget)) {
       const std::string& base = !recent.empty() && mutator.Below(3) == 0
                                     ? recent[mutator.Below(recent.size())]
                                     : corpus[mutator.Below(corpus.size())];
@@ -313,7 +313,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  double took = std::chrono::duration<double>(Clock::now() - start).count();
+  double took = std::chrono::duration<double>(Steady::now() - start).count();
   std::printf("fuzz: %zu corpus inputs and %lld mutations in %.1f s (--seed %llu), no failure\n",
               corpus.size(), done, took, static_cast<unsigned long long>(seed));
   std::fflush(stdout);

@@ -72,9 +72,7 @@ class FuzzCore final : public DaemonCore, private BrokerNetwork {
     return Status::NotFound("no counters in the fuzz core");
   }
   StatusOr<PathDecision> ResolvePath(const PathRequest& request) const override {
-    return rdmad::ResolvePath(
-        *inventory_, config_, request,
-        [](const std::string&) -> std::optional<std::string> { return "192.0.2.1"; });
+    return rdmad::ResolvePath(*inventory_, config_, request, &lab_routes_);
   }
   std::vector<PeerSnapshot> ListPeers() const override { return {}; }
   StatusOr<std::shared_ptr<PeerSession>> Peer(const std::string& name) override {
@@ -110,9 +108,7 @@ class FuzzCore final : public DaemonCore, private BrokerNetwork {
     o.accept_deadline = 20ms;
     o.open_timeout = 1000ms;
     o.network = this;
-    o.source_address = [](const std::string&) -> std::optional<std::string> {
-      return std::nullopt;
-    };
+    o.source_address = &no_routes_;
     return o;
   }
 
@@ -120,6 +116,13 @@ class FuzzCore final : public DaemonCore, private BrokerNetwork {
   std::shared_ptr<const Inventory> inventory_ =
       std::make_shared<const Inventory>(fuzz::FakeInventory());
   EventBus events_;
+  SourceAddressTable no_routes_;
+  // Every peer is reached from the lab's address.
+  struct LabRoutes final : SourceAddressLookup {
+    std::optional<std::string> SourceAddressFor(const std::string&) const override {
+      return "192.0.2.1";
+    }
+  } lab_routes_;
   FixedHello hello_{fuzz::SelfHello()};
   PeerInbound inbound_{hello_};
   std::shared_ptr<FakePeerLink> loop_ = SelfLink(&inbound_);

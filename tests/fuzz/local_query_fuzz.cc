@@ -23,10 +23,12 @@ using fuzz::QueryOp;
 
 namespace {
 
-struct World {
+struct World final : SourceAddressLookup {
   Inventory inventory = fuzz::FakeInventory();
   Config config = DefaultConfig();
-  std::optional<std::string> source;
+  std::optional<std::string> source;  // the kernel's for every peer
+
+  std::optional<std::string> SourceAddressFor(const std::string&) const override { return source; }
 
   void Run(QueryOp op, std::string_view payload) {
     switch (op) {
@@ -55,8 +57,7 @@ struct World {
         if (!fuzz::Parse(payload, &req) || req.peer_address().empty()) return;
         PathRequest request{req.peer_address(),
                             int(std::min<uint32_t>(req.peer_active_mtu(), 1u << 20))};
-        auto path =
-            ResolvePath(inventory, config, request, [this](const std::string&) { return source; });
+        auto path = ResolvePath(inventory, config, request, this);
         fuzz::CheckStatus(path.status());
         if (!path.ok()) return;
         const PathDecision& p = path.value();

@@ -156,13 +156,14 @@ v1::PlanChannelRequest Plan(const std::string& peer, const std::string& service,
 }
 v1::ConnectRequest Connect(uint64_t id, const v1::Endpoint& e) {
   v1::ConnectRequest r;
-  r.set_channel_id(id);
-  *r.mutable_endpoint() = e;
+  v1::ChannelOpening* c = r.add_channels();
+  c->set_channel_id(id);
+  *c->mutable_endpoint() = e;
   return r;
 }
 v1::HoldChannelRequest Hold(uint64_t id) {
   v1::HoldChannelRequest r;
-  r.set_channel_id(id);
+  r.add_channel_ids(id);
   return r;
 }
 v1::ReleaseChannelRequest Release(uint64_t id, const std::string& reason) {
@@ -174,7 +175,7 @@ v1::ReleaseChannelRequest Release(uint64_t id, const std::string& reason) {
 v1::AcceptRequest Accept(uint64_t request, const v1::Endpoint& e) {
   v1::AcceptRequest r;
   r.set_request_id(request);
-  *r.mutable_endpoint() = e;
+  *r.add_endpoints() = e;
   return r;
 }
 v1::RejectRequest Reject(uint64_t request, const std::string& reason) {
@@ -185,16 +186,17 @@ v1::RejectRequest Reject(uint64_t request, const std::string& reason) {
 }
 v1::OpenChannelResponse PeerReply(const v1::Endpoint& e) {
   v1::OpenChannelResponse r;
-  *r.mutable_acceptor() = e;
+  *r.add_acceptors() = e;
   return r;
 }
 v1::OpenChannelRequest Open(uint64_t id, const std::string& service, const v1::Endpoint& e) {
   v1::OpenChannelRequest r;
-  r.set_channel_id(id);
   r.set_service(service);
   r.set_initiator_host("hostB");
   r.set_initiator_instance(fuzz::kPeerInstance);
-  *r.mutable_initiator() = e;
+  v1::ChannelOpening* c = r.add_channels();
+  c->set_channel_id(id);
+  *c->mutable_endpoint() = e;
   return r;
 }
 v1::CloseChannelRequest Close(uint64_t id, const std::string& reason) {

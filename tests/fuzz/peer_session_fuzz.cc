@@ -51,9 +51,9 @@ class Writer final : public PeerStreamWriter {
 };
 
 struct World {
-  SteadyTime now = std::chrono::steady_clock::now();
+  ManualClock clock;
   FixedHello hello{fuzz::SelfHello()};
-  PeerInbound inbound{hello, [this] { return now; }};
+  PeerInbound inbound{hello, clock};
   std::vector<std::unique_ptr<Writer>> writers;
   std::vector<std::string> instances;  // of the sessions opened
 
@@ -144,7 +144,7 @@ struct World {
         break;
       }
       case SessionOp::kTick: {
-        now += std::chrono::milliseconds(fuzz::RawU32(payload.substr(0, 3)));
+        clock.Advance(std::chrono::milliseconds(fuzz::RawU32(payload.substr(0, 3))));
         inbound.Tick();
         break;
       }

@@ -66,8 +66,9 @@ class ChannelBrokerTest : public ::testing::Test {
       if (!status.ok()) return status;
       grpc::ClientContext cctx;
       v1::ConnectRequest creq;
-      creq.set_channel_id(plan.channel_id());
-      *creq.mutable_endpoint() = endpoint;
+      v1::ChannelOpening* c = creq.add_channels();
+      c->set_channel_id(plan.channel_ids(0));
+      *c->mutable_endpoint() = endpoint;
       status = a_.stub->Connect(&cctx, creq, reply);
       if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
       std::this_thread::sleep_for(milliseconds(100));
@@ -96,7 +97,7 @@ void Serve(v1::Rdmad::Stub* stub, grpc::ClientContext* ctx, bool accept,
     if (accept) {
       v1::AcceptRequest a;
       a.set_request_id(event.incoming().request_id());
-      *a.mutable_endpoint() = TcpEndpoint(2222);
+      *a.add_endpoints() = TcpEndpoint(2222);
       v1::AcceptResponse r;
       EXPECT_TRUE(stub->Accept(&actx, a, &r).ok());
     } else {
@@ -118,8 +119,10 @@ TEST_F(ChannelBrokerTest, EndpointsCrossBothDaemons) {
   v1::ConnectResponse reply;
   grpc::Status status = Connect("B", "svc", &reply);
   EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << Logs();
-  EXPECT_EQ(reply.peer().tcp().port(), 2222u);
-  EXPECT_EQ(seen.initiator().tcp().port(), 1111u);
+  ASSERT_EQ(reply.channels_size(), 1);
+  EXPECT_EQ(reply.channels(0).peer().tcp().port(), 2222u);
+  ASSERT_EQ(seen.channels_size(), 1);
+  EXPECT_EQ(seen.channels(0).endpoint().tcp().port(), 1111u);
   EXPECT_FALSE(seen.plan().tcp_reason().empty());
 
   // A second listener on the same name.
@@ -184,19 +187,19 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
     v1::ListenEvent event;
     while (reader->Read(&event)) {
       if (!event.has_incoming()) continue;
-      EXPECT_EQ(event.incoming().more_size(), 2);
+      EXPECT_EQ(event.incoming().channels_size(), 3);
       v1::AcceptRequest a;
       a.set_request_id(event.incoming().request_id());
-      *a.mutable_endpoint() = TcpEndpoint(3000);
-      *a.add_more_endpoints() = TcpEndpoint(3001);
+      *a.add_endpoints() = TcpEndpoint(3000);
+      *a.add_endpoints() = TcpEndpoint(3001);
       v1::AcceptResponse r;
       grpc::ClientContext short_ctx;
       EXPECT_EQ(b_.stub->Accept(&short_ctx, a, &r).error_code(),
                 grpc::StatusCode::INVALID_ARGUMENT);
-      *a.add_more_endpoints() = TcpEndpoint(3002);
+      *a.add_endpoints() = TcpEndpoint(3002);
       grpc::ClientContext actx;
       EXPECT_TRUE(b_.stub->Accept(&actx, a, &r).ok());
-      EXPECT_EQ(r.more_leases_size(), 2);
+      EXPECT_EQ(r.leases_size(), 3);
     }
     reader->Finish();
   });
@@ -208,18 +211,16 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
     v1::PlanChannelRequest req = big;
     req.set_count(3);
     ASSERT_TRUE(a_.stub->PlanChannel(&pctx, req, &plan).ok());
-    ASSERT_EQ(plan.more_channel_ids_size(), 2);
+    ASSERT_EQ(plan.channel_ids_size(), 3);
     v1::ConnectRequest creq;
-    creq.set_channel_id(plan.channel_id());
-    *creq.mutable_endpoint() = TcpEndpoint(1111);
-    for (uint64_t id : plan.more_channel_ids()) {
-      v1::ChannelOpening* more = creq.add_more();
-      more->set_channel_id(id);
-      *more->mutable_endpoint() = TcpEndpoint(1111);
+    for (uint64_t id : plan.channel_ids()) {
+      v1::ChannelOpening* c = creq.add_channels();
+      c->set_channel_id(id);
+      *c->mutable_endpoint() = TcpEndpoint(1111);
     }
     if (i == 0) {  // a stranger's id in the batch
       v1::ConnectRequest bad = creq;
-      bad.mutable_more(1)->set_channel_id(12345);
+      bad.mutable_channels(2)->set_channel_id(12345);
       grpc::ClientContext bctx;
       EXPECT_EQ(a_.stub->Connect(&bctx, bad, &reply).error_code(), grpc::StatusCode::NOT_FOUND);
     }
@@ -229,30 +230,29 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   ASSERT_TRUE(status.ok()) << status.error_message() << "\n" << Logs();
-  EXPECT_EQ(reply.peer().tcp().port(), 3000u);
-  ASSERT_EQ(reply.more_size(), 2);
-  EXPECT_EQ(reply.more(0).peer().tcp().port(), 3001u);
-  EXPECT_EQ(reply.more(1).peer().tcp().port(), 3002u);
-  EXPECT_FALSE(reply.more(1).lease().empty());
+  ASSERT_EQ(reply.channels_size(), 3);
+  EXPECT_EQ(reply.channels(0).peer().tcp().port(), 3000u);
+  EXPECT_EQ(reply.channels(1).peer().tcp().port(), 3001u);
+  EXPECT_EQ(reply.channels(2).peer().tcp().port(), 3002u);
+  EXPECT_FALSE(reply.channels(2).lease().empty());
 
   // One lifeline for the three: one released, its event alone; the stream
   // cancelled, the other two closed.
   grpc::ClientContext hold;
   v1::HoldChannelRequest hreq;
-  hreq.set_channel_id(plan.channel_id());
-  for (uint64_t id : plan.more_channel_ids()) hreq.add_more_channel_ids(id);
+  for (uint64_t id : plan.channel_ids()) hreq.add_channel_ids(id);
   auto reader = a_.stub->HoldChannel(&hold, hreq);
   reader->WaitForInitialMetadata();
   EXPECT_EQ(hold.GetServerInitialMetadata().count("rdmad-lease-bin"), 0u);  // Connect gave them
   grpc::ClientContext rctx;
   v1::ReleaseChannelRequest release;
-  release.set_channel_id(plan.more_channel_ids(0));
+  release.set_channel_id(plan.channel_ids(1));
   v1::ReleaseChannelResponse released;
   ASSERT_TRUE(a_.stub->ReleaseChannel(&rctx, release, &released).ok());
   v1::ChannelEvent event;
   ASSERT_TRUE(reader->Read(&event));
   EXPECT_TRUE(event.closed());
-  EXPECT_EQ(event.channel_id(), plan.more_channel_ids(0));
+  EXPECT_EQ(event.channel_id(), plan.channel_ids(1));
   hold.TryCancel();
   while (reader->Read(&event)) {
   }
@@ -266,12 +266,12 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
     }
     return std::string("not listed");
   };
-  for (int i = 0; i < 50 && state_of(plan.more_channel_ids(1)).rfind("closed", 0) != 0; ++i) {
+  for (int i = 0; i < 50 && state_of(plan.channel_ids(2)).rfind("closed", 0) != 0; ++i) {
     std::this_thread::sleep_for(milliseconds(100));
   }
-  EXPECT_EQ(state_of(plan.channel_id()), "closed: the application went away");
-  EXPECT_EQ(state_of(plan.more_channel_ids(1)), "closed: the application went away");
-  EXPECT_EQ(state_of(plan.more_channel_ids(0)), "closed: closed by the application");
+  EXPECT_EQ(state_of(plan.channel_ids(0)), "closed: the application went away");
+  EXPECT_EQ(state_of(plan.channel_ids(2)), "closed: the application went away");
+  EXPECT_EQ(state_of(plan.channel_ids(1)), "closed: closed by the application");
   listen.TryCancel();
   app_b.join();
 }

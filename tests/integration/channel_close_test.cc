@@ -39,7 +39,7 @@ struct RawHold {
 };
 
 RawHold HoldRaw(const std::string& socket, uint64_t channel_id) {
-  std::string request = "\x08";
+  std::string request = "\x28";  // HoldChannelRequest.channel_ids (field 5)
   for (uint64_t v = channel_id;; v >>= 7) {
     request.push_back(char((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
     if (v < 0x80) break;

@@ -38,23 +38,45 @@ std::string UintField(int field, uint64_t v) { return Varint(uint64_t(field) << 
 std::string BytesField(int field, const std::string& bytes) {
   return Varint(uint64_t(field) << 3 | 2) + Varint(bytes.size()) + bytes;
 }
-// PlanChannelResponse.channel_id (field 1, first in the encoding).
-uint64_t FirstVarint(const std::string& bytes) {
+// Reads a varint at bytes[*at]; 0 past the end.
+uint64_t ReadVarint(const std::string& bytes, size_t* at) {
   uint64_t v = 0;
-  for (size_t i = 1, shift = 0; i < bytes.size() && bytes[0] == 0x08; ++i, shift += 7) {
-    v |= uint64_t(uint8_t(bytes[i]) & 0x7f) << shift;
-    if (!(uint8_t(bytes[i]) & 0x80)) break;
+  for (int shift = 0; *at < bytes.size() && shift < 64; shift += 7) {
+    uint8_t b = uint8_t(bytes[(*at)++]);
+    v |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
   }
   return v;
+}
+// PlanChannelResponse.channel_ids' first (field 5, packed or not); 0 if none.
+uint64_t FirstChannelId(const std::string& bytes) {
+  size_t at = 0;
+  while (at < bytes.size()) {
+    uint64_t tag = ReadVarint(bytes, &at);
+    if (tag == (5 << 3 | 0)) return ReadVarint(bytes, &at);
+    if (tag == (5 << 3 | 2)) {  // packed: the length, then the ids
+      ReadVarint(bytes, &at);
+      return ReadVarint(bytes, &at);
+    }
+    if ((tag & 7) == 0) {
+      ReadVarint(bytes, &at);
+    } else if ((tag & 7) == 2) {
+      at += ReadVarint(bytes, &at);
+    } else {
+      return 0;
+    }
+  }
+  return 0;
 }
 std::string ListenRequest(const std::string& service) { return BytesField(1, service); }
 std::string PlanRequest(const std::string& peer, const std::string& service) {
   return BytesField(1, peer) + BytesField(2, service) + UintField(3, 1);  // force_tcp
 }
-// An initiator planning TCP: Endpoint{tcp: {token: 32 bytes}}.
+// An initiator planning TCP: channels[0] = {channel_id, Endpoint{tcp:
+// {token: 32 bytes}}}.
 std::string ConnectRequest(uint64_t channel_id) {
   std::string tcp = BytesField(3, std::string(32, '\x5a'));
-  return UintField(1, channel_id) + BytesField(2, BytesField(2, tcp));
+  return BytesField(4, UintField(1, channel_id) + BytesField(2, BytesField(2, tcp)));
 }
 
 std::string Bytes(const grpc::ByteBuffer& buffer) {
@@ -187,7 +209,7 @@ class ClientLimitsTest : public ::testing::Test {
   uint64_t Plan(RawClient& raw, const std::string& service) {
     for (auto end = Clock::now() + 5s; Clock::now() < end; std::this_thread::sleep_for(100ms)) {
       Reply planned = raw.Call("PlanChannel", PlanRequest("B", service));
-      if (planned.status.ok()) return FirstVarint(planned.bytes);
+      if (planned.status.ok()) return FirstChannelId(planned.bytes);
       if (planned.status.error_code() != grpc::StatusCode::UNAVAILABLE) {
         ADD_FAILURE() << planned.status.error_message();
         return 0;

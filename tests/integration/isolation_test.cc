@@ -99,7 +99,7 @@ class RootListener {
     grpc::ClientContext ctx;
     v1::AcceptRequest req;
     req.set_request_id(request_id);
-    *req.mutable_endpoint() = TcpEndpoint(2222);
+    *req.add_endpoints() = TcpEndpoint(2222);
     v1::AcceptResponse out;
     return stub_->Accept(&ctx, req, &out);
   }
@@ -196,7 +196,7 @@ class IsolationTest : public ::testing::Test {
       req.set_peer("B");
       req.set_service("svc");
       v1::PlanChannelResponse out;
-      if (a_.stub->PlanChannel(&ctx, req, &out).ok()) return out.channel_id();
+      if (a_.stub->PlanChannel(&ctx, req, &out).ok()) return out.channel_ids(0);
       std::this_thread::sleep_for(milliseconds(100));
     }
     return 0;
@@ -212,8 +212,9 @@ class IsolationTest : public ::testing::Test {
     grpc::ClientContext connect_ctx;
     std::jthread connect([&] {
       v1::ConnectRequest req;
-      req.set_channel_id(id);
-      *req.mutable_endpoint() = TcpEndpoint(1111);
+      v1::ChannelOpening* c = req.add_channels();
+      c->set_channel_id(id);
+      *c->mutable_endpoint() = TcpEndpoint(1111);
       connected = a_.stub->Connect(&connect_ctx, req, reply);
     });
     uint64_t request = listener.NextRequest();
@@ -255,8 +256,9 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
   grpc::ClientContext connect_ctx;
   std::jthread connect([&] {
     v1::ConnectRequest req;
-    req.set_channel_id(id);
-    *req.mutable_endpoint() = TcpEndpoint(1111);
+    v1::ChannelOpening* c = req.add_channels();
+    c->set_channel_id(id);
+    *c->mutable_endpoint() = TcpEndpoint(1111);
     connected = a_.stub->Connect(&connect_ctx, req, &reply);
   });
   uint64_t request = listener.NextRequest();
@@ -275,7 +277,7 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
   EXPECT_TRUE(accepted.ok()) << accepted.error_message();
   connect.join();
   ASSERT_TRUE(connected && connected->ok()) << Logs();
-  EXPECT_EQ(reply.peer().tcp().port(), 2222u) << "root's own answer went through";
+  EXPECT_EQ(reply.channels(0).peer().tcp().port(), 2222u) << "root's own answer went through";
 
   // Established, on both sides: nobody does not see it, cannot hold or
   // close it; root sees it with its owner.
@@ -388,9 +390,9 @@ TEST_F(IsolationTest, ALeaseCannotBeForgedNorEdited) {
   ASSERT_NE(id, 0u) << Logs();
   v1::ConnectResponse reply;
   ASSERT_TRUE(ConnectAsRoot(id, listener, &reply));
-  ASSERT_FALSE(reply.lease().empty());
+  ASSERT_FALSE(reply.channels(0).lease().empty());
   std::string hex;
-  for (unsigned char c : reply.lease()) {
+  for (unsigned char c : reply.channels(0).lease()) {
     char two[3];
     std::snprintf(two, sizeof two, "%02x", c);
     hex += two;

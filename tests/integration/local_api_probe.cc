@@ -91,8 +91,8 @@ std::string FromHex(const std::string& hex) {
 int HoldWithLease(rdmad::v1::Rdmad::Stub* stub, grpc::ClientContext* ctx, uint64_t id,
                   const std::string& lease) {
   rdmad::v1::HoldChannelRequest req;
-  req.set_channel_id(id);
-  req.set_lease(lease);
+  req.add_channel_ids(id);
+  req.add_leases(lease);
   auto reader = stub->HoldChannel(ctx, req);
   rdmad::v1::ChannelEvent event;
   while (reader->Read(&event)) {
@@ -139,18 +139,19 @@ int main(int argc, char** argv) {
     req.set_service(argv[4]);
     v1::PlanChannelResponse out;
     grpc::Status s = stub->PlanChannel(&ctx, req, &out);
-    return Print(s, "id=" + std::to_string(out.channel_id()));
+    return Print(s, "id=" + std::to_string(out.channel_ids().empty() ? 0 : out.channel_ids(0)));
   }
   if (call == "connect") {
     v1::ConnectRequest req;
-    req.set_channel_id(id);
-    *req.mutable_endpoint() = TcpEndpoint();
+    v1::ChannelOpening* c = req.add_channels();
+    c->set_channel_id(id);
+    *c->mutable_endpoint() = TcpEndpoint();
     v1::ConnectResponse out;
     return Print(stub->Connect(&ctx, req, &out));
   }
   if (call == "hold") {
     v1::HoldChannelRequest req;
-    req.set_channel_id(id);
+    req.add_channel_ids(id);
     auto reader = stub->HoldChannel(&ctx, req);
     v1::ChannelEvent event;
     while (reader->Read(&event)) {
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
   if (call == "accept") {
     v1::AcceptRequest req;
     req.set_request_id(id);
-    *req.mutable_endpoint() = TcpEndpoint();
+    *req.add_endpoints() = TcpEndpoint();
     v1::AcceptResponse out;
     return Print(stub->Accept(&ctx, req, &out));
   }

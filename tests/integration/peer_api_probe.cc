@@ -118,11 +118,12 @@ int main(int argc, char** argv) {
   }
   if (call == "open" && argc == 6) {
     v1::OpenChannelRequest req;
-    req.set_channel_id(std::random_device()() | 1);
     req.set_service(argv[3]);
     req.set_initiator_host(argv[4]);
     req.set_initiator_instance(Instance(argv[5]));
-    v1::TcpEndpoint* tcp = req.mutable_initiator()->mutable_tcp();
+    v1::ChannelOpening* channel = req.add_channels();
+    channel->set_channel_id(std::random_device()() | 1);
+    v1::TcpEndpoint* tcp = channel->mutable_endpoint()->mutable_tcp();
     tcp->set_host("127.0.0.1");
     tcp->set_port(9);
     tcp->set_token(std::string(32, '\x5a'));

@@ -133,7 +133,7 @@ TEST_F(PeerTest, TwoDaemonsSeeEachOtherUp) {
   ASSERT_FALSE(ba.is_null()) << last.dump() << Logs(a, b);
   EXPECT_GT(ab["rtt_ms"].get<double>(), 0.0) << ab.dump();
   EXPECT_EQ(ab["address"], "127.0.0.1:" + std::to_string(b.port));
-  EXPECT_EQ(ab["remote_protocol"], "1.0");
+  EXPECT_EQ(ab["remote_protocol"], "2.0");
   EXPECT_EQ(ab["remote_version"], RDMAD_VERSION);
   EXPECT_FALSE(ab["remote_host"].get<std::string>().empty());
   EXPECT_EQ(ab["last_error"], "");
@@ -192,15 +192,15 @@ TEST_F(PeerTest, AnotherMajorVersionIsAMismatch) {
   WriteConfig(&a, {&b});
   WriteConfig(&b, {&a});
   ASSERT_NO_FATAL_FAILURE(Start(&a));
-  ASSERT_NO_FATAL_FAILURE(Start(&b, {{"RDMAD_TEST_PROTOCOL_MAJOR", "2"}}));
+  ASSERT_NO_FATAL_FAILURE(Start(&b, {{"RDMAD_TEST_PROTOCOL_MAJOR", "3"}}));
   Json last;
   Json ab = WaitForState(a, "b", "version-mismatch", seconds(15), &last);
   ASSERT_FALSE(ab.is_null()) << last.dump() << Logs(a, b);
-  EXPECT_EQ(ab["last_error"], "peer b speaks rdmad protocol 2.0, this daemon 1.0");
-  EXPECT_EQ(ab["remote_protocol"], "2.0");
+  EXPECT_EQ(ab["last_error"], "peer b speaks rdmad protocol 3.0, this daemon 2.0");
+  EXPECT_EQ(ab["remote_protocol"], "3.0");
   Json ba = WaitForState(b, "a", "version-mismatch", seconds(15), &last);
   ASSERT_FALSE(ba.is_null()) << last.dump() << Logs(a, b);
-  EXPECT_EQ(ba["last_error"], "peer a speaks rdmad protocol 1.0, this daemon 2.0");
+  EXPECT_EQ(ba["last_error"], "peer a speaks rdmad protocol 2.0, this daemon 3.0");
 }
 
 TEST_F(PeerTest, ReloadFollowsThePeerList) {
