@@ -13,7 +13,7 @@
 #include <mutex>
 
 #include "client/src/channel_client.h"
-#include "client/src/convert.h"
+#include "client/src/record_reader.h"
 #include "client/src/pool_follower.h"
 #include "client/src/record_reader.h"
 #include "common/endpoint.h"
@@ -22,7 +22,7 @@
 namespace rdmad {
 namespace {
 
-using internal::FromProto;
+using internal::ReadAs;
 
 constexpr char kDefaultSocket[] = "/run/rdmad/rdmad.sock";
 
@@ -60,7 +60,7 @@ class GrpcEventStream final : public EventStream {
   bool Next(Event* event) override {
     v1::Event in;
     if (!reader_->Read(&in)) return false;
-    *event = FromProto(in);
+    *event = ReadAs<Event>(in);
     return true;
   }
   Status Finish() override { return FromGrpc(reader_->Finish(), "WatchEvents"); }
@@ -87,7 +87,7 @@ class GrpcClient final : public Client {
     v1::GetStatusResponse response;
     RDMAD_RETURN_IF_ERROR(
         Call(&v1::Rdmad::Stub::GetStatus, "GetStatus", v1::GetStatusRequest(), &response));
-    return FromProto(response);
+    return ReadAs<DaemonStatus>(response);
   }
 
   StatusOr<std::vector<Device>> ListDevices() override {
@@ -95,7 +95,7 @@ class GrpcClient final : public Client {
     RDMAD_RETURN_IF_ERROR(
         Call(&v1::Rdmad::Stub::ListDevices, "ListDevices", v1::ListDevicesRequest(), &response));
     std::vector<Device> out;
-    for (const auto& d : response.devices()) out.push_back(FromProto(d));
+    for (const auto& d : response.devices()) out.push_back(ReadAs<Device>(d));
     return out;
   }
 
@@ -104,7 +104,7 @@ class GrpcClient final : public Client {
     request.set_name(name);
     v1::Device response;
     RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::GetDevice, "GetDevice", request, &response));
-    return FromProto(response);
+    return ReadAs<Device>(response);
   }
 
   StatusOr<PortCounters> GetPortCounters(const std::string& device, uint32_t port) override {
@@ -184,7 +184,7 @@ class GrpcClient final : public Client {
     request.set_service(service);
     v1::ListMembersResponse response;
     RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ListMembers, "ListMembers", request, &response));
-    return FromProto(response);
+    return ReadAs<ClusterView>(response);
   }
 
   StatusOr<Path> ResolvePath(const std::string& peer_address, uint32_t peer_active_mtu) override {
@@ -193,7 +193,7 @@ class GrpcClient final : public Client {
     request.set_peer_active_mtu(peer_active_mtu);
     v1::Path response;
     RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::ResolvePath, "ResolvePath", request, &response));
-    return FromProto(response);
+    return ReadAs<Path>(response);
   }
 
   StatusOr<std::vector<PeerInfo>> ListPeers() override {
@@ -201,7 +201,7 @@ class GrpcClient final : public Client {
     RDMAD_RETURN_IF_ERROR(
         Call(&v1::Rdmad::Stub::ListPeers, "ListPeers", v1::ListPeersRequest(), &response));
     std::vector<PeerInfo> out;
-    for (const auto& p : response.peers()) out.push_back(FromProto(p));
+    for (const auto& p : response.peers()) out.push_back(ReadAs<PeerInfo>(p));
     return out;
   }
 

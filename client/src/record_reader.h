@@ -108,6 +108,14 @@ void ReadRecord(const google::protobuf::Message& message, Record* out) {
   });
 }
 
+// The record Record read from message: ReadAs<Device>(d).
+template <class Record>
+Record ReadAs(const google::protobuf::Message& message) {
+  Record out;
+  ReadRecord(message, &out);
+  return out;
+}
+
 }  // namespace rdmad::internal
 
 #endif  // RDMAD_CLIENT_SRC_RECORD_READER_H_

@@ -60,90 +60,26 @@ void Broker::SetPath(const ChannelPlan& plan, ChannelRecord* record) {
   record->gid = plan.path->gid;
 }
 
-void Broker::PendingOpen::Complete(StatusOr<ChannelEndpoints> result) {
-  std::lock_guard lock(mu);
-  if (answer) return;
-  answer = std::move(result);
-  cv.notify_all();
-}
-
-StatusOr<ChannelEndpoints> Broker::PendingOpen::Wait() {
-  std::unique_lock lock(mu);
-  cv.wait(lock, [this] { return answer.has_value(); });
-  return *answer;
-}
-
 Broker::Broker(BrokerOptions options)
     : options_(WithDefaults(std::move(options))),
       services_(options_.host_name),
-      max_channels_(options_.max_channels),
-      max_channels_per_peer_(options_.max_channels_per_peer) {}
+      teller_(options_.network, &services_, options_.instance_id),
+      limits_(options_.host_name, options_.max_channels, options_.max_channels_per_peer) {}
 
 void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
   std::lock_guard<std::mutex> lock(mu_);
-  max_channels_ = max_channels;
-  max_channels_per_peer_ = max_channels_per_peer;
+  limits_.SetDaemonLimits(max_channels, max_channels_per_peer);
 }
 
 void Broker::SetOwnerLimits(const OwnerLimits& limits) {
   std::lock_guard<std::mutex> lock(mu_);
-  owner_limits_ = limits;
+  limits_.SetOwnerLimits(limits);
 }
 
 Status Broker::AdmitChannels(const Caller& caller, const std::vector<uint64_t>& channel_ids) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CheckOwnerLocked(caller, /*planning=*/false, channel_ids.size(), channel_ids);
-}
-
-Status Broker::CheckOwnerLocked(const Caller& caller, bool planning, size_t adding,
-                                const std::vector<uint64_t>& except) const {
-  if (caller.self) return Status::Ok();
-  size_t client = 0, uid = 0;
-  for (const auto& [id, entry] : channels_) {
-    const ChannelRecord& r = entry.record;
-    if (std::find(except.begin(), except.end(), id) != except.end()) continue;
-    if (ChannelEnded(r.state) || (planning && r.state != ChannelState::kPlanned)) continue;
-    if (caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid)) {
-      ++uid;
-      if (r.owner_pid == caller.pid) ++client;
-    }
-  }
-  const OwnerLimits& l = owner_limits_;
-  const char* what = planning ? "channels planned and not connected" : "channels open";
-  size_t per_client = planning ? l.plans_per_client : l.channels_per_client;
-  size_t per_uid = planning ? l.plans_per_uid : l.channels_per_uid;
-  if (per_client > 0 && client + adding > per_client) {
-    return Status::ResourceExhausted(
-        fmt::format("client {} has {} {}, its limit (limits.max_{}_per_client = {})", caller.name,
-                    client, what, planning ? "plans" : "channels", per_client));
-  }
-  if (per_uid > 0 && uid + adding > per_uid) {
-    return Status::ResourceExhausted(
-        fmt::format("uid {} has {} {}, its limit (limits.max_{}_per_uid = {})", caller.uid, uid,
-                    what, planning ? "plans" : "channels", per_uid));
-  }
-  return Status::Ok();
-}
-
-Status Broker::CheckLimitsLocked(const std::string& peer, size_t adding) const {
-  size_t live = 0, with_peer = 0;
-  for (const auto& [id, entry] : channels_) {
-    if (ChannelEnded(entry.record.state)) continue;
-    ++live;
-    if (entry.record.peer == peer) ++with_peer;
-  }
-  if (max_channels_ > 0 && live + adding > max_channels_) {
-    return Status::ResourceExhausted(
-        fmt::format("rdmad on {} has {} channels open, its limit (limits.max_channels)",
-                    options_.host_name, live));
-  }
-  if (max_channels_per_peer_ > 0 && with_peer + adding > max_channels_per_peer_) {
-    return Status::ResourceExhausted(
-        fmt::format("rdmad on {} has {} channels open with {}, its limit "
-                    "(limits.max_channels_per_peer)",
-                    options_.host_name, with_peer, peer));
-  }
-  return Status::Ok();
+  return limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/false, channel_ids.size(),
+                            channel_ids);
 }
 
 // The TCP acceptor listens where the initiator can reach it: the loopback
@@ -205,9 +141,9 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-  RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(found.value().name, count));
-  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/true, count));
-  RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false, count));
+  RDMAD_RETURN_IF_ERROR(limits_.CheckDaemon(RecordsLocked(), found.value().name, count));
+  RDMAD_RETURN_IF_ERROR(limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/true, count));
+  RDMAD_RETURN_IF_ERROR(limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/false, count));
   for (size_t i = 0; i < count; ++i) {
     uint64_t id = first;
     if (i > 0) {

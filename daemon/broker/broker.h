@@ -56,7 +56,10 @@
 #include <vector>
 
 #include "daemon/broker/broker_network.h"
+#include "daemon/broker/channel_limits.h"
 #include "daemon/broker/channel_machine.h"
+#include "daemon/broker/channel_record.h"
+#include "daemon/broker/channel_teller.h"
 #include "daemon/broker/lease_sealer.h"
 #include "daemon/broker/service_registry.h"
 #include "daemon/clients/caller.h"
@@ -107,75 +110,10 @@ struct BrokerOptions {
   std::shared_ptr<const LeaseSealer> lease_sealer;
 };
 
-// What one local client (a process) and one uid may hold at once (0: no
-// bound; limits.max_channels_per_client and the rest): channels not ended,
-// and of them the ones planned but not connected yet.
-struct OwnerLimits {
-  size_t channels_per_client = 0;
-  size_t channels_per_uid = 0;
-  size_t plans_per_client = 0;
-  size_t plans_per_uid = 0;
-};
-
 struct PlannedChannel {
   std::vector<uint64_t> channel_ids;  // one, or a batch with one plan
   ChannelPlan plan;
   std::string peer_address;  // the peer's IP the plan was made for
-};
-
-struct ChannelRecord {
-  uint64_t channel_id = 0;
-  std::string peer;
-  std::string service;
-  bool initiator = true;                            // this daemon's application connected
-  EndpointKind transport = EndpointKind::kUnknown;  // until the endpoints are known
-  std::string reason;                               // transport reason, or why it failed/closed
-  ChannelState state = ChannelState::kPlanned;
-  std::chrono::system_clock::time_point created;
-  std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
-  // This side's RDMA path as planned ("" and 0 for a TCP plan).
-  std::string device;
-  int port = 0;
-  std::string gid;
-  // The local client it belongs to (docs/security.md): the initiator's
-  // application, or the acceptor's listener.
-  uid_t owner_uid = kNoUid;
-  pid_t owner_pid = 0;
-  // A channel to this daemon itself has one entry for both sides: the
-  // listener's uid owns its side too.
-  uid_t self_acceptor_uid = kNoUid;
-};
-
-// What a daemon needs to take a channel back after it restarted (the
-// ChannelLease message, opaque to the application that keeps it).
-struct ChannelLease {
-  uint64_t channel_id = 0;
-  std::string peer;
-  std::string peer_key;
-  std::string service;
-  bool initiator = true;
-  EndpointKind transport = EndpointKind::kUnknown;
-  std::string reason;
-  std::string device;
-  int port = 0;
-  std::string gid;
-  std::string peer_instance;
-  std::string self_instance;  // the daemon's instance id when it was given
-  std::chrono::system_clock::time_point created;
-  uid_t owner_uid = kNoUid;  // only this uid may take the channel back
-};
-
-// Where an ended channel is reported: the application's HoldChannel stream.
-class ChannelHolder {
- public:
-  virtual ~ChannelHolder() = default;
-  // The channel ended (kClosed or kFailed) with reason, as its application
-  // should see it. At most once per hold; must not block.
-  virtual void OnChannelEnded(ChannelState state, const std::string& reason) = 0;
-  // The daemon is stopping and leaves the channel to its application: the
-  // hold should end now (the application re-attaches to the next rdmad).
-  // Must not block.
-  virtual void OnDaemonStopping(const std::string& why) {}
 };
 
 class Broker;
@@ -186,9 +124,6 @@ class Broker;
 // many channels failed.
 size_t FailLostPaths(Broker& broker, const Inventory& inventory,
                      const std::vector<InventoryChange>& changes);
-
-// "channel 0x.. (to PEER service S)" for the log.
-std::string DescribeChannel(const ChannelRecord& r);
 
 // A daemon's instance id: 32 lower-case hex digits.
 bool IsInstanceId(const std::string& id);
@@ -325,15 +260,6 @@ class Broker final : public InboundChannels, public SessionUser {
   std::vector<ChannelRecord> ChannelsFor(const Caller& caller) const;
 
  private:
-  // An initiator's OpenChannel in flight: the peer's answer, or the
-  // channel's end (peer lost) if that comes first.
-  struct PendingOpen {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<StatusOr<ChannelEndpoints>> answer;  // guarded by mu
-    void Complete(StatusOr<ChannelEndpoints> result);  // the first one wins
-    StatusOr<ChannelEndpoints> Wait();
-  };
   // A channel of the table. Its phase is the state machine's
   // (record.state is PublicState(phase), kept by ApplyLocked); the rest are
   // facts beside it, each meaningful in the phases its comment names.
@@ -355,19 +281,10 @@ class Broker final : public InboundChannels, public SessionUser {
     bool reclaim_in_flight = false;
     std::string previous_self;
   };
-  // What to do, without the lock, once a channel ended. EndLocked makes
-  // one; LateTell the one for a channel that ended before, whose peer is
-  // still to be told.
-  struct Ending {
-    ChannelRecord record;
-    std::string peer_key;
-    std::vector<std::shared_ptr<ChannelHolder>> holders;
-    std::shared_ptr<PendingOpen> open;
-    bool tell_peer = false;
-    std::string peer_reason;  // what the peer is told
-    bool was_established = false;
-    bool late = false;  // ended before: only the peer is still to be told
-  };
+  // What to tell, without the lock, once a channel ended (ChannelTeller).
+  // EndLocked makes one; LateTell the one for a channel that ended
+  // before, whose peer is still to be told.
+  using Ending = ChannelEnding;
 
   // RDMA if a path resolves and no TCP reason is given (nor forced by the
   // config); TCP with the reason otherwise.
@@ -401,9 +318,7 @@ class Broker final : public InboundChannels, public SessionUser {
                                   bool tell_peer, const std::string& peer_reason);
   static Ending LateTell(const Entry& entry, const std::string& peer_reason);
   std::optional<Ending> LetGoLocked(Entry& entry, const std::string& why);  // mu_ held
-  void Deliver(std::vector<Ending> endings);
-  void TellPeer(const ChannelRecord& record, const std::string& peer_key,
-                const std::string& reason);
+  void Deliver(std::vector<Ending> endings) { teller_.Deliver(std::move(endings)); }
   std::vector<Ending> SweepLocked(BrokerClock::time_point now);
   BrokerClock::time_point Now() const { return options_.clock->Now(); }
   // Asks the peer daemon, if a link is up, whether it still has the
@@ -417,25 +332,38 @@ class Broker final : public InboundChannels, public SessionUser {
   // The entry channel_id if caller may act on it as its owner (admin:
   // also as an admin); null otherwise (unknown or another uid's).
   Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held
-  // RESOURCE_EXHAUSTED when `adding` more channels with peer would pass a
-  // limit.
-  Status CheckLimitsLocked(const std::string& peer, size_t adding = 1) const;  // mu_ held
-  // RESOURCE_EXHAUSTED when `adding` more channels (planning: plans) would
-  // pass caller's client's or uid's limit. The daemon itself has none.
-  // The channels `except` are not counted.
-  Status CheckOwnerLocked(const Caller& caller, bool planning, size_t adding = 1,
-                          const std::vector<uint64_t>& except = {}) const;  // mu_ held
+  // Every channel's record, for the limits: a view of the table (mu_
+  // held while it is used).
+  class RecordView {
+   public:
+    using Table = std::map<uint64_t, Entry>;
+    struct Iterator {
+      Table::const_iterator it;
+      const ChannelRecord& operator*() const { return it->second.record; }
+      Iterator& operator++() {
+        ++it;
+        return *this;
+      }
+      bool operator!=(const Iterator& other) const { return it != other.it; }
+    };
+    explicit RecordView(const Table& table) : table_(table) {}
+    Iterator begin() const { return {table_.begin()}; }
+    Iterator end() const { return {table_.end()}; }
+
+   private:
+    const Table& table_;
+  };
+  RecordView RecordsLocked() const { return RecordView(channels_); }
 
   const BrokerOptions options_;
   ServiceRegistry services_;
+  ChannelTeller teller_;
   mutable std::mutex mu_;
   std::map<uint64_t, Entry> channels_;  // guarded by mu_
   uint64_t next_token_ = 1;             // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
   std::vector<uint64_t> reclaim_;       // adopted channels to reclaim; guarded by mu_
-  size_t max_channels_;                 // guarded by mu_
-  size_t max_channels_per_peer_;        // guarded by mu_
-  OwnerLimits owner_limits_;            // guarded by mu_
+  ChannelLimits limits_;                // guarded by mu_
   std::condition_variable sweep_cv_;
   std::thread sweeper_;
 };

@@ -255,7 +255,8 @@ StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
       if (!self) fresh.push_back(id);
     }
     if (!fresh.empty()) {
-      RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(call.initiator_host, fresh.size()));
+      RDMAD_RETURN_IF_ERROR(
+          limits_.CheckDaemon(RecordsLocked(), call.initiator_host, fresh.size()));
     }
     for (uint64_t id : fresh) {
       Entry& entry = channels_[id];

@@ -20,11 +20,6 @@ std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count())
 
 }  // namespace
 
-std::string DescribeChannel(const ChannelRecord& r) {
-  return fmt::format("channel {:#018x} ({} {} service {})", r.channel_id,
-                     r.initiator ? "to" : "from", r.peer, r.service);
-}
-
 bool IsInstanceId(const std::string& id) {
   return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
            return std::isdigit(c) || (c >= 'a' && c <= 'f');
@@ -69,72 +64,6 @@ Broker::Ending Broker::LateTell(const Entry& e, const std::string& peer_reason) 
   ending.peer_reason = peer_reason;
   ending.late = true;
   return ending;
-}
-
-void Broker::Deliver(std::vector<Ending> endings) {
-  for (Ending& e : endings) {
-    const ChannelRecord& r = e.record;
-    if (!e.late) {
-      spdlog::info("{} {}: {}", DescribeChannel(r), ChannelStateName(r.state), r.reason);
-      for (auto& holder : e.holders) holder->OnChannelEnded(r.state, r.reason);
-      if (e.open) e.open->Complete(Status::Unavailable(r.reason));
-      if (!r.initiator && e.was_established) {
-        services_.NotifyClosed(r.service, r.channel_id, r.reason);
-      }
-    }
-    if (e.tell_peer) TellPeer(r, e.peer_key, e.peer_reason);
-  }
-}
-
-// Through a link to the peer's instance (either role), else the initiator's
-// session to the peer, else an event on the peer's session to this daemon.
-void Broker::TellPeer(const ChannelRecord& r, const std::string& peer_key,
-                      const std::string& reason) {
-  CloseChannelCall call{.channel_id = r.channel_id,
-                        .reason = reason.substr(0, internal::kMaxReasonLength),
-                        .initiator_instance = options_.instance_id};
-  std::shared_ptr<PeerLink> link;
-  if (!r.peer_instance.empty()) {
-    auto found = options_.network->LinkToInstance(r.peer_instance);
-    if (found.ok()) link = found.value();
-  }
-  if (!link && r.initiator) {
-    StatusOr<BrokerPeer> peer = options_.network->FindPeer(peer_key, std::nullopt);
-    if (peer.ok() && peer->link.ok() && peer->instance_id == r.peer_instance) {
-      link = peer->link.value();
-    }
-  }
-  auto fallback = [network = options_.network, call, instance = r.peer_instance,
-                   what = DescribeChannel(r)](const std::string& why) {
-    if (!instance.empty()) {
-      PeerEvent event;
-      event.kind = PeerEvent::Kind::kChannelClosed;
-      event.channel_id = call.channel_id;
-      event.reason = call.reason;
-      Status sent = network->SendEvent(instance, event);
-      if (sent.ok()) {
-        spdlog::debug("{}: peer told on its session stream ({})", what, why);
-        return;
-      }
-      spdlog::info("{}: the peer daemon was not told that it ended: {}; {}", what, why,
-                   sent.message());
-      return;
-    }
-    spdlog::info("{}: the peer daemon was not told that it ended: {}", what, why);
-  };
-  if (!link) {
-    fallback("no session to the peer daemon");
-    return;
-  }
-  link->CloseChannel(call, [fallback, what = DescribeChannel(r)](const Status& status) {
-    if (status.ok()) {
-      spdlog::debug("{}: peer daemon told", what);
-    } else if (status.code() == StatusCode::kNotFound) {
-      spdlog::info("{}: the peer daemon no longer knows it: {}", what, status.message());
-    } else if (status.code() != StatusCode::kCancelled) {
-      fallback("CloseChannel: " + status.ToString());
-    }
-  });
 }
 
 StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel_id,

@@ -81,8 +81,8 @@ Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLea
       return Status::NotFound(fmt::format("channel {:#018x} ended on {} (no longer listed)",
                                           channel_id, options_.host_name));
     }
-    RDMAD_RETURN_IF_ERROR(CheckOwnerLocked(caller, /*planning=*/false, 1, {}));
-    RDMAD_RETURN_IF_ERROR(CheckLimitsLocked(lease.peer));
+    RDMAD_RETURN_IF_ERROR(limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/false, 1));
+    RDMAD_RETURN_IF_ERROR(limits_.CheckDaemon(RecordsLocked(), lease.peer, 1));
     Entry& e = channels_[channel_id];
     e.peer_key = lease.peer_key.empty() ? lease.peer : lease.peer_key;
     e.since = Now();

@@ -26,6 +26,12 @@ py::dict ChannelDict(const ChannelSummary& c) {
   d["state"] = c.state;
   d["reason"] = c.reason;
   d["age_seconds"] = c.age_seconds;
+  if (c.owner_uid >= 0) {
+    d["owner_uid"] = c.owner_uid;
+  } else {
+    d["owner_uid"] = py::none();  // not known
+  }
+  d["owner_pid"] = c.owner_pid;
   return d;
 }
 

@@ -292,7 +292,10 @@ def test_connect_many_opens_a_batch(pair):
 def test_close_channel_by_its_id(pair):
     a, b = pair.channel_pair()
     channel_id = a.info["id"]
-    assert channel_id in {c["id"] for c in pair.client_a.channels()}
+    entry = next(c for c in pair.client_a.channels() if c["id"] == channel_id)
+    # Every field of the table, its owner included (this process).
+    assert entry["owner_uid"] == os.getuid() and entry["owner_pid"] == os.getpid(), entry
+    assert entry["role"] == "initiator" and entry["state"] == "established", entry
     pair.client_a.close_channel(channel_id, "drained")
     # Both ends see the channel end, with the reason it was closed for.
     with pytest.raises(rdmad.Error) as at_b:
