@@ -46,7 +46,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -104,7 +103,7 @@ struct BrokerOptions {
   const SourceAddressLookup* source_address = nullptr;  // null: KernelSourceAddresses()
   // The broker's time (not owned; outlives the broker): tests pass a
   // ManualClock to move time for the sweeper and the graces.
-  Clock* clock = nullptr;  // null: Clock::System()
+  Clock* clock = &Clock::System();
   // Seals the leases given to applications (LeaseSealer); default: a key
   // of its own in memory.
   std::shared_ptr<const LeaseSealer> lease_sealer;

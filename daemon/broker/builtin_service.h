@@ -12,7 +12,6 @@
 #ifndef RDMAD_DAEMON_BROKER_BUILTIN_SERVICE_H_
 #define RDMAD_DAEMON_BROKER_BUILTIN_SERVICE_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 

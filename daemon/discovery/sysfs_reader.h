@@ -19,7 +19,6 @@
 #define RDMAD_DAEMON_DISCOVERY_SYSFS_READER_H_
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>

@@ -26,7 +26,6 @@
 
 #include <cstddef>
 #include <deque>
-#include <functional>
 #include <mutex>
 #include <utility>
 

@@ -13,7 +13,6 @@
 #define RDMAD_DAEMON_EVENTS_EVENT_BUS_H_
 
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <set>
 #include <string>

@@ -13,7 +13,6 @@
 #define RDMAD_DAEMON_PEERS_PEER_HUB_H_
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
