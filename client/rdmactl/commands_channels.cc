@@ -14,8 +14,8 @@ namespace {
 
 // "uid 1000 pid 4242", "-" when not known.
 std::string Owner(const rdmad::ChannelSummary& c) {
-  if (c.owner_uid < 0) return "-";
-  std::string out = "uid " + std::to_string(c.owner_uid);
+  if (!c.owner_uid) return "-";
+  std::string out = "uid " + std::to_string(*c.owner_uid);
   if (c.owner_pid > 0) out += " pid " + std::to_string(c.owner_pid);
   return out;
 }
@@ -29,16 +29,9 @@ int Channels(Context& ctx) {
   if (ctx.globals.json) {
     Json list = Json::array();
     for (const rdmad::ChannelSummary& c : *channels) {
-      list.push_back(Json{{"id", rdmad::FormatChannelId(c.id)},
-                          {"peer", c.peer},
-                          {"service", c.service},
-                          {"role", c.role},
-                          {"transport", c.transport},
-                          {"state", c.state},
-                          {"reason", c.reason},
-                          {"age_seconds", c.age_seconds},
-                          {"owner_uid", c.owner_uid},
-                          {"owner_pid", c.owner_pid}});
+      Json row = RecordJson(c);
+      row["id"] = rdmad::FormatChannelId(c.id);  // as text: a JSON number loses 64-bit ids
+      list.push_back(std::move(row));
     }
     PrintJson(ctx, Json{{"channels", list}});
     return kExitOk;

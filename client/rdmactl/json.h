@@ -44,6 +44,8 @@ Json ValueJson(const T& value) {
     Json list = Json::array();
     for (const auto& e : value) list.push_back(ValueJson(e));
     return list;
+  } else if constexpr (rdmad::kIsOptionalField<T>) {
+    return value ? ValueJson(*value) : Json(nullptr);
   } else {
     return Json(value);
   }

@@ -65,6 +65,7 @@ TEST(RecordFieldsTest, EveryListNamesEveryFieldOfItsMessageAndNothingElse) {
   ExpectListMatchesMessage<rdmad::ClusterView>();
   ExpectListMatchesMessage<rdmad::PeerInfo>();
   ExpectListMatchesMessage<rdmad::Event>();
+  ExpectListMatchesMessage<rdmad::ChannelSummary>();
 }
 
 // Every field of m set to a value of its own (repeated fields: two).
@@ -165,6 +166,23 @@ TEST(RecordFieldsTest, EveryFieldGoesFromTheMessageToTheJsonUnchanged) {
   ExpectEveryFieldArrives<rdmad::ClusterView, rdmad::v1::ListMembersResponse>();
   ExpectEveryFieldArrives<rdmad::PeerInfo, rdmad::v1::Peer>();
   ExpectEveryFieldArrives<rdmad::Event, rdmad::v1::Event>();
+  ExpectEveryFieldArrives<rdmad::ChannelSummary, rdmad::v1::ChannelEntry>();
+}
+
+TEST(RecordFieldsTest, AnUnsetOptionalFieldReadsAsNoneAndShowsAsNull) {
+  rdmad::v1::ChannelEntry message;
+  message.set_id(7);
+  message.set_owner_pid(42);
+  rdmad::ChannelSummary c = rdmad::internal::ReadAs<rdmad::ChannelSummary>(message);
+  EXPECT_EQ(c.id, 7u);
+  EXPECT_EQ(c.owner_pid, 42u);
+  EXPECT_FALSE(c.owner_uid.has_value());
+  EXPECT_TRUE(RecordJson(c)["owner_uid"].is_null());
+  message.set_owner_uid(0);  // root: set, though its value is the default
+  c = rdmad::internal::ReadAs<rdmad::ChannelSummary>(message);
+  ASSERT_TRUE(c.owner_uid.has_value());
+  EXPECT_EQ(*c.owner_uid, 0u);
+  EXPECT_EQ(RecordJson(c)["owner_uid"], 0);
 }
 
 TEST(RecordFieldsTest, TheStatusIsReadWhole) {
@@ -190,6 +208,12 @@ TEST(RecordFieldsTest, AMemberOfAnotherTypeThanItsFieldIsNeverRead) {
   EXPECT_FALSE(rdmad::internal::FieldFits<rdmad::Gid>(*port->FindFieldByName("gids")));
   EXPECT_TRUE(rdmad::internal::FieldFits<std::vector<rdmad::Gid>>(*port->FindFieldByName("gids")));
   EXPECT_TRUE(rdmad::internal::FieldFits<double>(*port->FindFieldByName("rate_gbps")));
+  // An optional member only for a field that says whether it is set.
+  EXPECT_FALSE(rdmad::internal::FieldFits<std::optional<double>>(*port->FindFieldByName("rate_gbps")));
+  const pb::Descriptor* entry = rdmad::v1::ChannelEntry::descriptor();
+  EXPECT_FALSE(rdmad::internal::FieldFits<uint32_t>(*entry->FindFieldByName("owner_uid")));
+  EXPECT_TRUE(
+      rdmad::internal::FieldFits<std::optional<uint32_t>>(*entry->FindFieldByName("owner_uid")));
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include <mutex>
 
 #include "client/src/channel_client.h"
-#include "client/src/record_reader.h"
 #include "client/src/pool_follower.h"
 #include "client/src/record_reader.h"
 #include "common/endpoint.h"
@@ -123,9 +122,7 @@ class GrpcClient final : public Client {
         Call(&v1::Rdmad::Stub::ListChannels, "ListChannels", v1::ListChannelsRequest(), &response));
     std::vector<ChannelSummary> out;
     for (const v1::ChannelEntry& e : response.channels()) {
-      out.push_back(ChannelSummary{
-          e.channel_id(), e.peer(), e.service(), e.role(), e.transport(), e.state(), e.reason(),
-          e.age_seconds(), e.has_owner_uid() ? int64_t(e.owner_uid()) : -1, int(e.owner_pid())});
+      out.push_back(ReadAs<ChannelSummary>(e));
     }
     return out;
   }

@@ -29,6 +29,8 @@ constexpr google::protobuf::FieldDescriptor::CppType CppTypeOf() {
   using FD = google::protobuf::FieldDescriptor;
   if constexpr (kIsFieldList<T>) {
     return CppTypeOf<typename FieldList<T>::Element>();
+  } else if constexpr (kIsOptionalField<T>) {
+    return CppTypeOf<typename OptionalField<T>::Value>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     return FD::CPPTYPE_STRING;
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -51,10 +53,13 @@ constexpr google::protobuf::FieldDescriptor::CppType CppTypeOf() {
   }
 }
 
-// Whether the message field fd can fill a member of type T.
+// Whether the message field fd can fill a member of type T (a
+// std::optional: only a field that tracks whether it is set).
 template <class T>
 bool FieldFits(const google::protobuf::FieldDescriptor& fd) {
-  return fd.cpp_type() == CppTypeOf<T>() && fd.is_repeated() == kIsFieldList<T>;
+  if (fd.cpp_type() != CppTypeOf<T>() || fd.is_repeated() != kIsFieldList<T>) return false;
+  if (fd.is_repeated() || fd.message_type() != nullptr) return !kIsOptionalField<T>;
+  return fd.has_presence() == kIsOptionalField<T>;
 }
 
 template <class Record>
@@ -102,6 +107,10 @@ void ReadRecord(const google::protobuf::Message& message, Record* out) {
       value.clear();
       value.reserve(size_t(n));
       for (int i = 0; i < n; ++i) value.push_back(ReadOne<E>(message, fd, i));
+    } else if constexpr (kIsOptionalField<T>) {
+      using V = typename OptionalField<T>::Value;
+      value.reset();
+      if (message.GetReflection()->HasField(message, fd)) value = ReadOne<V>(message, fd, -1);
     } else {
       value = ReadOne<T>(message, fd, -1);
     }

@@ -19,6 +19,20 @@ void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out) {
   for (const ChannelOpening& c : call.channels) ToProto(c, out->add_channels());
 }
 
+void ToProto(const ChannelRecord& r, std::chrono::system_clock::time_point now,
+             v1::ChannelEntry* out) {
+  out->set_id(r.channel_id);
+  out->set_peer(r.peer);
+  out->set_service(r.service);
+  out->set_role(r.initiator ? "initiator" : "acceptor");
+  out->set_transport(EndpointKindName(r.transport));
+  out->set_state(std::string(ChannelStateName(r.state)));
+  out->set_reason(r.reason);
+  out->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
+  if (r.owner_uid != kNoUid) out->set_owner_uid(uint32_t(r.owner_uid));
+  out->set_owner_pid(uint32_t(r.owner_pid));
+}
+
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {
   out->set_channel_id(opening.channel_id);
   ToProto(opening.endpoint, out->mutable_endpoint());

@@ -12,6 +12,7 @@
 #ifndef RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
 #define RDMAD_DAEMON_RPC_CHANNEL_CONVERT_H_
 
+#include <chrono>
 #include <string_view>
 
 #include "common/endpoint_convert.h"
@@ -27,6 +28,10 @@ using internal::FromProto;  // v1::Endpoint -> ChannelEndpoint
 using internal::ToProto;    // ChannelEndpoint -> v1::Endpoint
 
 void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out);
+
+// A row of ListChannels (its age as of now).
+void ToProto(const ChannelRecord& record, std::chrono::system_clock::time_point now,
+             v1::ChannelEntry* out);
 
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out);
 StatusOr<OpenChannelCall> FromProto(const v1::OpenChannelRequest& in);

@@ -185,17 +185,7 @@ grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext
   if (broker == nullptr) return Reply(context, Status::Ok());
   auto now = std::chrono::system_clock::now();
   for (const ChannelRecord& r : broker->ChannelsFor(CallerOf(context))) {
-    v1::ChannelEntry* e = response->add_channels();
-    e->set_channel_id(r.channel_id);
-    e->set_peer(r.peer);
-    e->set_service(r.service);
-    e->set_role(r.initiator ? "initiator" : "acceptor");
-    e->set_transport(EndpointKindName(r.transport));
-    e->set_state(std::string(ChannelStateName(r.state)));
-    e->set_reason(r.reason);
-    e->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
-    if (r.owner_uid != kNoUid) e->set_owner_uid(uint32_t(r.owner_uid));
-    e->set_owner_pid(uint32_t(r.owner_pid));
+    ToProto(r, now, response->add_channels());
   }
   return Reply(context, Status::Ok());
 }

@@ -16,25 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-py::dict ChannelDict(const ChannelSummary& c) {
-  py::dict d;
-  d["id"] = c.id;
-  d["peer"] = c.peer;
-  d["service"] = c.service;
-  d["role"] = c.role;
-  d["transport"] = c.transport;
-  d["state"] = c.state;
-  d["reason"] = c.reason;
-  d["age_seconds"] = c.age_seconds;
-  if (c.owner_uid >= 0) {
-    d["owner_uid"] = c.owner_uid;
-  } else {
-    d["owner_uid"] = py::none();  // not known
-  }
-  d["owner_pid"] = c.owner_pid;
-  return d;
-}
-
 ConnectOptions MakeConnectOptions(bool force_tcp, double timeout) {
   ConnectOptions options;
   options.force_tcp = force_tcp;
@@ -147,7 +128,7 @@ void BindClient(py::module_& m) {
           "channels",
           [](const PyClient& c) {
             return ListOf(Value(c.Run([](Client& client) { return client.ListChannels(); })),
-                          ChannelDict);
+                          RecordObject<ChannelSummary>);
           },
           "The daemon's channel table.")
       .def(

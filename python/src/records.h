@@ -48,6 +48,8 @@ py::object ToPython(const T& value) {
     py::list list;
     for (const auto& e : value) list.append(ToPython(e));
     return list;
+  } else if constexpr (kIsOptionalField<T>) {
+    return value ? ToPython(*value) : py::none();
   } else {
     return py::cast(value);
   }

@@ -430,10 +430,7 @@ void ChannelWorld::Run(ChannelOp op, std::string_view payload) {
       CheckTable();
       v1::ListChannelsResponse response;
       for (const ChannelRecord& r : broker_->Channels()) {
-        v1::ChannelEntry* e = response.add_channels();
-        e->set_channel_id(r.channel_id);
-        e->set_state(std::string(ChannelStateName(r.state)));
-        e->set_reason(r.reason);
+        ToProto(r, std::chrono::system_clock::now(), response.add_channels());
       }
       break;
     }

@@ -262,7 +262,7 @@ TEST_F(ChannelBrokerTest, ABatchIsOnePlanOneConnectAndOneAccept) {
     v1::ListChannelsResponse table;
     EXPECT_TRUE(a_.stub->ListChannels(&lctx, v1::ListChannelsRequest(), &table).ok());
     for (const auto& c : table.channels()) {
-      if (c.channel_id() == id) return c.state() + ": " + c.reason();
+      if (c.id() == id) return c.state() + ": " + c.reason();
     }
     return std::string("not listed");
   };

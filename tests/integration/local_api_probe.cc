@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     v1::ListChannelsResponse out;
     grpc::Status s = stub->ListChannels(&ctx, v1::ListChannelsRequest(), &out);
     std::string ids = "ids=";
-    for (const v1::ChannelEntry& e : out.channels()) ids += std::to_string(e.channel_id()) + ",";
+    for (const v1::ChannelEntry& e : out.channels()) ids += std::to_string(e.id()) + ",";
     return Print(s, ids);
   }
   if (call == "list-pools") {

@@ -96,8 +96,10 @@ struct ChannelSummary {
   std::string state;      // "planned", "opening", "established", "failed", "closed"
   std::string reason;
   double age_seconds = 0;
-  int64_t owner_uid = -1;  // the local client it belongs to (-1: not known)
-  int owner_pid = 0;
+  // The local client it belongs to: its uid (none: not known, a channel
+  // adopted after a restart and ended before it was held) and process.
+  std::optional<uint32_t> owner_uid;
+  uint32_t owner_pid = 0;
 };
 
 // How Client::Connect sets a channel up.

@@ -1,12 +1,12 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // The field lists of the public records (devices.h, daemon_status.h,
-// cluster.h, peers.h, client.h's Event and PoolSummary): each record's fields
+// cluster.h, peers.h, client.h's Event, PoolSummary and ChannelSummary): each record's fields
 // once, named as the local API's messages (proto/rdmad/v1/rdmad.proto) name
 // them. Code that shows or converts a whole record walks its list instead of
 // naming the fields again: the library's conversion from the API's
 // messages, rdmactl's JSON, the Python package's records. A test
-// (client/src/fields_test.cc) fails when a message has a field its record's
+// (client/rdmactl/json_fields_test.cc) fails when a message has a field its record's
 // list lacks, or the other way round.
 //
 //   rdmad::ForEachField(port, [](const char* name, const auto& value) { ... });
@@ -16,6 +16,7 @@
 #ifndef RDMAD_FIELDS_H_
 #define RDMAD_FIELDS_H_
 
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -79,6 +80,17 @@ struct FieldList<std::vector<T>> : std::true_type {
 };
 template <class T>
 inline constexpr bool kIsFieldList = FieldList<T>::value;
+
+// A field the message may leave unset (proto3 `optional`): std::optional,
+// null in JSON, None in Python.
+template <class T>
+struct OptionalField : std::false_type {};
+template <class T>
+struct OptionalField<std::optional<T>> : std::true_type {
+  using Value = T;
+};
+template <class T>
+inline constexpr bool kIsOptionalField = OptionalField<T>::value;
 
 // Calls fn(name, member) for each field of record, in the list's order.
 template <class Record, class Fn>
@@ -231,6 +243,20 @@ struct RecordFields<Event> {
       MakeField("sequence", &Event::sequence), MakeField("unix_time_ms", &Event::unix_time_ms),
       MakeField("kind", &Event::kind), MakeField("message", &Event::message),
       MakeField("device", &Event::device), MakeField("port", &Event::port));
+};
+
+// A row of the daemon's channel table (Client::ListChannels).
+template <>
+struct RecordFields<ChannelSummary> {
+  static constexpr const char* kName = "ChannelEntry";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("id", &ChannelSummary::id), MakeField("peer", &ChannelSummary::peer),
+      MakeField("service", &ChannelSummary::service), MakeField("role", &ChannelSummary::role),
+      MakeField("transport", &ChannelSummary::transport),
+      MakeField("state", &ChannelSummary::state), MakeField("reason", &ChannelSummary::reason),
+      MakeField("age_seconds", &ChannelSummary::age_seconds),
+      MakeField("owner_uid", &ChannelSummary::owner_uid),
+      MakeField("owner_pid", &ChannelSummary::owner_pid));
 };
 
 // rdmactl status and Client.status() in Python show these under names of
