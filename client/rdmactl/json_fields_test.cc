@@ -209,7 +209,8 @@ TEST(RecordFieldsTest, AMemberOfAnotherTypeThanItsFieldIsNeverRead) {
   EXPECT_TRUE(rdmad::internal::FieldFits<std::vector<rdmad::Gid>>(*port->FindFieldByName("gids")));
   EXPECT_TRUE(rdmad::internal::FieldFits<double>(*port->FindFieldByName("rate_gbps")));
   // An optional member only for a field that says whether it is set.
-  EXPECT_FALSE(rdmad::internal::FieldFits<std::optional<double>>(*port->FindFieldByName("rate_gbps")));
+  EXPECT_FALSE(
+      rdmad::internal::FieldFits<std::optional<double>>(*port->FindFieldByName("rate_gbps")));
   const pb::Descriptor* entry = rdmad::v1::ChannelEntry::descriptor();
   EXPECT_FALSE(rdmad::internal::FieldFits<uint32_t>(*entry->FindFieldByName("owner_uid")));
   EXPECT_TRUE(

@@ -1,8 +1,8 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// Broker: planning, the initiator's Connect and the acceptor's OpenChannel.
-// The lifecycle (holds, closes, peer loss, the table's hygiene) is in
-// broker_lifecycle.cc.
+// Broker: its construction, the calls it passes to its parts, the limits
+// and the table's queries. The lifecycle (holds, closes, path loss, the
+// table's hygiene) is in broker_lifecycle.cc.
 
 #include "daemon/broker/broker.h"
 
@@ -10,19 +10,8 @@
 
 #include <algorithm>
 
-#include "common/secure_random.h"
-
 namespace rdmad {
 namespace {
-
-// Unguessable: a channel id names the channel in leases and peer calls.
-uint64_t RandomChannelId() {
-  uint64_t id = 0;
-  while (id == 0) id = SecureRandomU64();
-  return id;
-}
-
-bool IsLoopback(const std::string& ip) { return ip == "::1" || ip.rfind("127.", 0) == 0; }
 
 // No network: no path and no peer (a broker that only serves local calls).
 class NoNetwork final : public BrokerNetwork {
@@ -52,158 +41,72 @@ BrokerOptions WithDefaults(BrokerOptions o) {
 
 }  // namespace
 
-// The local RDMA path of plan, if it is one, into record.
-void Broker::SetPath(const ChannelPlan& plan, ChannelRecord* record) {
-  if (!plan.path) return;
-  record->device = plan.path->device;
-  record->port = plan.path->port;
-  record->gid = plan.path->gid;
-}
-
 Broker::Broker(BrokerOptions options)
     : options_(WithDefaults(std::move(options))),
       services_(options_.host_name),
       teller_(options_.network, &services_, options_.instance_id),
-      limits_(options_.host_name, options_.max_channels, options_.max_channels_per_peer) {}
-
-void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
-  std::lock_guard<std::mutex> lock(mu_);
-  limits_.SetDaemonLimits(max_channels, max_channels_per_peer);
-}
-
-void Broker::SetOwnerLimits(const OwnerLimits& limits) {
-  std::lock_guard<std::mutex> lock(mu_);
-  limits_.SetOwnerLimits(limits);
-}
-
-Status Broker::AdmitChannels(const Caller& caller, const std::vector<uint64_t>& channel_ids) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/false, channel_ids.size(),
-                            channel_ids);
-}
-
-// The TCP acceptor listens where the initiator can reach it: the loopback
-// address for a loopback peer, else the kernel's source address for
-// reaching the peer (the address it routes from), else the wildcard.
-std::string Broker::TcpBindHost(const std::string& peer_ip) const {
-  if (IsLoopback(peer_ip)) return peer_ip;
-  std::optional<std::string> source = options_.source_address->SourceAddressFor(peer_ip);
-  if (source && !source->empty()) {
-    spdlog::debug("TCP for {}: listening on {}, the kernel's source address for it", peer_ip,
-                  *source);
-    return *source;
-  }
-  std::string wildcard = peer_ip.find(':') != std::string::npos ? "::" : "0.0.0.0";
-  spdlog::warn("TCP for {}: no source address for it (no route?); listening on the wildcard {}",
-               peer_ip, wildcard);
-  return wildcard;
-}
-
-ChannelPlan Broker::Plan(const std::string& peer_ip, const std::string& tcp_reason) const {
-  ChannelPlan plan;
-  if (!tcp_reason.empty() || options_.force_tcp) {
-    plan.tcp_reason = tcp_reason.empty() ? "the config forces TCP" : tcp_reason;
-    return plan;
-  }
-  StatusOr<PathDecision> path = options_.network->ResolvePath(PathRequest{peer_ip, 0});
-  if (!path.ok()) {
-    plan.tcp_reason = "no RDMA path to " + peer_ip + ": " + path.status().message();
-    return plan;
-  }
-  plan.path = std::move(path).value();
-  return plan;
-}
+      table_(
+          options_.host_name, options_.clock,
+          ChannelLimits(options_.host_name, options_.max_channels, options_.max_channels_per_peer)),
+      handshake_(&options_, &table_, &services_, &teller_),
+      reattach_(&options_, &table_, &teller_) {}
 
 StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::string& peer,
                                              const std::string& service, bool force_tcp,
                                              size_t count) {
-  RDMAD_RETURN_IF_ERROR(ServiceRegistry::ValidateServiceName(service));
-  if (count < 1 || count > kMaxChannelBatch) {
-    return Status::InvalidArgument(
-        fmt::format("count: 1..{} channels per batch, not {}", kMaxChannelBatch, count));
-  }
-  StatusOr<BrokerPeer> found = options_.network->FindPeer(
-      peer, caller.self ? std::nullopt : std::optional<uid_t>(caller.uid));
-  if (!found.ok()) return found.status();
-  PlannedChannel planned;
-  const uint64_t first = RandomChannelId();
-  planned.peer_address = HostOfAddress(found.value().address);
-  planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
-  std::string what = count == 1 ? fmt::format("channel {:#018x}", first)
-                                : fmt::format("{} channels ({:#018x} ...)", count, first);
-  if (planned.plan.path) {
-    spdlog::info("{} to {} service {}: RDMA planned on {} port {} GID index {}", what, peer,
-                 service, planned.plan.path->device, planned.plan.path->port,
-                 planned.plan.path->gid_index);
-  } else {
-    spdlog::info("{} to {} service {}: TCP planned: {}", what, peer, service,
-                 planned.plan.tcp_reason);
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-  RDMAD_RETURN_IF_ERROR(limits_.CheckDaemon(RecordsLocked(), found.value().name, count));
-  RDMAD_RETURN_IF_ERROR(limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/true, count));
-  RDMAD_RETURN_IF_ERROR(limits_.CheckOwner(RecordsLocked(), caller, /*planning=*/false, count));
-  for (size_t i = 0; i < count; ++i) {
-    uint64_t id = first;
-    if (i > 0) {
-      do id = RandomChannelId();
-      while (channels_.count(id) != 0);
-    }
-    planned.channel_ids.push_back(id);
-    Entry& entry = channels_[id];
-    entry.peer_key = peer;
-    entry.since = Now();
-    entry.record = ChannelRecord{};
-    entry.record.channel_id = id;
-    entry.record.peer = found.value().name;
-    entry.record.service = service;
-    entry.record.initiator = true;
-    entry.phase = ChannelPhase::kPlanned;
-    entry.record.state = PublicState(entry.phase);
-    entry.record.created = options_.clock->WallNow();
-    entry.record.owner_uid = caller.uid;
-    entry.record.owner_pid = caller.pid;
-    SetPath(planned.plan, &entry.record);
-  }
-  return planned;
+  return handshake_.PlanChannel(caller, peer, service, force_tcp, count);
 }
 
-void Broker::Fail(uint64_t channel_id, const std::string& reason) {
-  std::vector<Ending> endings;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(channel_id);
-    if (it == channels_.end()) return;
-    auto ending = EndLocked(it->second, ChannelEvent::kFail, reason, false, "");
-    if (ending) endings.push_back(std::move(*ending));
-  }
-  Deliver(std::move(endings));
+StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
+                                           const std::vector<ChannelOpening>& channels) {
+  return handshake_.Connect(caller, channels);
 }
 
-bool Broker::ApplyLocked(Entry& e, ChannelEvent event) {
-  std::optional<ChannelPhase> next = NextPhase(e.phase, event);
-  if (!next) {
-    spdlog::debug("{}: {} changes nothing in phase {}", DescribeChannel(e.record),
-                  ChannelEventName(event), ChannelPhaseName(e.phase));
-    return false;
-  }
-  if (*next != e.phase) {
-    spdlog::debug("{}: {} -> {} ({})", DescribeChannel(e.record), ChannelPhaseName(e.phase),
-                  ChannelPhaseName(*next), ChannelEventName(event));
-    e.phase = *next;
-    e.since = Now();
-  }
-  e.record.state = PublicState(e.phase);
-  return true;
+StatusOr<ChannelEndpoint> Broker::Connect(const Caller& caller, uint64_t channel_id,
+                                          const ChannelEndpoint& endpoint) {
+  StatusOr<ChannelEndpoints> reply = Connect(caller, {ChannelOpening{channel_id, endpoint}});
+  if (!reply.ok()) return reply.status();
+  return std::move(reply.value().front());
 }
 
-Broker::Entry* Broker::FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin) {
-  auto it = channels_.find(channel_id);
-  if (it == channels_.end()) return nullptr;
-  const ChannelRecord& r = it->second.record;
-  bool owns = caller.Is(r.owner_uid) || caller.Is(r.self_acceptor_uid);
-  return owns || (admin && caller.admin) ? &it->second : nullptr;
+StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
+                                                 const std::string& peer_ip) {
+  return handshake_.OnOpenChannel(call, peer_ip);
+}
+
+StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, EndpointKind transport) const {
+  return reattach_.LeaseOf(channel_id, transport);
+}
+
+Status Broker::Adopt(const Caller& caller, uint64_t channel_id, const ChannelLease& lease) {
+  return reattach_.Adopt(caller, channel_id, lease);
+}
+
+Status Broker::OnReclaimChannel(const ReclaimChannelCall& call) {
+  return reattach_.OnReclaimChannel(call);
+}
+
+void Broker::OnPeerBack(const std::string& instance_id) { reattach_.OnPeerBack(instance_id); }
+
+void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
+                        const std::string& why) {
+  reattach_.OnPeerLost(instance_id, name, why);
+}
+
+void Broker::SetLimits(size_t max_channels, size_t max_channels_per_peer) {
+  auto lock = table_.Lock();
+  table_.LimitsLocked().SetDaemonLimits(max_channels, max_channels_per_peer);
+}
+
+void Broker::SetOwnerLimits(const OwnerLimits& limits) {
+  auto lock = table_.Lock();
+  table_.LimitsLocked().SetOwnerLimits(limits);
+}
+
+Status Broker::AdmitChannels(const Caller& caller, const std::vector<uint64_t>& channel_ids) const {
+  auto lock = table_.Lock();
+  return table_.LimitsLocked().CheckOwner(table_.RecordsLocked(), caller, /*planning=*/false,
+                                          channel_ids.size(), channel_ids);
 }
 
 std::vector<ChannelRecord> Broker::ChannelsFor(const Caller& caller) const {
@@ -216,8 +119,8 @@ std::vector<ChannelRecord> Broker::ChannelsFor(const Caller& caller) const {
 
 bool Broker::HasChannelsWith(const std::string& name, const std::string& address,
                              const std::string& instance_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [id, e] : channels_) {
+  auto lock = table_.Lock();
+  for (const auto& [id, e] : table_.EntriesLocked()) {
     if (ChannelEnded(e.record.state)) continue;
     const ChannelRecord& r = e.record;
     if (r.peer == name || r.peer == address || e.peer_key == name || e.peer_key == address ||
@@ -229,9 +132,9 @@ bool Broker::HasChannelsWith(const std::string& name, const std::string& address
 }
 
 std::vector<ChannelRecord> Broker::Channels() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto lock = table_.Lock();
   std::vector<ChannelRecord> out;
-  for (const auto& [id, entry] : channels_) out.push_back(entry.record);
+  for (const auto& [id, entry] : table_.EntriesLocked()) out.push_back(entry.record);
   std::sort(out.begin(), out.end(),
             [](const ChannelRecord& a, const ChannelRecord& b) { return a.created < b.created; });
   return out;

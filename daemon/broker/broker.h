@@ -9,6 +9,10 @@
 // plan back to the initiator's address. Every endpoint it relays is
 // validated first (INVALID_ARGUMENT naming the field).
 //
+// The broker is a front over the channel table (channel_table.h) and its
+// parts: ChannelHandshake (planning, Connect, OnOpenChannel),
+// ChannelReattach (peer loss, restarts) and ChannelLimits (the quotas).
+//
 // Lifecycle (broker_lifecycle.cc): an established channel is tied to its
 // application's lifeline (Hold, the local API's HoldChannel stream). When
 // the lifeline ends (Unhold) or the application closes it (Release) the
@@ -22,7 +26,7 @@
 // open_timeout, established ones never held are closed after hold_grace (Sweep, from a sweeper
 // thread or the tests).
 //
-// Restarts (broker_reattach.cc; docs/channels.md, "When rdmad restarts"):
+// Restarts (ChannelReattach; docs/channels.md, "When rdmad restarts"):
 // the data path lives in the applications, so neither daemon's restart ends
 // an established channel. When a peer daemon is lost (OnPeerLost) its
 // established channels wait up to peer_grace: the same instance coming back
@@ -55,9 +59,13 @@
 #include <vector>
 
 #include "daemon/broker/broker_network.h"
+#include "daemon/broker/broker_options.h"
+#include "daemon/broker/channel_handshake.h"
 #include "daemon/broker/channel_limits.h"
 #include "daemon/broker/channel_machine.h"
+#include "daemon/broker/channel_reattach.h"
 #include "daemon/broker/channel_record.h"
+#include "daemon/broker/channel_table.h"
 #include "daemon/broker/channel_teller.h"
 #include "daemon/broker/lease_sealer.h"
 #include "daemon/broker/service_registry.h"
@@ -73,48 +81,6 @@
 
 namespace rdmad {
 
-using BrokerClock = std::chrono::steady_clock;
-
-struct BrokerOptions {
-  std::string host_name;
-  std::string instance_id;
-  bool force_tcp = false;                            // the config forces TCP for every channel
-  std::chrono::milliseconds accept_deadline{10000};  // the listener's answer
-  std::chrono::milliseconds open_timeout{12000};     // the peer's answer
-  // A plan's life: PlanChannel to Connect (the application creates its QP
-  // and registers its ring meanwhile: slow on a loaded or emulated host).
-  std::chrono::milliseconds plan_lifetime{60000};
-  std::chrono::milliseconds hold_grace{30000};  // established, never held
-  std::chrono::milliseconds keep_ended{60000};  // closed/failed entries listed
-  // How long an established channel waits for its lost peer daemon to come
-  // back (or, adopted after a restart, for the peer to confirm it)
-  // (daemon.peer_channel_grace_s).
-  std::chrono::milliseconds peer_grace{10000};
-  size_t max_ended = 256;
-  // Live (not ended) channels at most, in total and per peer (0: no
-  // limit; limits.max_channels, limits.max_channels_per_peer).
-  size_t max_channels = 0;
-  size_t max_channels_per_peer = 0;
-  // Paths and peer daemons (broker_network.h); not owned, outlives the
-  // broker. Null: no peer is known and every channel would go over TCP.
-  BrokerNetwork* network = nullptr;
-  // The source address for reaching a peer IP (where a TCP acceptor
-  // listens); default KernelSourceAddress.
-  const SourceAddressLookup* source_address = nullptr;  // null: KernelSourceAddresses()
-  // The broker's time (not owned; outlives the broker): tests pass a
-  // ManualClock to move time for the sweeper and the graces.
-  Clock* clock = &Clock::System();
-  // Seals the leases given to applications (LeaseSealer); default: a key
-  // of its own in memory.
-  std::shared_ptr<const LeaseSealer> lease_sealer;
-};
-
-struct PlannedChannel {
-  std::vector<uint64_t> channel_ids;  // one, or a batch with one plan
-  ChannelPlan plan;
-  std::string peer_address;  // the peer's IP the plan was made for
-};
-
 class Broker;
 
 // The inventory changes that take a local RDMA path away, passed to
@@ -123,9 +89,6 @@ class Broker;
 // many channels failed.
 size_t FailLostPaths(Broker& broker, const Inventory& inventory,
                      const std::vector<InventoryChange>& changes);
-
-// A daemon's instance id: 32 lower-case hex digits.
-bool IsInstanceId(const std::string& id);
 
 // The broker is what peers' channel calls reach (InboundChannels).
 class Broker final : public InboundChannels, public SessionUser {
@@ -149,7 +112,7 @@ class Broker final : public InboundChannels, public SessionUser {
   StatusOr<PlannedChannel> PlanChannel(const Caller& caller, const std::string& peer,
                                        const std::string& service, bool force_tcp,
                                        size_t count = 1);
-  // The initiator's second call (broker_handshake.cc): relays the
+  // The initiator's second call: relays the
   // channels' endpoints to the peer in one OpenChannel and returns the
   // acceptor's, in the same order. A batch is all or nothing: when one
   // channel fails (or ended meanwhile), all end, and the peer is told.
@@ -208,7 +171,7 @@ class Broker final : public InboundChannels, public SessionUser {
   // from now on close nothing. Later opens are UNAVAILABLE.
   void Shutdown();
 
-  // --- Restarts (broker_reattach.cc) ---
+  // --- Restarts (ChannelReattach) ---
   // The lease of a channel past its handshake (transport: the endpoint's,
   // when the record has none yet). NOT_FOUND for an unknown id.
   StatusOr<ChannelLease> LeaseOf(uint64_t channel_id,
@@ -259,111 +222,19 @@ class Broker final : public InboundChannels, public SessionUser {
   std::vector<ChannelRecord> ChannelsFor(const Caller& caller) const;
 
  private:
-  // A channel of the table. Its phase is the state machine's
-  // (record.state is PublicState(phase), kept by ApplyLocked); the rest are
-  // facts beside it, each meaningful in the phases its comment names.
-  struct Entry {
-    ChannelRecord record;
-    ChannelPhase phase = ChannelPhase::kPlanned;
-    std::string peer_key;           // what BrokerNetwork::FindPeer was given
-    BrokerClock::time_point since;  // when the phase last changed
-    bool held = false;              // a hold was registered once (hold_expired)
-    bool peer_told = false;         // ended: the peer knows
-    std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
-    std::shared_ptr<PendingOpen> open;  // opening: the initiator's Connect waits
-    std::string lost_why;               // peer_lost: why the peer daemon was lost
-    // peer_lost, reattaching: the transport reason, shown again once the
-    // channel is established again.
-    std::string transport_reason;
-    // reattaching, confirming: a ReclaimChannel is in flight (one at a
-    // time; the sweeper sends the next), and the instance it names as ours.
-    bool reclaim_in_flight = false;
-    std::string previous_self;
-  };
-  // What to tell, without the lock, once a channel ended (ChannelTeller).
-  // EndLocked makes one; LateTell the one for a channel that ended
-  // before, whose peer is still to be told.
-  using Ending = ChannelEnding;
+  using Entry = ChannelTable::Entry;
 
-  // RDMA if a path resolves and no TCP reason is given (nor forced by the
-  // config); TCP with the reason otherwise.
-  ChannelPlan Plan(const std::string& peer_ip, const std::string& tcp_reason) const;
-  // The local RDMA path of plan, if it is one, into record.
-  static void SetPath(const ChannelPlan& plan, ChannelRecord* record);
-  // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
-  std::string TcpBindHost(const std::string& peer_ip) const;
-  // Fails the channel (a handshake that could not start), as Deliver tells.
-  void Fail(uint64_t channel_id, const std::string& reason);
-  // mu_ held. Moves entry by event as the table says (changing since when
-  // the phase changes); false, and nothing changes, when the table has no
-  // such transition.
-  bool ApplyLocked(Entry& entry, ChannelEvent event);
-  // Connect's tail: the answer checked against what happened meanwhile.
-  StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids, const std::string& peer_key,
-                                      StatusOr<ChannelEndpoints> reply);
-  // mu_ held. Connect's first step: the channels, all the caller's and
-  // planned with one peer and service, move to opening; their call.
-  StatusOr<OpenChannelCall> OpenLocked(const Caller& caller,
-                                       const std::vector<ChannelOpening>& channels,
-                                       std::string* peer_key);
-  // mu_ held. OnOpenChannel's tail: the channels as the listener answered.
-  std::vector<Ending> AnsweredLocked(const std::vector<uint64_t>& ids,
-                                     StatusOr<ChannelEndpoints>* answer);
-
-  // mu_ held. Ends entry by event (close, fail, or an expiry: nothing when
-  // it already ended or the event does not end it) and returns what to
-  // tell; tell_peer: the peer gets peer_reason.
-  std::optional<Ending> EndLocked(Entry& entry, ChannelEvent event, const std::string& reason,
-                                  bool tell_peer, const std::string& peer_reason);
-  static Ending LateTell(const Entry& entry, const std::string& peer_reason);
-  std::optional<Ending> LetGoLocked(Entry& entry, const std::string& why);  // mu_ held
-  void Deliver(std::vector<Ending> endings) { teller_.Deliver(std::move(endings)); }
-  std::vector<Ending> SweepLocked(BrokerClock::time_point now);
-  BrokerClock::time_point Now() const { return options_.clock->Now(); }
-  // Asks the peer daemon, if a link is up, whether it still has the
-  // reattaching or confirming channel (ReclaimChannel).
-  void TryReclaim(uint64_t channel_id);
-  // The peer's answer to a reclaim sent to its instance peer_instance.
-  void Reclaimed(uint64_t channel_id, const std::string& peer_instance, const Status& answer);
-  // mu_ held: event moves e back to established (or on, to confirming):
-  // its transport reason is shown again.
-  void ResumeLocked(Entry& e, ChannelEvent event);
-  // The entry channel_id if caller may act on it as its owner (admin:
-  // also as an admin); null otherwise (unknown or another uid's).
-  Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);  // mu_ held
-  // Every channel's record, for the limits: a view of the table (mu_
-  // held while it is used).
-  class RecordView {
-   public:
-    using Table = std::map<uint64_t, Entry>;
-    struct Iterator {
-      Table::const_iterator it;
-      const ChannelRecord& operator*() const { return it->second.record; }
-      Iterator& operator++() {
-        ++it;
-        return *this;
-      }
-      bool operator!=(const Iterator& other) const { return it != other.it; }
-    };
-    explicit RecordView(const Table& table) : table_(table) {}
-    Iterator begin() const { return {table_.begin()}; }
-    Iterator end() const { return {table_.end()}; }
-
-   private:
-    const Table& table_;
-  };
-  RecordView RecordsLocked() const { return RecordView(channels_); }
+  std::vector<ChannelEnding> SweepLocked(SteadyTime now);  // the table locked
+  // Sweeps, tells what ended and asks the peers for the channels queued.
+  void SweepAndTell(std::unique_lock<std::mutex>& lock);
 
   const BrokerOptions options_;
   ServiceRegistry services_;
   ChannelTeller teller_;
-  mutable std::mutex mu_;
-  std::map<uint64_t, Entry> channels_;  // guarded by mu_
-  uint64_t next_token_ = 1;             // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
-  std::vector<uint64_t> reclaim_;       // adopted channels to reclaim; guarded by mu_
-  ChannelLimits limits_;                // guarded by mu_
-  std::condition_variable sweep_cv_;
+  ChannelTable table_;
+  ChannelHandshake handshake_;
+  ChannelReattach reattach_;
+  std::condition_variable sweep_cv_;  // with the table's lock
   std::thread sweeper_;
 };
 

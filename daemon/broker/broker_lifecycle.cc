@@ -1,15 +1,14 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // Broker: the channel lifecycle. Holds (the applications' lifelines),
-// closes from either side, the loss of a peer daemon, and the table's
-// hygiene. Every change is made under mu_; what follows from it (holders,
-// a waiting Connect, the listener, the peer daemon) is told afterwards,
-// without the lock, by Deliver.
+// closes from either side, the loss of a local path, the daemon's stop and
+// the table's hygiene. Every change is made under the table's lock; what
+// follows from it (holders, a waiting Connect, the listener, the peer
+// daemon) is told afterwards, without the lock, by the teller.
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "daemon/broker/broker.h"
 
@@ -20,56 +19,19 @@ std::string Ms(std::chrono::milliseconds ms) { return std::to_string(ms.count())
 
 }  // namespace
 
-bool IsInstanceId(const std::string& id) {
-  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-           return std::isdigit(c) || (c >= 'a' && c <= 'f');
-         });
-}
-
 Broker::~Broker() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    auto lock = table_.Lock();
+    table_.SetStoppingLocked();
   }
   sweep_cv_.notify_all();
   if (sweeper_.joinable()) sweeper_.join();
 }
 
-std::optional<Broker::Ending> Broker::EndLocked(Entry& e, ChannelEvent event,
-                                                const std::string& reason, bool tell_peer,
-                                                const std::string& peer_reason) {
-  std::optional<ChannelPhase> next = NextPhase(e.phase, event);
-  if (!next || !PhaseEnded(*next)) return std::nullopt;
-  Ending ending;
-  ending.was_established = e.record.state == ChannelState::kEstablished;
-  bool peer_knows_it = e.phase != ChannelPhase::kPlanned;  // OpenChannel was sent
-  ApplyLocked(e, event);
-  e.record.reason = reason;
-  for (auto& [token, holder] : e.holders) ending.holders.push_back(std::move(holder));
-  e.holders.clear();
-  ending.open = std::exchange(e.open, nullptr);
-  ending.tell_peer = tell_peer && peer_knows_it && !e.peer_told;
-  if (ending.tell_peer) e.peer_told = true;
-  ending.peer_reason = peer_reason;
-  ending.record = e.record;
-  ending.peer_key = e.peer_key;
-  return ending;
-}
-
-Broker::Ending Broker::LateTell(const Entry& e, const std::string& peer_reason) {
-  Ending ending;
-  ending.record = e.record;
-  ending.peer_key = e.peer_key;
-  ending.tell_peer = true;
-  ending.peer_reason = peer_reason;
-  ending.late = true;
-  return ending;
-}
-
 StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel_id,
                                           std::shared_ptr<ChannelHolder> holder) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* found = FindOwnedLocked(caller, channel_id, /*admin=*/false);
+  auto lock = table_.Lock();
+  Entry* found = table_.FindOwnedLocked(caller, channel_id, /*admin=*/false);
   if (found == nullptr) {
     return Status::NotFound(
         fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
@@ -79,44 +41,34 @@ StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel
     return HoldResult{.token = 0, .state = e.record.state, .reason = e.record.reason};
   // A lifeline to a stopping daemon would end at once: the library holds
   // the channel on the next rdmad instead.
-  if (stopping_) return Status::Unavailable("rdmad on " + options_.host_name + " is stopping");
-  uint64_t token = next_token_++;
+  RDMAD_RETURN_IF_ERROR(table_.CheckRunningLocked());
+  uint64_t token = table_.NextTokenLocked();
   e.holders[token] = std::move(holder);
   e.held = true;
   spdlog::debug("{}: held by its application", DescribeChannel(e.record));
-  return HoldResult{.token = token, .state = e.record.state};
+  return HoldResult{.token = token, .state = e.record.state, .reason = {}};
 }
 
 void Broker::Unhold(uint64_t channel_id, uint64_t token, const std::string& reason) {
-  std::vector<Ending> endings;
+  std::vector<ChannelEnding> endings;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(channel_id);
-    if (it == channels_.end() || it->second.holders.erase(token) == 0) return;
+    auto lock = table_.Lock();
+    Entry* e = table_.FindLocked(channel_id);
+    if (e == nullptr || e->holders.erase(token) == 0) return;
     // Stopping: lifelines end because this daemon does; the application
     // keeps its channel and re-attaches to the next rdmad.
-    if (stopping_) return;
-    auto ending = LetGoLocked(it->second, reason.substr(0, internal::kMaxReasonLength));
+    if (table_.StoppingLocked()) return;
+    auto ending = table_.LetGoLocked(*e, reason.substr(0, internal::kMaxReasonLength));
     if (ending) endings.push_back(std::move(*ending));
   }
-  Deliver(std::move(endings));
-}
-
-// The application let go of the channel: it closes, and the peer is told.
-// A channel that already failed here (say the session to the peer flapped)
-// is told to the peer now, which may still hold its side.
-std::optional<Broker::Ending> Broker::LetGoLocked(Entry& e, const std::string& why) {
-  if (!PhaseEnded(e.phase)) return EndLocked(e, ChannelEvent::kClose, why, true, why);
-  if (e.peer_told || e.phase != ChannelPhase::kFailed || !e.held) return std::nullopt;
-  e.peer_told = true;
-  return LateTell(e, why);
+  teller_.Deliver(std::move(endings));
 }
 
 Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::string& reason) {
-  std::vector<Ending> endings;
+  std::vector<ChannelEnding> endings;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    Entry* e = FindOwnedLocked(caller, channel_id, /*admin=*/true);
+    auto lock = table_.Lock();
+    Entry* e = table_.FindOwnedLocked(caller, channel_id, /*admin=*/true);
     if (e == nullptr) {
       return Status::NotFound(
           fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
@@ -125,10 +77,10 @@ Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::str
       spdlog::info("{}: closed by admin {} (uid {})", DescribeChannel(e->record), caller.name,
                    caller.uid);
     }
-    auto ending = LetGoLocked(*e, reason.substr(0, internal::kMaxReasonLength));
+    auto ending = table_.LetGoLocked(*e, reason.substr(0, internal::kMaxReasonLength));
     if (ending) endings.push_back(std::move(*ending));
   }
-  Deliver(std::move(endings));
+  teller_.Deliver(std::move(endings));
   return Status::Ok();
 }
 
@@ -139,11 +91,11 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
   }
   std::string reason = call.reason.substr(0, internal::kMaxReasonLength);
   if (reason.empty()) reason = "no reason given";
-  std::vector<Ending> endings;
+  std::vector<ChannelEnding> endings;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = channels_.find(call.channel_id);
-    if (it == channels_.end() || it->second.record.peer_instance != call.initiator_instance) {
+    auto lock = table_.Lock();
+    Entry* found = table_.FindLocked(call.channel_id);
+    if (found == nullptr || found->record.peer_instance != call.initiator_instance) {
       // Only a party to a channel may close it: logged, for an operator to
       // see a peer that tries another's channels.
       spdlog::warn(
@@ -153,72 +105,32 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
                                           call.channel_id, call.initiator_instance,
                                           options_.host_name));
     }
-    Entry& e = it->second;
+    Entry& e = *found;
     e.peer_told = true;
-    auto ending = EndLocked(e, ChannelEvent::kClose,
-                            "closed by peer " + e.record.peer + ": " + reason, false, "");
+    auto ending = table_.EndLocked(e, ChannelEvent::kClose,
+                                   "closed by peer " + e.record.peer + ": " + reason, false, "");
     if (ending) endings.push_back(std::move(*ending));
   }
-  Deliver(std::move(endings));
+  teller_.Deliver(std::move(endings));
   return Status::Ok();
-}
-
-// Established channels wait for the peer daemon (their data path is the
-// applications'); the others cannot finish their handshake and fail.
-void Broker::OnPeerLost(const std::string& instance_id, const std::string& name,
-                        const std::string& why) {
-  if (instance_id.empty()) return;
-  std::vector<Ending> endings;
-  size_t waiting = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, e] : channels_) {
-      if (e.record.peer_instance != instance_id || PhaseEnded(e.phase)) continue;
-      // Named as the table names the peer, whichever way the loss was seen.
-      std::string lost = "peer daemon " + e.record.peer + " lost: " + why;
-      ChannelPhase was = e.phase;
-      std::optional<ChannelPhase> next = NextPhase(was, ChannelEvent::kPeerLost);
-      if (next && PhaseEnded(*next)) {  // in its handshake
-        if (auto ending = EndLocked(e, ChannelEvent::kPeerLost, lost, false, "")) {
-          endings.push_back(std::move(*ending));
-        }
-        continue;
-      }
-      // An adopted channel keeps its deadline and asks again once the
-      // peer is back; one lost already waits.
-      if (!next || *next == was) continue;
-      ApplyLocked(e, ChannelEvent::kPeerLost);
-      ++waiting;
-      e.lost_why = lost;
-      if (was == ChannelPhase::kEstablished) e.transport_reason = e.record.reason;
-      e.record.reason = lost + "; waiting up to " + Ms(options_.peer_grace) + " for it";
-    }
-  }
-  if (waiting > 0 || !endings.empty()) {
-    spdlog::warn(
-        "peer daemon {} lost ({}): {} established channel(s) wait up to {} for it to come back, "
-        "{} in their handshake failed",
-        name, why, waiting, Ms(options_.peer_grace), endings.size());
-  }
-  Deliver(std::move(endings));
 }
 
 size_t Broker::OnPathLost(const std::string& device, int port, const std::string& gid,
                           const std::string& why) {
-  std::vector<Ending> endings;
+  std::vector<ChannelEnding> endings;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, e] : channels_) {
+    auto lock = table_.Lock();
+    for (auto& [id, e] : table_.EntriesLocked()) {
       const ChannelRecord& r = e.record;
       if (r.device.empty() || r.device != device || r.transport == EndpointKind::kTcp) continue;
       if ((port != 0 && r.port != port) || (!gid.empty() && r.gid != gid)) continue;
-      auto ending = EndLocked(e, ChannelEvent::kFail, why, true, why);
+      auto ending = table_.EndLocked(e, ChannelEvent::kFail, why, true, why);
       if (ending) endings.push_back(std::move(*ending));
     }
   }
   size_t failed = endings.size();
   if (failed > 0) spdlog::warn("{}: {} RDMA channel(s) on it failed", why, failed);
-  Deliver(std::move(endings));
+  teller_.Deliver(std::move(endings));
   return failed;
 }
 
@@ -249,20 +161,20 @@ size_t FailLostPaths(Broker& broker, const Inventory& inventory,
 }
 
 void Broker::Shutdown() {
-  std::vector<Ending> endings;
+  std::vector<ChannelEnding> endings;
   std::vector<std::shared_ptr<ChannelHolder>> stopping_holders;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
+    auto lock = table_.Lock();
+    table_.SetStoppingLocked();
     std::string why = "rdmad on " + options_.host_name + " stopped";
     size_t left = 0;
-    for (auto& [id, e] : channels_) {
+    for (auto& [id, e] : table_.EntriesLocked()) {
       if (e.record.state == ChannelState::kEstablished) {
         ++left;
         for (auto& [token, holder] : e.holders) stopping_holders.push_back(holder);
         continue;
       }
-      auto ending = EndLocked(e, ChannelEvent::kClose, why, true, why);
+      auto ending = table_.EndLocked(e, ChannelEvent::kClose, why, true, why);
       if (ending) endings.push_back(std::move(*ending));
     }
     spdlog::info(
@@ -273,56 +185,32 @@ void Broker::Shutdown() {
   std::string stopping = "rdmad on " + options_.host_name + " is stopping";
   for (auto& holder : stopping_holders) holder->OnDaemonStopping(stopping);
   services_.Shutdown(stopping);
-  Deliver(std::move(endings));
+  teller_.Deliver(std::move(endings));
   sweep_cv_.notify_all();
 }
 
-std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
-  std::vector<Ending> endings;
-  std::vector<std::pair<BrokerClock::time_point, uint64_t>> ended;
-  for (auto& [id, e] : channels_) {
-    std::optional<Ending> ending;
-    bool due = now - e.since >= options_.peer_grace;  // in peer_lost, reattaching, confirming
+std::vector<ChannelEnding> Broker::SweepLocked(SteadyTime now) {
+  std::vector<ChannelEnding> endings;
+  std::vector<std::pair<SteadyTime, uint64_t>> ended;
+  for (auto& [id, e] : table_.EntriesLocked()) {
+    std::optional<ChannelEnding> ending;
     switch (e.phase) {
       case ChannelPhase::kPlanned:
         if (now - e.since < options_.plan_lifetime) break;
-        ending = EndLocked(
+        ending = table_.EndLocked(
             e, ChannelEvent::kPlanExpired,
             "expired: the application did not Connect within " + Ms(options_.plan_lifetime), false,
             "");
         break;
       case ChannelPhase::kPeerLost:
-        if (!due) break;
-        ending =
-            EndLocked(e, ChannelEvent::kGraceExpired,
-                      e.lost_why + " (not back within " + Ms(options_.peer_grace) + ")", false, "");
-        break;
       case ChannelPhase::kConfirming:
-        if (due) {
-          spdlog::info(
-              "{}: peer daemon {} could not be asked whether it still has the channel; it "
-              "goes on",
-              DescribeChannel(e.record), e.record.peer);
-          ApplyLocked(e, ChannelEvent::kGraceExpired);
-        } else if (!e.reclaim_in_flight) {
-          reclaim_.push_back(id);
-        }
-        break;
-      case ChannelPhase::kReattaching:
-        if (due) {
-          std::string why = "rdmad restarted and peer daemon " + e.record.peer +
-                            " did not confirm the channel within " + Ms(options_.peer_grace);
-          ending = EndLocked(e, ChannelEvent::kGraceExpired, why, true, why);
-        } else if (!e.reclaim_in_flight) {
-          reclaim_.push_back(id);
-        }
-        break;
+      case ChannelPhase::kReattaching: ending = reattach_.SweepLocked(e, now); break;
       case ChannelPhase::kEstablished:
         if (e.held || now - e.since < options_.hold_grace) break;
         {
           std::string why = "the application did not hold the channel within " +
                             Ms(options_.hold_grace) + " (HoldChannel)";
-          ending = EndLocked(e, ChannelEvent::kHoldExpired, why, true, why);
+          ending = table_.EndLocked(e, ChannelEvent::kHoldExpired, why, true, why);
         }
         break;
       case ChannelPhase::kOpening:
@@ -335,36 +223,34 @@ std::vector<Broker::Ending> Broker::SweepLocked(BrokerClock::time_point now) {
   std::sort(ended.begin(), ended.end());  // oldest end first
   size_t excess = ended.size() > options_.max_ended ? ended.size() - options_.max_ended : 0;
   for (size_t i = 0; i < ended.size(); ++i) {
-    if (i < excess || now - ended[i].first >= options_.keep_ended) channels_.erase(ended[i].second);
+    if (i < excess || now - ended[i].first >= options_.keep_ended) {
+      table_.EraseLocked(ended[i].second);
+    }
   }
   return endings;
 }
 
+void Broker::SweepAndTell(std::unique_lock<std::mutex>& lock) {
+  std::vector<ChannelEnding> endings = SweepLocked(table_.Now());
+  std::vector<uint64_t> reclaim = reattach_.TakeQueuedLocked();
+  lock.unlock();
+  teller_.Deliver(std::move(endings));
+  for (uint64_t id : reclaim) reattach_.TryReclaim(id);
+  lock.lock();
+}
+
 void Broker::Sweep() {
-  std::vector<Ending> endings;
-  std::vector<uint64_t> reclaim;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    endings = SweepLocked(Now());
-    reclaim.swap(reclaim_);
-  }
-  Deliver(std::move(endings));
-  for (uint64_t id : reclaim) TryReclaim(id);
+  auto lock = table_.Lock();
+  SweepAndTell(lock);
 }
 
 void Broker::StartSweeper(std::chrono::milliseconds period) {
   sweeper_ = std::thread([this, period] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      sweep_cv_.wait_for(lock, period, [this] { return stopping_; });
-      if (stopping_) break;
-      std::vector<Ending> endings = SweepLocked(Now());
-      std::vector<uint64_t> reclaim;
-      reclaim.swap(reclaim_);
-      lock.unlock();
-      Deliver(std::move(endings));
-      for (uint64_t id : reclaim) TryReclaim(id);
-      lock.lock();
+    auto lock = table_.Lock();
+    while (!table_.StoppingLocked()) {
+      sweep_cv_.wait_for(lock, period, [this] { return table_.StoppingLocked(); });
+      if (table_.StoppingLocked()) break;
+      SweepAndTell(lock);
     }
   });
 }

@@ -43,8 +43,10 @@ inline ChannelEndpoint TcpEnd(uint16_t port) {
 // Peer B's OpenChannel for service: one channel per id, each by TCP.
 inline OpenChannelCall CallFromB(const std::vector<uint64_t>& ids,
                                  const std::string& service = "svc") {
-  OpenChannelCall call{
-      .service = service, .initiator_host = "hostB", .initiator_instance = kInstanceB};
+  OpenChannelCall call;
+  call.service = service;
+  call.initiator_host = "hostB";
+  call.initiator_instance = kInstanceB;
   for (uint64_t id : ids) call.channels.push_back({id, TcpEnd(1)});
   return call;
 }

@@ -67,6 +67,9 @@ struct ChannelLease {
 // "channel 0x.. (to PEER service S)" for the log.
 std::string DescribeChannel(const ChannelRecord& r);
 
+// A daemon's instance id: 32 lower-case hex digits.
+bool IsInstanceId(const std::string& id);
+
 }  // namespace rdmad
 
 #endif  // RDMAD_DAEMON_BROKER_CHANNEL_RECORD_H_
