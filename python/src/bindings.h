@@ -150,14 +150,41 @@ inline size_t Bytes(const py::buffer_info& info) {
   return size_t(info.size) * size_t(info.itemsize);
 }
 
+// Whether object is a torch tensor (found without importing torch).
+bool IsTorchTensor(const py::handle& object);
+
+// Memory a caller hands in: a C-contiguous bytes-like object, or a
+// contiguous CPU torch tensor, taken by its data_ptr() and size (torch has
+// no buffer protocol). Holds the object while the library uses the memory.
+// ValueError for a strided buffer, a tensor that is not contiguous (with
+// the hint to call .contiguous()) or one on a GPU; TypeError for anything
+// else.
+class Memory {
+ public:
+  static Memory Of(const py::handle& object, bool writable);
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool readonly() const { return readonly_; }
+
+ private:
+  Memory() = default;
+  std::optional<py::buffer_info> view_;  // a bytes-like object's
+  py::object owner_;                     // a tensor
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  bool readonly_ = false;
+};
+
 // A registered region and the Python object whose memory it is (none for
 // register_ptr: the caller keeps that memory alive). The memory of an
 // immutable object (bytes), registered read_only, is never written here:
 // it cannot be the target of a read or a receive.
 class Region {
  public:
-  Region(std::unique_ptr<MemoryRegion> region, std::optional<py::buffer_info> view)
-      : region_(std::move(region)), view_(std::move(view)), writable_(!view_ || !view_->readonly) {}
+  Region(std::unique_ptr<MemoryRegion> region, std::optional<Memory> memory)
+      : region_(std::move(region)),
+        memory_(std::move(memory)),
+        writable_(!memory_ || !memory_->readonly()) {}
   // ValueError once closed.
   const MemoryRegion& get() const {
     if (!region_) throw py::value_error("the region was closed");
@@ -176,14 +203,19 @@ class Region {
   }
   void Close() {
     region_.reset();
-    view_.reset();
+    memory_.reset();
   }
 
  private:
   std::unique_ptr<MemoryRegion> region_;
-  std::optional<py::buffer_info> view_;
+  std::optional<Memory> memory_;
   bool writable_;
 };
+
+// object as a region of channel: a rdmad.MemoryRegion as it is, or memory
+// (Memory::Of) registered kLocal for as long as the returned Region lives
+// (a one-off use: recv_into, an Op of one batch).
+py::object RegionOf(Channel& channel, const py::handle& object, bool writable);
 
 // rdmad.Client: the library's Client until close(). A call holds its own
 // reference, so close() in one thread lets a call in another finish;

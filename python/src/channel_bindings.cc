@@ -52,16 +52,17 @@ void BindChannel(py::module_& m) {
           "transport", [](const Channel& c) { return ChannelTransportName(c.info().transport); })
       .def(
           "register",
-          [](Channel& c, const py::buffer& memory, bool read_only, bool local) {
+          [](Channel& c, const py::object& memory, bool read_only, bool local) {
             Check(c.status());  // a closed channel registers nothing
             MemoryAccess access = Access(read_only, local);
-            py::buffer_info v = View(memory, !read_only);
-            auto region = Value(c.RegisterMemory(v.ptr, Bytes(v), access));
-            return Region(std::move(region), std::move(v));
+            Memory m = Memory::Of(memory, !read_only);
+            auto region = Value(c.RegisterMemory(m.data(), m.size(), access));
+            return Region(std::move(region), std::move(m));
           },
           py::arg("memory"), py::arg("read_only") = false, py::kw_only(), py::arg("local") = false,
           py::keep_alive<0, 1>(),
-          "Registers a bytes-like object (bytearray, memoryview, numpy array). read_only: the "
+          "Registers a bytes-like object (bytearray, memoryview, numpy array) or a contiguous CPU "
+          "torch tensor. read_only: the "
           "peer may read it but not write it; then an immutable object (bytes) will do, which "
           "this side cannot read or receive into either. local: no peer reaches it through its "
           "own descriptor; expose() shows it to one channel.")
@@ -129,9 +130,10 @@ void BindChannel(py::module_& m) {
            })
       .def(
           "recv_into",
-          [](Channel& c, const Region& region, size_t offset, std::optional<size_t> max_len,
+          [](Channel& c, const py::object& memory, size_t offset, std::optional<size_t> max_len,
              std::optional<double> timeout) {
-            const MemoryRegion& r = region.target();
+            py::object region = RegionOf(c, memory, /*writable=*/true);
+            const MemoryRegion& r = region.cast<const Region&>().target();
             size_t room = max_len ? *max_len : (offset <= r.size() ? r.size() - offset : 0);
             milliseconds t = Timeout(timeout);
             return Value(Interruptible("recv_into", t, [&](milliseconds slice) {
@@ -140,8 +142,9 @@ void BindChannel(py::module_& m) {
           },
           py::arg("region"), py::arg("offset") = 0, py::arg("max_len") = py::none(),
           py::arg("timeout") = py::none(),
-          "Receives the next message into a registered region (no copy on RDMA) and returns "
-          "its size; OutOfRange when it is longer than max_len (the rest is dropped).")
+          "Receives the next message into a registered region (no copy on RDMA), or into a "
+          "bytes-like object or CPU tensor (registered for the call), and returns its size; "
+          "OutOfRange when it is longer than max_len (the rest is dropped).")
       .def(
           "completion_fd", [](Channel& c) { return Value(c.CompletionFd()); },
           "A file descriptor that becomes readable when the channel may have news (a message, "

@@ -61,12 +61,17 @@ Status WithBuffer(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObj
   PyObject* data = OneArg(args, nargs, kwnames, fn, "data");
   if (data == nullptr) throw py::type_error(std::string(fn) + "() takes one argument, data");
   Channel& channel = py::cast<Channel&>(py::handle(self));
+  if (!PyObject_CheckBuffer(data) && IsTorchTensor(data)) {  // no buffer protocol
+    Memory memory = Memory::Of(data, /*writable=*/false);
+    py::gil_scoped_release nogil;
+    return call(channel, memory.data(), memory.size());
+  }
   Py_buffer view;
   if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) != 0) {
     bool buffer = PyObject_CheckBuffer(data) != 0;
     PyErr_Clear();
     if (buffer) throw py::value_error("the buffer is not C-contiguous");
-    throw py::type_error(std::string(fn) + "() takes a bytes-like object");
+    throw py::type_error(std::string(fn) + "() takes a bytes-like object or a CPU tensor");
   }
   Status sent;
   {

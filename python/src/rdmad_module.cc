@@ -54,6 +54,47 @@ py::buffer_info View(const py::buffer& buffer, bool writable) {
   return info;
 }
 
+bool IsTorchTensor(const py::handle& object) {
+  py::object module = py::getattr(py::type::handle_of(object), "__module__", py::none());
+  if (!py::isinstance<py::str>(module)) return false;
+  std::string name = module.cast<std::string>();
+  return (name == "torch" || name.rfind("torch.", 0) == 0) && py::hasattr(object, "data_ptr");
+}
+
+Memory Memory::Of(const py::handle& object, bool writable) {
+  Memory m;
+  if (IsTorchTensor(object)) {
+    py::object device = object.attr("device");
+    if (device.attr("type").cast<std::string>() != "cpu") {
+      throw py::value_error("a tensor on " + py::str(device).cast<std::string>() +
+                            ": rdmad takes CPU tensors (tensor.cpu())");
+    }
+    if (!object.attr("is_contiguous")().cast<bool>()) {
+      throw py::value_error("the tensor is not contiguous: pass tensor.contiguous()");
+    }
+    m.owner_ = py::reinterpret_borrow<py::object>(object);
+    m.data_ = reinterpret_cast<void*>(object.attr("data_ptr")().cast<uintptr_t>());
+    m.size_ = object.attr("numel")().cast<size_t>() * object.attr("element_size")().cast<size_t>();
+    return m;
+  }
+  if (!PyObject_CheckBuffer(object.ptr())) {
+    throw py::type_error("a bytes-like object or a CPU torch tensor, not " +
+                         std::string(py::str(py::type::handle_of(object).attr("__name__"))));
+  }
+  m.view_ = View(py::reinterpret_borrow<py::buffer>(object), writable);
+  m.data_ = m.view_->ptr;
+  m.size_ = Bytes(*m.view_);
+  m.readonly_ = m.view_->readonly;
+  return m;
+}
+
+py::object RegionOf(Channel& channel, const py::handle& object, bool writable) {
+  if (py::isinstance<Region>(object)) return py::reinterpret_borrow<py::object>(object);
+  Memory memory = Memory::Of(object, writable);
+  auto region = Value(channel.RegisterMemory(memory.data(), memory.size(), MemoryAccess::kLocal));
+  return py::cast(Region(std::move(region), std::move(memory)));
+}
+
 void BindDescriptor(py::module_& m) {
   py::class_<RegionDescriptor>(m, "RegionDescriptor",
                                "What a peer needs to write into or read from a region.")

@@ -16,10 +16,12 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// One op of a batch, holding its local region's Python object.
+// One op of a batch, holding its local memory's Python object.
 struct Op {
   TransferOp::Kind kind = TransferOp::Kind::kWrite;
-  py::object local;  // a rdmad.MemoryRegion
+  // A rdmad.MemoryRegion, or memory (a bytes-like object, a CPU tensor)
+  // registered on the channel when the batch is submitted.
+  py::object local;
   size_t local_offset = 0;
   RegionDescriptor remote;
   uint64_t remote_offset = 0;
@@ -29,19 +31,22 @@ struct Op {
 // A batch in flight and what it needs alive: its ops' regions.
 class PyTransfer {
  public:
-  PyTransfer(std::unique_ptr<Transfer> transfer, py::list ops)
-      : transfer_(std::move(transfer)), ops_(std::move(ops)) {}
+  PyTransfer(std::unique_ptr<Transfer> transfer, py::list regions)
+      : transfer_(std::move(transfer)), regions_(std::move(regions)) {}
   Transfer& get() { return *transfer_; }
 
  private:
   std::unique_ptr<Transfer> transfer_;
-  py::list ops_;
+  py::list regions_;
 };
 
 Op MakeOp(TransferOp::Kind kind, py::object local, size_t local_offset,
           const RegionDescriptor& remote, uint64_t remote_offset, size_t length) {
-  if (!py::isinstance<Region>(local)) throw py::type_error("local: a rdmad.MemoryRegion");
-  if (kind == TransferOp::Kind::kRead) local.cast<const Region&>().target();  // immutable?
+  if (py::isinstance<Region>(local)) {
+    if (kind == TransferOp::Kind::kRead) local.cast<const Region&>().target();  // immutable?
+  } else {
+    Memory::Of(local, kind == TransferOp::Kind::kRead);  // checked now, registered at submit
+  }
   return Op{kind, std::move(local), local_offset, remote, remote_offset, length};
 }
 
@@ -98,14 +103,18 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
           [](Channel& c, const py::list& ops, const py::bytes& notification) {
             std::vector<TransferOp> batch;
             batch.reserve(ops.size());
+            py::list regions;  // kept alive with the transfer
             for (const py::handle& item : ops) {
               const Op& op = item.cast<const Op&>();
-              batch.push_back(TransferOp{op.kind, &op.local.cast<const Region&>().get(),
+              py::object region =
+                  RegionOf(c, op.local, /*writable=*/op.kind == TransferOp::Kind::kRead);
+              regions.append(region);
+              batch.push_back(TransferOp{op.kind, &region.cast<const Region&>().get(),
                                          op.local_offset, op.remote, op.remote_offset, op.length});
             }
             std::string note = notification;
             auto transfer = Value(NoGil([&] { return c.Submit(batch, note); }));
-            return PyTransfer(std::move(transfer), ops);
+            return PyTransfer(std::move(transfer), std::move(regions));
           },
           py::arg("ops"), py::arg("notification") = py::bytes(), py::keep_alive<0, 1>(),
           "Starts a batch of Op.write/Op.read in order and returns its Transfer. With a "

@@ -50,7 +50,9 @@ def test_a_bad_batch_is_refused_before_anything_starts(channels):
     with pytest.raises(rdmad.InvalidArgument):
         a.submit([rdmad.Op.write(local, 0, remote, 0, 8)], notification=b"x" * 257)
     with pytest.raises(TypeError):
-        rdmad.Op.write(b"not a region", 0, remote, 0, 8)
+        rdmad.Op.write(12345, 0, remote, 0, 8)  # neither a region nor memory
+    with pytest.raises(BufferError):
+        rdmad.Op.read(b"immutable", 0, remote, 0, 8)  # nothing may be read into it
     assert not remote_memory.any()
 
 
