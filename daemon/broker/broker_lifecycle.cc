@@ -96,14 +96,9 @@ Status Broker::OnCloseChannel(const CloseChannelCall& call) {
     auto lock = table_.Lock();
     Entry* found = table_.FindLocked(call.channel_id);
     if (found == nullptr || found->record.peer_instance != call.initiator_instance) {
-      // Only a party to a channel may close it: logged, for an operator to
-      // see a peer that tries another's channels.
-      spdlog::warn(
-          "rdmad instance {} asked to close channel {:#018x}, which it does not share; refused",
-          call.initiator_instance, call.channel_id);
-      return Status::NotFound(fmt::format("no channel {:#018x} shared with rdmad instance {} on {}",
-                                          call.channel_id, call.initiator_instance,
-                                          options_.host_name));
+      // Only a party to a channel may close it.
+      return RefuseUnshared(call.initiator_instance, "close", call.channel_id,
+                            call.initiator_instance, options_.host_name);
     }
     Entry& e = *found;
     e.peer_told = true;

@@ -26,20 +26,12 @@ StatusOr<ChannelLease> ChannelReattach::LeaseOf(uint64_t channel_id, EndpointKin
   const Entry& e = *found;
   const ChannelRecord& r = e.record;
   ChannelLease lease;
-  lease.channel_id = channel_id;
-  lease.peer = r.peer;
+  static_cast<ChannelFacts&>(lease) = r;
   lease.peer_key = e.peer_key;
-  lease.service = r.service;
-  lease.initiator = r.initiator;
-  lease.transport = r.transport == EndpointKind::kUnknown ? transport : r.transport;
+  if (r.transport == EndpointKind::kUnknown) lease.transport = transport;
   bool away = e.phase == ChannelPhase::kPeerLost || e.phase == ChannelPhase::kReattaching;
   lease.reason = away ? e.transport_reason : r.reason;
-  lease.device = r.device;
-  lease.port = r.port;
-  lease.gid = r.gid;
-  lease.peer_instance = r.peer_instance;
   lease.self_instance = options_.instance_id;
-  lease.created = r.created;
   lease.owner_uid = r.owner_uid;
   return lease;
 }
@@ -81,16 +73,8 @@ Status ChannelReattach::Adopt(const Caller& caller, uint64_t channel_id,
     e.previous_self = lease.self_instance;
     e.transport_reason = lease.reason;
     ChannelRecord& r = e.record;
-    r.peer = lease.peer;
-    r.service = lease.service;
-    r.initiator = lease.initiator;
-    r.transport = lease.transport;
+    static_cast<ChannelFacts&>(r) = lease;
     r.reason = "re-attached after rdmad restarted; confirming it with peer daemon " + lease.peer;
-    r.created = lease.created;
-    r.peer_instance = lease.peer_instance;
-    r.device = lease.device;
-    r.port = lease.port;
-    r.gid = lease.gid;
     r.owner_uid = caller.uid;
     r.owner_pid = caller.pid;
     spdlog::info("{}: re-attached by its application after rdmad restarted ({} over {})",
@@ -183,13 +167,8 @@ Status ChannelReattach::OnReclaimChannel(const ReclaimChannelCall& call) {
   bool other_node = found != nullptr && !call.caller_node.empty() && !call.previous_node_known &&
                     strcasecmp(found->record.peer.c_str(), call.caller_node.c_str()) != 0;
   if (found == nullptr || found->record.peer_instance != call.previous_instance || other_node) {
-    spdlog::warn(
-        "rdmad instance {} asked to take back channel {:#018x}, which it did not share; "
-        "refused",
-        call.instance, call.channel_id);
-    return Status::NotFound(fmt::format("no channel {:#018x} shared with rdmad instance {} on {}",
-                                        call.channel_id, call.previous_instance,
-                                        options_.host_name));
+    return RefuseUnshared(call.instance, "take back", call.channel_id, call.previous_instance,
+                          options_.host_name);
   }
   Entry& e = *found;
   if (PhaseEnded(e.phase)) {

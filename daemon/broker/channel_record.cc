@@ -3,6 +3,7 @@
 #include "daemon/broker/channel_record.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +13,14 @@ namespace rdmad {
 std::string DescribeChannel(const ChannelRecord& r) {
   return fmt::format("channel {:#018x} ({} {} service {})", r.channel_id,
                      r.initiator ? "to" : "from", r.peer, r.service);
+}
+
+Status RefuseUnshared(const std::string& asker, std::string_view asked, uint64_t channel_id,
+                      const std::string& instance, const std::string& host) {
+  spdlog::warn("rdmad instance {} asked to {} channel {:#018x}, which it does not share; refused",
+               asker, asked, channel_id);
+  return Status::NotFound(fmt::format("no channel {:#018x} shared with rdmad instance {} on {}",
+                                      channel_id, instance, host));
 }
 
 bool IsInstanceId(const std::string& id) {

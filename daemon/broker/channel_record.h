@@ -15,27 +15,34 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "daemon/broker/channel_machine.h"
 #include "daemon/clients/caller.h"
 #include "daemon/peers/channel_endpoint.h"
+#include "rdmad/status.h"
 
 namespace rdmad {
 
-struct ChannelRecord {
+// What a channel's record and its lease share: the channel as this daemon
+// set it up with its peer. Listed once; a record and a lease copy it whole.
+struct ChannelFacts {
   uint64_t channel_id = 0;
   std::string peer;
   std::string service;
   bool initiator = true;                            // this daemon's application connected
   EndpointKind transport = EndpointKind::kUnknown;  // until the endpoints are known
-  std::string reason;                               // transport reason, or why it failed/closed
-  ChannelState state = ChannelState::kPlanned;
   std::chrono::system_clock::time_point created;
   std::string peer_instance;  // the peer daemon's instance id ("" before Connect)
   // This side's RDMA path as planned ("" and 0 for a TCP plan).
   std::string device;
   int port = 0;
   std::string gid;
+};
+
+struct ChannelRecord : ChannelFacts {
+  std::string reason;  // transport reason, or why it failed/closed
+  ChannelState state = ChannelState::kPlanned;
   // The local client it belongs to (docs/security.md): the initiator's
   // application, or the acceptor's listener.
   uid_t owner_uid = kNoUid;
@@ -47,22 +54,18 @@ struct ChannelRecord {
 
 // What a daemon needs to take a channel back after it restarted (the
 // ChannelLease message, opaque to the application that keeps it).
-struct ChannelLease {
-  uint64_t channel_id = 0;
-  std::string peer;
-  std::string peer_key;
-  std::string service;
-  bool initiator = true;
-  EndpointKind transport = EndpointKind::kUnknown;
-  std::string reason;
-  std::string device;
-  int port = 0;
-  std::string gid;
-  std::string peer_instance;
+struct ChannelLease : ChannelFacts {
+  std::string peer_key;       // what BrokerNetwork::FindPeer was given
+  std::string reason;         // the transport reason
   std::string self_instance;  // the daemon's instance id when it was given
-  std::chrono::system_clock::time_point created;
-  uid_t owner_uid = kNoUid;  // only this uid may take the channel back
+  uid_t owner_uid = kNoUid;   // only this uid may take the channel back
 };
+
+// A peer daemon's call about a channel it does not share (asked: "close",
+// "take back"): logged, for an operator to see a peer that tries another's
+// channels, and NOT_FOUND naming instance (the one the call claims) and host.
+Status RefuseUnshared(const std::string& asker, std::string_view asked, uint64_t channel_id,
+                      const std::string& instance, const std::string& host);
 
 // "channel 0x.. (to PEER service S)" for the log.
 std::string DescribeChannel(const ChannelRecord& r);

@@ -13,8 +13,8 @@ beside rdmad is never shadowed otherwise.
 import os
 
 from rdmad.nixl._api import (DEFAULT_COMM_PORT, NIXL_INIT_AGENT, SERVED_BACKENDS, nixl_agent,
-                             nixl_agent_config, nixl_prepped_dlist_handle, nixl_xfer_handle,
-                             nixlNotPostedError)
+                             nixl_agent_config)
+from rdmad.nixl._xfer import nixl_prepped_dlist_handle, nixl_xfer_handle, nixlNotPostedError
 from rdmad.nixl._descs import (BLK_SEG, DRAM_SEG, FILE_SEG, OBJ_SEG, VRAM_SEG, nixl_mem_t,
                                nixlBackendError, nixlInvalidParamError, nixlNotAllowedError,
                                nixlNotFoundError, nixlNotSupportedError, nixlRegDList,

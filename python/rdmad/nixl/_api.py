@@ -17,7 +17,6 @@ import os
 import pickle
 import select
 import socket
-import sys
 import threading
 import time
 import weakref
@@ -28,9 +27,11 @@ import rdmad
 
 from rdmad.nixl import _wire
 from rdmad.nixl._conn import Conn, Range
-from rdmad.nixl._descs import (DRAM_SEG, nixl_mem_t, nixlBackendError, nixlInvalidParamError,
+from rdmad.nixl._descs import (DRAM_SEG, covers, dlist, nixlBackendError, nixlInvalidParamError,
                                nixlNotAllowedError, nixlNotFoundError, nixlNotSupportedError,
                                nixlRegDList, nixlRepostActiveError, nixlXferDList)
+from rdmad.nixl._xfer import (nixl_prepped_dlist_handle, nixl_xfer_handle, nixlNotPostedError,
+                              submit)
 
 logger = logging.getLogger("rdmad.nixl")
 
@@ -38,36 +39,8 @@ DEFAULT_COMM_PORT = 8888
 NIXL_INIT_AGENT = ""
 # The backends NIXL programs name for host memory; rdmad serves them all.
 SERVED_BACKENDS = ("UCX", "UCX_MO", "LIBFABRIC", "RDMAD")
-_MEM_TYPES = {"DRAM": nixl_mem_t.DRAM_SEG, "cpu": nixl_mem_t.DRAM_SEG,
-              "VRAM": nixl_mem_t.VRAM_SEG, "cuda": nixl_mem_t.VRAM_SEG,
-              "FILE": nixl_mem_t.FILE_SEG, "BLOCK": nixl_mem_t.BLK_SEG,
-              "OBJ": nixl_mem_t.OBJ_SEG}
 _REGIONS_WAIT_S = 15.0  # a new channel's first REGIONS from the other end
-_NOTIFICATION_MAX = 256  # rdmad's; a longer one follows its transfer as a message
 _SIDE_RETRY_S = 30.0  # how long a fetch or a send waits for the other agent to listen
-
-
-class nixlNotPostedError(RuntimeError):  # noqa: N801, N818 - NIXL's name
-    """The transfer was never posted (NIXL_ERR_NOT_POSTED)."""
-
-
-def _torch_tensor(obj: object) -> bool:
-    torch = sys.modules.get("torch")  # never imported here: only a program's own tensors
-    return torch is not None and isinstance(obj, torch.Tensor)
-
-
-def _tensor_desc(t: Any) -> tuple[int, int, int]:
-    if t.device.type != "cpu":
-        raise nixlNotSupportedError(f"a tensor on {t.device}: rdmad moves host memory only")
-    if not t.is_contiguous():
-        raise nixlInvalidParamError("the tensor is not contiguous: pass tensor.contiguous()")
-    return (int(t.data_ptr()), int(t.numel() * t.element_size()), 0)
-
-
-def _mem_type(mem_type: Optional[str]) -> nixl_mem_t:
-    if mem_type not in _MEM_TYPES:
-        raise nixlInvalidParamError(f"mem_type: one of {sorted(_MEM_TYPES)}, not {mem_type!r}")
-    return _MEM_TYPES[mem_type]
 
 
 class nixl_agent_config:  # noqa: N801
@@ -88,48 +61,6 @@ class nixl_agent_config:  # noqa: N801
         self.capture_telemetry = capture_telemetry
         self.num_threads = num_threads
         self.sync_mode = sync_mode
-
-
-class nixl_prepped_dlist_handle:  # noqa: N801
-    """A descriptor list prepared for one side of later transfers."""
-
-    def __init__(self, agent: nixl_agent, remote: Optional[str], descs: nixlXferDList) -> None:
-        self._agent = agent
-        self.remote = remote  # None: local
-        self.descs = descs
-        self._released = False
-
-    def release(self) -> None:
-        self._released = True
-
-    def __repr__(self) -> str:
-        side = "local" if self.remote is None else f"remote {self.remote}"
-        return f"nixl_prepped_dlist_handle({side}, {len(self.descs)} descs)"
-
-
-class nixl_xfer_handle:  # noqa: N801
-    """A transfer request: posted with ``transfer``, any number of times."""
-
-    def __init__(self, agent: nixl_agent, op: str, local: nixlXferDList, remote: nixlXferDList,
-                 remote_agent: str, notif: bytes) -> None:
-        self._agent = agent
-        self.op = op
-        self.local = local
-        self.remote = remote
-        self.remote_agent = remote_agent
-        self.notif = notif
-        self._transfer: Optional[rdmad.Transfer] = None
-        self._conn: Optional[Conn] = None
-        self._late_notif: Optional[bytes] = None
-        self._state = "INIT"
-        self._released = False
-
-    def release(self) -> None:
-        self._agent.release_xfer_handle(self)
-
-    def __repr__(self) -> str:
-        return (f"nixl_xfer_handle({self.op} {len(self.local)} descs with {self.remote_agent}, "
-                f"{self._state})")
 
 
 def _notif_bytes(msg: Union[bytes, str, None]) -> bytes:
@@ -232,39 +163,15 @@ class nixl_agent:  # noqa: N801
 
     def get_xfer_descs(self, descs: Any, mem_type: Optional[str] = None,
                        is_sorted: bool = False) -> Optional[nixlXferDList]:
-        if isinstance(descs, nixlXferDList):
-            return descs
-        if isinstance(descs, nixlRegDList):
-            logger.error("RegList type detected for transfer, please use XferList")
-            return None
-        if _torch_tensor(descs):
-            return nixlXferDList(DRAM_SEG, [_tensor_desc(descs)], is_sorted)
-        if hasattr(descs, "shape"):  # an N x 3 numpy array
-            return nixlXferDList(_mem_type(mem_type), descs, is_sorted)
-        items = list(descs)
-        if items and _torch_tensor(items[0]):  # tensors, or the rows of one
-            return nixlXferDList(DRAM_SEG, [_tensor_desc(t) for t in items], is_sorted)
-        if mem_type is None:
-            raise nixlInvalidParamError("mem_type is needed for a list of tuples")
-        return nixlXferDList(_mem_type(mem_type), items, is_sorted)
+        out = dlist(nixlXferDList, nixlRegDList, descs, mem_type, is_sorted, ())
+        assert out is None or isinstance(out, nixlXferDList)
+        return out
 
     def get_reg_descs(self, descs: Any, mem_type: Optional[str] = None,
                       is_sorted: bool = False) -> Optional[nixlRegDList]:
-        if isinstance(descs, nixlRegDList):
-            return descs
-        if isinstance(descs, nixlXferDList):
-            logger.error("XferList type detected for registration, please use RegList")
-            return None
-        if _torch_tensor(descs):
-            return nixlRegDList(DRAM_SEG, [_tensor_desc(descs) + ("",)], is_sorted)
-        if hasattr(descs, "shape"):
-            return nixlRegDList(_mem_type(mem_type), descs, is_sorted)
-        items = list(descs)
-        if items and _torch_tensor(items[0]):
-            return nixlRegDList(DRAM_SEG, [_tensor_desc(t) + ("",) for t in items], is_sorted)
-        if mem_type is None:
-            raise nixlInvalidParamError("mem_type is needed for a list of tuples")
-        return nixlRegDList(_mem_type(mem_type), items, is_sorted)
+        out = dlist(nixlRegDList, nixlXferDList, descs, mem_type, is_sorted, ("",))
+        assert out is None or isinstance(out, nixlRegDList)
+        return out
 
     def get_serialized_descs(self, descs: Any) -> bytes:
         return pickle.dumps(descs)
@@ -367,7 +274,7 @@ class nixl_agent:  # noqa: N801
             md = self._remote_md.get(agent)
             if md is None:
                 return False
-            return descs is None or all(_covers(md.ranges, d) for d in descs)
+            return descs is None or all(covers(md.ranges, d) for d in descs)
 
     def send_local_metadata(self, ip_addr: str = "", port: int = DEFAULT_COMM_PORT) -> None:
         self._side(ip_addr, port, _wire.METADATA,
@@ -582,10 +489,10 @@ class nixl_agent:  # noqa: N801
             if md is None:
                 raise nixlNotFoundError(f"no metadata of agent {remote_agent}")
             for i, l in enumerate(local_descs):
-                if not any(_covers([r], l) for r in self._ranges):
+                if not any(covers([r], l) for r in self._ranges):
                     raise nixlNotFoundError(f"local descriptor {i} {l} is not registered")
             for i, r in enumerate(remote_descs):
-                if not _covers(md.ranges, r):
+                if not covers(md.ranges, r):
                     raise nixlNotFoundError(f"remote descriptor {i} {r} is not registered by "
                                             f"{remote_agent}")
         return nixl_xfer_handle(self, operation, local_descs, remote_descs, remote_agent,
@@ -631,28 +538,13 @@ class nixl_agent:  # noqa: N801
 
     def _post(self, handle: nixl_xfer_handle, notif: bytes) -> None:
         conn = self._conn_to(handle.remote_agent)
-        ops = []
         with self._cond:
             if not self._cond.wait_for(lambda: conn.regions_known or conn.error is not None,
                                        timeout=_REGIONS_WAIT_S):
                 raise TimeoutError(f"agent {handle.remote_agent} did not show its memory")
             if conn.error is not None:
                 raise nixlBackendError(f"the channel to {handle.remote_agent} ended: {conn.error}")
-        with conn.send_lock:
-            for (la, ln, ld), (ra, rn, rd) in zip(handle.local, handle.remote):
-                region, loff = conn.local_region(la, ln, ld)
-                remote = conn.remote_region(ra, rn, rd)
-                if remote is None:
-                    raise LookupError(f"({ra:#x}, {rn}, {rd}) is not shown by "
-                                      f"{handle.remote_agent} on this channel")
-                desc, roff = remote
-                make = rdmad.Op.read if handle.op == "READ" else rdmad.Op.write
-                ops.append(make(region, loff, desc, roff, ln))
-            small = notif if len(notif) <= _NOTIFICATION_MAX else b""
-            handle._transfer = conn.channel.submit(ops, notification=small)
-        handle._conn = conn
-        handle._late_notif = notif if len(notif) > _NOTIFICATION_MAX else None
-        handle._state = "PROC"
+        submit(handle, conn, notif)
 
     def check_xfer_state(self, handle: nixl_xfer_handle) -> str:
         if handle._state in ("INIT",):
@@ -808,11 +700,3 @@ class nixl_agent:  # noqa: N801
             self._stop()
         except Exception:  # noqa: BLE001 - at interpreter exit, best effort
             pass
-
-
-_MISSING = object()
-
-
-def _covers(ranges: Iterable[Any], desc: Any) -> bool:
-    addr, length, dev = desc[0], desc[1], desc[2]
-    return any(r[2] == dev and r[0] <= addr and addr + length <= r[0] + r[1] for r in ranges)

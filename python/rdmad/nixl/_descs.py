@@ -12,7 +12,9 @@ fails for a backend that lacks them.
 from __future__ import annotations
 
 import enum
-from typing import Any, Iterable, Iterator, Sequence, Tuple
+import logging
+import sys
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple
 
 __all__ = [
     "BLK_SEG", "DRAM_SEG", "FILE_SEG", "OBJ_SEG", "VRAM_SEG", "nixl_mem_t", "nixlBackendError",
@@ -188,3 +190,61 @@ class nixlRegDList(_DList):  # noqa: N801
     def trim(self) -> nixlXferDList:
         """The same ranges as transfer descriptors (the meta dropped)."""
         return nixlXferDList(self._type, [d[:3] for d in self._descs], self._sorted)
+
+
+# --- What the agent makes lists from (tensors, arrays, tuples) ---
+
+logger = logging.getLogger("rdmad.nixl")
+
+MEM_TYPES = {"DRAM": nixl_mem_t.DRAM_SEG, "cpu": nixl_mem_t.DRAM_SEG,
+              "VRAM": nixl_mem_t.VRAM_SEG, "cuda": nixl_mem_t.VRAM_SEG,
+              "FILE": nixl_mem_t.FILE_SEG, "BLOCK": nixl_mem_t.BLK_SEG,
+              "OBJ": nixl_mem_t.OBJ_SEG}
+
+
+def torch_tensor(obj: object) -> bool:
+    torch = sys.modules.get("torch")  # never imported here: only a program's own tensors
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def tensor_desc(t: Any) -> tuple[int, int, int]:
+    if t.device.type != "cpu":
+        raise nixlNotSupportedError(f"a tensor on {t.device}: rdmad moves host memory only")
+    if not t.is_contiguous():
+        raise nixlInvalidParamError("the tensor is not contiguous: pass tensor.contiguous()")
+    return (int(t.data_ptr()), int(t.numel() * t.element_size()), 0)
+
+
+def mem_type_of(mem_type: Optional[str]) -> nixl_mem_t:
+    if mem_type not in MEM_TYPES:
+        raise nixlInvalidParamError(f"mem_type: one of {sorted(MEM_TYPES)}, not {mem_type!r}")
+    return MEM_TYPES[mem_type]
+
+
+def dlist(kind: type, other: type, descs: Any, mem_type: Optional[str], is_sorted: bool,
+           meta: tuple[str, ...]) -> Any:
+    """descs as a list of kind (nixlXferDList, or nixlRegDList with meta for
+    a tensor's descriptor), as NIXL takes them: such a list, a tensor, a list
+    of tensors (or of a tensor's rows), an N x 3 numpy array or tuples (with
+    mem_type). A list of the other kind: logged and None, as NIXL does."""
+    if isinstance(descs, kind):
+        return descs
+    if isinstance(descs, other):
+        logger.error("%s type detected, please use %s", other.__name__, kind.__name__)
+        return None
+    if torch_tensor(descs):
+        return kind(DRAM_SEG, [tensor_desc(descs) + meta], is_sorted)
+    if hasattr(descs, "shape"):  # an N x 3 numpy array
+        return kind(mem_type_of(mem_type), descs, is_sorted)
+    items = list(descs)
+    if items and torch_tensor(items[0]):
+        return kind(DRAM_SEG, [tensor_desc(t) + meta for t in items], is_sorted)
+    if mem_type is None:
+        raise nixlInvalidParamError("mem_type is needed for a list of tuples")
+    return kind(mem_type_of(mem_type), items, is_sorted)
+
+
+
+def covers(ranges: Iterable[Any], desc: Any) -> bool:
+    addr, length, dev = desc[0], desc[1], desc[2]
+    return any(r[2] == dev and r[0] <= addr and addr + length <= r[0] + r[1] for r in ranges)
