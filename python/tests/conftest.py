@@ -62,22 +62,29 @@ class Daemon:
         self.log = os.path.join(directory, name + ".log")
         self.process = None
 
-    def start(self, peer):
+    def daemon_section(self):
+        """[daemon] for this daemon: its socket and peer port, and off
+        loopback the tests' shared peer key."""
         key = os.path.join(os.path.dirname(self.config), "peer.key")
         if IP != "127.0.0.1" and not os.path.exists(key):
             with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
                 f.write(TEST_PEER_KEY + "\n")
-        with open(self.config, "w") as f:
-            f.write(
-                f'[daemon]\nsocket = "{self.socket}"\nsocket_group = ""\n'
+        return (f'[daemon]\nsocket = "{self.socket}"\nsocket_group = ""\n'
                 f'log_level = "debug"\npeer_address = "{IP}"\npeer_port = {self.port}\n'
-                + ("" if IP == "127.0.0.1" else f'peer_key_file = "{key}"\n')
-                + f'\n[[peers]]\nname = "{peer.name}"\naddress = "{IP}:{peer.port}"\n'
-            )
+                + ("" if IP == "127.0.0.1" else f'peer_key_file = "{key}"\n'))
+
+    def launch(self, config):
+        """Starts the daemon with config (the file's text)."""
+        with open(self.config, "w") as f:
+            f.write(config)
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
                 [os.environ["RDMAD_BINARY"], "--config", self.config],
                 stdout=log, stderr=subprocess.STDOUT)
+
+    def start(self, peer):
+        self.launch(self.daemon_section()
+                    + f'\n[[peers]]\nname = "{peer.name}"\naddress = "{IP}:{peer.port}"\n')
 
     def client(self, timeout=10.0):
         """A Client, once the daemon answers and lists its peer."""

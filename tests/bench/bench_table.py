@@ -41,6 +41,7 @@ IDLE_CHANNEL_KIB = 256  # registered memory per idle channel
 PY_LAT_SIZE, PY_LAT_TARGET = 2, 1.3  # Python's message latency vs rdmactl bench's (C++)
 PY_BW_SIZE, PY_BW_TARGET = 65536, 0.95  # Python's one-sided Write vs rdmactl bench's
 PY_AIO_TARGET = 1.0  # rdmad.aio, 8 channels: per round trip, vs a thread per channel
+NIXL_TARGET = 0.90  # a NIXL program's KV transfer (rdmad.nixl) vs rdmad's Channel.submit
 
 
 class MissingResult(Exception):
@@ -251,6 +252,25 @@ def python_rows(d, n):
     return rows
 
 
+def nixl_rows(d, n):
+    """A KV-cache transfer written against NIXL's agent API (rdmad.nixl,
+    tests/bench/nixl_bench.py) against the same blocks with rdmad's own
+    Channel.submit, from Python both, in the same rounds; absent without
+    the package."""
+    rs = range(1, n + 1)
+    files = [d / f"ours_nixl_r{r}.json" for r in rs]
+    anchor_files = [d / f"ours_nixl_submit_r{r}.json" for r in rs]
+    if not all(f.exists() for f in files + anchor_files):
+        return []
+    first = ours(files[0])["results"][0]
+    values = [ours(f)["results"][0]["bw_avg_mbps"] for f in files]
+    anchors = [ours(f)["results"][0]["bw_avg_mbps"] for f in anchor_files]
+    return [row(f"NIXL agent (rdmad.nixl): {first['blocks']} scattered "
+                f"{first['size'] // 1024} KiB writes per transfer, RDMA (MB/s)",
+                "Channel.submit of the same blocks, the same rounds", median(anchors),
+                median(values), NIXL_TARGET, "higher", spread(anchors, values))]
+
+
 def cmtime_steps(path):
     """cmtime's (rdmacm-utils) table: step -> (total ms, max ms, min us, us/conn)."""
     steps = {}
@@ -405,6 +425,7 @@ def build_rows(d):
     rows += depth_rows(d, n)
     rows += kv_rows(d, n)
     rows += python_rows(d, n)
+    rows += nixl_rows(d, n)
     rows += ucx_rows(d, n)
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)

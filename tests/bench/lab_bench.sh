@@ -143,6 +143,30 @@ pybench() {
     fail "python_bench.py $*: $(cat "$work/pybench.err")"
 }
 
+# nixlbench ROUND: tests/bench/nixl_bench.py: the KV-cache pattern through
+# NIXL's agent API (rdmad.nixl; a target agent on B, the initiator on A)
+# into $out/ours_nixl_rROUND.json, and the same blocks with rdmad's own
+# Channel.submit into $out/ours_nixl_submit_rROUND.json; nothing when the
+# build has no Python package.
+nixlbench() {
+  [[ -d $build/python/rdmad/nixl ]] || return 0
+  local r=$1 port=$((7700 + $1)) target
+  local py=(env PYTHONPATH="$build/python" /usr/bin/python3 "$here/nixl_bench.py")
+  local shape=(--blocks "$kv_blocks" --size "$kv_size")
+  "${py[@]}" --socket "$work/B/rdmad.sock" --mode target --port "$port" "${shape[@]}" \
+    2>"$work/nixl_target.err" &
+  target=$!
+  "${py[@]}" --socket "$work/A/rdmad.sock" --mode nixl --peer B --port "$port" "${shape[@]}" \
+    --iters "$kv_batches" >"$out/ours_nixl_r$r.json" 2>"$work/nixl.err" || {
+    kill "$target" 2>/dev/null
+    fail "nixl_bench.py --mode nixl: $(cat "$work/nixl.err")"
+  }
+  wait "$target" || fail "nixl_bench.py --mode target: $(cat "$work/nixl_target.err")"
+  "${py[@]}" --socket "$work/A/rdmad.sock" --mode submit --peer B "${shape[@]}" \
+    --iters "$kv_batches" >"$out/ours_nixl_submit_r$r.json" 2>"$work/nixl.err" ||
+    fail "nixl_bench.py --mode submit: $(cat "$work/nixl.err")"
+}
+
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # --- the run ---------------------------------------------------------------------
@@ -197,6 +221,7 @@ for ((r = 1; r <= rounds; r++)); do
   # The KV-cache pattern, and perftest moving the same bytes in messages of a block.
   perftest "kv_${kv_size}_r$r" ib_write_bw -s "$kv_size" -n "$((kv_blocks * kv_batches))"
   bench "kv_rdma_r$r" --test kv --size "$kv_size" --blocks "$kv_blocks" --iters "$kv_batches"
+  nixlbench "$r"
   bench "lat_tcp_r$r" --test lat --sizes "2,4096" --iters "$lat_iters" --tcp
   for t in bw write read; do
     for s in "${bw_sizes[@]}"; do bench "${t}_${s}_tcp_r$r" --test "$t" --size "$s" --iters "$(iters_for "$s")" --tcp; done

@@ -339,13 +339,21 @@ class nixl_agent:  # noqa: N801
                 delay = min(delay * 2, 0.5)
 
     def _fetch_by_name(self, remote_agent: str) -> None:
+        """Fetches remote_agent's metadata from the member of rdmad's cluster
+        that has its service, waiting a while for it to be published."""
         service = _wire.agent_service(remote_agent)
+        deadline = time.monotonic() + _SIDE_RETRY_S
         try:
-            members = self._client.members(service=service)["members"]
-            hosts = [m["name"] for m in members if not m.get("self")] or \
-                    [m["name"] for m in members]
-            if not hosts:
-                raise nixlNotFoundError(f"no member of rdmad's cluster has agent {remote_agent}")
+            while True:
+                members = self._client.members(service=service)["members"]
+                hosts = [m["name"] for m in members if not m.get("self")] or \
+                        [m["name"] for m in members]
+                if hosts:
+                    break
+                if self._stopping or time.monotonic() > deadline:
+                    raise nixlNotFoundError(f"no member of rdmad's cluster has agent "
+                                            f"{remote_agent} (service {service})")
+                time.sleep(0.1)
             self._connect_soon(hosts[0], service).send(_wire.FETCH, {"agent": remote_agent})
         except (rdmad.Error, nixlNotFoundError) as e:
             logger.error("agent %s: fetching %s: %s", self.name, remote_agent, e)

@@ -41,6 +41,8 @@ class Conn:
         self.remote_regions: dict[Range, rdmad.RegionDescriptor] = {}
         self.regions_known = False  # the other end sent its REGIONS
         self.error: Optional[str] = None  # why the channel ended
+        # Moves when either side's ranges change: ops built before are stale.
+        self.generation = 0
         self.send_lock = threading.RLock()
 
     def send(self, kind: bytes, body: Any) -> None:
@@ -60,6 +62,7 @@ class Conn:
                     self.local[r] = self.channel.register_ptr(r[0], r[1])
             regions = [[r[0], r[1], r[2], region.descriptor.serialize().hex()]
                        for r, region in self.local.items()]
+            self.generation += 1
             self.send(_wire.REGIONS, {"regions": regions})
 
     def learn_regions(self, body: dict[str, Any]) -> None:
@@ -77,6 +80,7 @@ class Conn:
                 raise _wire.WireError(f"regions[{i}]: {e}") from None
         self.remote_regions = table
         self.regions_known = True
+        self.generation += 1
 
     def local_region(self, addr: int, length: int, dev: int) -> tuple[rdmad.MemoryRegion, int]:
         r = _within(self.local, addr, length, dev)

@@ -59,6 +59,10 @@ class nixl_xfer_handle:  # noqa: N801
         self._transfer: Optional[rdmad.Transfer] = None
         self._conn: Optional[Conn] = None
         self._late_notif: Optional[bytes] = None
+        # The ops built for the last post, and on which channel in which
+        # generation of its ranges: a repost reuses them (NIXL's prep/post).
+        self._ops: list[rdmad.Op] = []
+        self._ops_for: Optional[tuple[Conn, int]] = None
         self._state = "INIT"
         self._released = False
 
@@ -73,19 +77,27 @@ class nixl_xfer_handle:  # noqa: N801
 def submit(handle: nixl_xfer_handle, conn: Conn, notif: bytes) -> None:
     """Posts handle on conn as one batch (conn's ranges known on both sides).
     LookupError for a range conn does not show."""
-    ops = []
     with conn.send_lock:
-        for (la, ln, ld), (ra, rn, rd) in zip(handle.local, handle.remote):
-            region, loff = conn.local_region(la, ln, ld)
-            remote = conn.remote_region(ra, rn, rd)
-            if remote is None:
-                raise LookupError(f"({ra:#x}, {rn}, {rd}) is not shown by "
-                                  f"{handle.remote_agent} on this channel")
-            desc, roff = remote
-            make = rdmad.Op.read if handle.op == "READ" else rdmad.Op.write
-            ops.append(make(region, loff, desc, roff, ln))
+        if handle._ops_for != (conn, conn.generation):
+            handle._ops = build_ops(handle, conn)
+            handle._ops_for = (conn, conn.generation)
         small = notif if len(notif) <= NOTIFICATION_MAX else b""
-        handle._transfer = conn.channel.submit(ops, notification=small)
+        handle._transfer = conn.channel.submit(handle._ops, notification=small)
     handle._conn = conn
     handle._late_notif = notif if len(notif) > NOTIFICATION_MAX else None
     handle._state = "PROC"
+
+
+def build_ops(handle: nixl_xfer_handle, conn: Conn) -> list[rdmad.Op]:
+    """handle's descriptors as rdmad ops on conn (its send lock held)."""
+    ops = []
+    for (la, ln, ld), (ra, rn, rd) in zip(handle.local, handle.remote):
+        region, loff = conn.local_region(la, ln, ld)
+        remote = conn.remote_region(ra, rn, rd)
+        if remote is None:
+            raise LookupError(f"({ra:#x}, {rn}, {rd}) is not shown by "
+                              f"{handle.remote_agent} on this channel")
+        desc, roff = remote
+        make = rdmad.Op.read if handle.op == "READ" else rdmad.Op.write
+        ops.append(make(region, loff, desc, roff, ln))
+    return ops
