@@ -629,21 +629,31 @@ class nixl_agent:  # noqa: N801
             logger.warning("agent %s: a new channel ended at once: %s", self.name, e)
 
     def _receive(self, conn: Conn) -> None:
+        """Takes what waits on conn: messages, then notifications. A channel
+        the other end closed still gives everything sent before the close,
+        notifications included, before it is dropped."""
+        ended: Optional[str] = None
         try:
             while (message := conn.channel.try_recv()) is not None:
                 self._on_message(conn, message)
-            while True:
-                try:
-                    note = conn.channel.recv_notification(timeout=0)
-                except rdmad.DeadlineExceeded:
-                    break
-                self._notify(conn.remote or "", note)
         except rdmad.Error as e:
-            self._lost(conn, str(e))
+            ended = str(e)
         except _wire.WireError as e:
             logger.warning("agent %s: %s sent garbage (%s); closing the channel", self.name,
                            conn.remote or "an agent", e)
             self._drop(conn)
+            return
+        while True:
+            try:
+                note = conn.channel.recv_notification(timeout=0)
+            except rdmad.DeadlineExceeded:
+                break
+            except rdmad.Error as e:
+                ended = ended or str(e)
+                break
+            self._notify(conn.remote or "", note)
+        if ended is not None:
+            self._lost(conn, ended)
 
     def _on_message(self, conn: Conn, message: bytes) -> None:
         kind, body = _wire.decode(message)

@@ -85,6 +85,8 @@ def server(d):
     wait_for(lambda: agent.check_remote_xfer_done("client", b"L" * 300, tag_is_prefix=True),
              "the long notification of a transfer")
     wait_for(lambda: agent.check_remote_xfer_done("client", b"bye"), "the client's bye")
+    wait_for(lambda: not agent.check_remote_metadata("client"), "the client's invalidation")
+    print("ok: invalidate_local_metadata reached the server", flush=True)
     agent.deregister_memory(reg)
     agent.deregister_memory(reg2)
     raises(nixlNotFoundError, lambda: agent.deregister_memory(reg), "a second deregister")
@@ -157,6 +159,7 @@ def client(d):
                                          "server"),
            "remote memory the server never registered")
     agent.send_notif("server", b"bye")
+    agent.invalidate_local_metadata()  # every agent this one is connected to forgets it
     agent.remove_remote_agent("server")
     check(not agent.check_remote_metadata("server"), "remove_remote_agent forgets it")
     agent.deregister_memory(reg)
