@@ -118,3 +118,51 @@ def test_descriptor_lists_take_nixls_forms_and_refuse_the_rest(pair, monkeypatch
             agent.initialize_xfer("READ", whole, whole, "nobody")
     finally:
         agent.close()
+
+
+def test_an_agent_drops_a_peer_that_lies_or_sends_garbage_and_goes_on(pair, monkeypatch):
+    """A raw rdmad channel to an agent's service, as an attacker on a peer
+    host would open one: metadata naming another agent than its hello, and
+    bytes that are no message, each end that channel only."""
+    import time
+
+    from rdmad.nixl import _wire
+
+    monkeypatch.setenv("RDMAD_SOCKET", pair.b.socket)
+    agent = rdmad.nixl.nixl_agent("guarded")
+    try:
+        def ended(channel):
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    channel.recv(timeout=0.2)  # the agent's hello and regions, then its close
+                except rdmad.DeadlineExceeded:
+                    continue
+                except rdmad.Error:
+                    return True
+            return False
+
+        liar = pair.client_a.connect("B", "nixl.agent.guarded")
+        liar.send(_wire.encode(_wire.HELLO, {"agent": "mallory"}))
+        forged = _wire.Metadata(agent="victim", host="A", service="nixl.agent.victim")
+        liar.send(_wire.encode(_wire.METADATA, {"metadata": forged.encode().decode()}))
+        assert ended(liar), "the agent kept a channel that sent another agent's metadata"
+        assert not agent.check_remote_metadata("victim")
+        for garbage in (b"\x00", b"Z" * 64, b"R{not json", b'R{"regions": [[1, 2]]}'):
+            channel = pair.client_a.connect("B", "nixl.agent.guarded")
+            channel.send(garbage)
+            assert ended(channel), f"the agent kept a channel that sent {garbage!r}"
+        # The agent goes on: a well-behaved peer still gets its metadata.
+        honest = pair.client_a.connect("B", "nixl.agent.guarded")
+        honest.send(_wire.encode(_wire.HELLO, {"agent": "honest"}))
+        honest.send(_wire.encode(_wire.FETCH, {"agent": "guarded"}))
+        deadline = time.monotonic() + 10
+        while True:
+            kind, body = _wire.decode(honest.recv(timeout=10))
+            if kind == _wire.METADATA:
+                assert _wire.Metadata.decode(body["metadata"].encode()).agent == "guarded"
+                break
+            assert time.monotonic() < deadline
+        honest.close()
+    finally:
+        agent.close()
