@@ -5,6 +5,9 @@
 #  2. On both: an application on a talks to an application on b
 #     (TwoHostTest in rdmad_integration_tests): messages up to 16 MiB,
 #     Write/Read, and b hears the close.
+#  3. A program written for NIXL (python/tests/nixl_programs/kv_read.py,
+#     started with python3 -m rdmad.nixl): its target on b, its initiator
+#     on a reaching it by b's IP address and port, over RDMA.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$LAB_ROOT/tests/lab/lib.sh"
@@ -48,4 +51,39 @@ lab_barrier connect-done 120
 "$build/tests/integration/rdmad_integration_tests" --gtest_filter='TwoHostTest.*' ||
   fail "TwoHostTest on node $LAB_NODE"
 lab_barrier apps-done 300
+
+# --- 3. a NIXL program across the two hosts, by IP address ------------------------
+nixl_run() {
+  env PYTHONPATH="$build/python" python3 -m rdmad.nixl \
+    "$LAB_ROOT/python/tests/nixl_programs/kv_read.py" --port 5555 --timeout 300 "$@" \
+    >>"$work/nixl.txt" 2>&1
+}
+if [[ $LAB_NODE == b ]]; then
+  nixl_run --mode target --ip "$LAB_IP" &
+  nixl_pid=$!
+  for _ in $(seq 1200); do  # importing torch in the emulated VM takes a while
+    grep -q "service nixl.port.5555: listener registered" "$work/rdmad.log" && break
+    sleep 0.1
+  done
+  grep -q "service nixl.port.5555: listener registered" "$work/rdmad.log" ||
+    { cat "$work/nixl.txt" >&2; fail "the NIXL target did not listen"; }
+fi
+lab_barrier nixl-target-up 200
+if [[ $LAB_NODE == a ]]; then
+  nixl_run --mode initiator --ip "$LAB_PEER_IP" ||
+    { cat "$work/nixl.txt" >&2; fail "the NIXL program's initiator"; }
+  grep -q "Data verification passed" "$work/nixl.txt" || fail "the NIXL read did not verify"
+  ctl --json channels >"$work/channels.json"
+  python3 - "$work/channels.json" <<'PY' || fail "the NIXL agents' channel was not RDMA"
+import json, sys
+rows = [c for c in json.load(open(sys.argv[1]))["channels"]
+        if c["service"] == "nixl.port.5555" and c["transport"]]
+assert rows and {c["transport"] for c in rows} == {"RDMA"}, rows
+print("NIXL agents' channel: RDMA")
+PY
+else
+  wait "$nixl_pid" || { cat "$work/nixl.txt" >&2; fail "the NIXL program's target"; }
+  grep -q "the initiator read the blocks" "$work/nixl.txt" || fail "the NIXL target saw no read"
+fi
+lab_barrier nixl-done 300
 lab_log "two_vm channels: OK"
