@@ -97,10 +97,17 @@ def test_descriptor_lists_take_nixls_forms_and_refuse_the_rest(pair, monkeypatch
         t = torch.zeros(16, 8, dtype=torch.float16)
         whole = agent.get_xfer_descs(t)
         assert list(whole) == [(t.data_ptr(), 256, 0)]
-        rows = agent.get_xfer_descs([t[i] for i in range(16)])
-        assert [d[0] - t.data_ptr() for d in rows] == [16 * i for i in range(16)]
+        by_row = agent.get_xfer_descs([t[i] for i in range(16)])
+        assert [d[0] - t.data_ptr() for d in by_row] == [16 * i for i in range(16)]
         arr = agent.get_xfer_descs(np.array([[1, 2, 0], [3, 4, 0]], dtype=np.uint64), "DRAM")
         assert list(arr) == [(1, 2, 0), (3, 4, 0)]
+        memory = np.zeros(4096, dtype=np.uint8)
+        rows = np.array([[memory.ctypes.data, 1024, 0], [memory.ctypes.data + 2048, 1024, 0]],
+                        dtype=np.uint64)
+        registered = agent.register_memory(rows, "DRAM")  # an N x 3 array, as NIXL takes it
+        assert list(registered) == [(memory.ctypes.data, 1024, 0, ""),
+                                    (memory.ctypes.data + 2048, 1024, 0, "")]
+        agent.deregister_memory(registered)
         reg = agent.get_reg_descs([(10, 20, 0, "a")], "DRAM")
         assert reg.trim() == agent.get_xfer_descs([(10, 20, 0)], "DRAM")
         assert pickle.loads(agent.get_serialized_descs(reg)) == reg
