@@ -28,16 +28,18 @@ struct Op {
   size_t length = 0;
 };
 
-// A batch in flight and what it needs alive: its ops' regions.
+// A batch in flight and what it needs alive: its ops (their regions) and
+// the regions registered for it (ops whose local memory was no region).
 class PyTransfer {
  public:
-  PyTransfer(std::unique_ptr<Transfer> transfer, py::list regions)
-      : transfer_(std::move(transfer)), regions_(std::move(regions)) {}
+  PyTransfer(std::unique_ptr<Transfer> transfer, py::list ops, py::list registered)
+      : transfer_(std::move(transfer)), ops_(std::move(ops)), registered_(std::move(registered)) {}
   Transfer& get() { return *transfer_; }
 
  private:
   std::unique_ptr<Transfer> transfer_;
-  py::list regions_;
+  py::list ops_;
+  py::list registered_;
 };
 
 Op MakeOp(TransferOp::Kind kind, py::object local, size_t local_offset,
@@ -103,18 +105,18 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
           [](Channel& c, const py::list& ops, const py::bytes& notification) {
             std::vector<TransferOp> batch;
             batch.reserve(ops.size());
-            py::list regions;  // kept alive with the transfer
+            py::list registered;  // for memory given as no region; kept with the transfer
             for (const py::handle& item : ops) {
               const Op& op = item.cast<const Op&>();
               py::object region =
                   RegionOf(c, op.local, /*writable=*/op.kind == TransferOp::Kind::kRead);
-              regions.append(region);
+              if (!region.is(op.local)) registered.append(region);
               batch.push_back(TransferOp{op.kind, &region.cast<const Region&>().get(),
                                          op.local_offset, op.remote, op.remote_offset, op.length});
             }
             std::string note = notification;
             auto transfer = Value(NoGil([&] { return c.Submit(batch, note); }));
-            return PyTransfer(std::move(transfer), std::move(regions));
+            return PyTransfer(std::move(transfer), ops, std::move(registered));
           },
           py::arg("ops"), py::arg("notification") = py::bytes(), py::keep_alive<0, 1>(),
           "Starts a batch of Op.write/Op.read in order and returns its Transfer. With a "
