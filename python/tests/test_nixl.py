@@ -67,8 +67,9 @@ def test_every_other_agent_call_between_two_processes(pair, tmp_path):
     server = _start(pair, pair.b, "agent_calls.py", "--role", "server", "--dir", str(tmp_path))
     client = _start(pair, pair.a, "agent_calls.py", "--role", "client", "--dir", str(tmp_path))
     (code_c, out_c), (code_s, out_s) = _finish(client, server)
-    assert code_c == 0 and "client: done" in out_c, out_c
-    assert code_s == 0 and "server: done" in out_s, out_s
+    both = f"--- server ---\n{out_s}\n--- client ---\n{out_c}"
+    assert code_c == 0 and "client: done" in out_c, both
+    assert code_s == 0 and "server: done" in out_s, both
     assert _agents_channels(pair, {"nixl.agent.server", "nixl.agent.client"}) == {EXPECTED}
 
 

@@ -100,6 +100,8 @@ class nixl_agent:  # noqa: N801
         self._ranges: dict[Range, Any] = {}  # registered: (addr, len, dev) -> what keeps it alive
         self._remote_md: dict[str, _wire.Metadata] = {}
         self._conns: list[Conn] = []
+        # Ended channels the progress thread drains, then closes (_lost).
+        self._ending: list[Conn] = []
         self._new_notifs: dict[str, list[bytes]] = {}
         self._stopping = False
         self._wake_r, self._wake_w = os.pipe()
@@ -415,8 +417,11 @@ class nixl_agent:  # noqa: N801
             raise
         os.write(self._wake_w, b"x")
 
-    def _lost(self, conn: Conn, why: str) -> None:
-        """conn ended: it goes (the next use connects again), and is closed."""
+    def _lost(self, conn: Conn, why: str, drained: bool = False) -> None:
+        """conn ended: it goes (the next use connects again). What the other
+        end sent before the end is still taken: unless drained (or the agent
+        stops), the progress thread drains conn once more, then closes it,
+        so that a send that failed here does not throw away what waits."""
         with self._cond:
             if conn.error is None:
                 conn.error = why
@@ -424,11 +429,26 @@ class nixl_agent:  # noqa: N801
                                conn.remote or "an agent", why)
             if conn in self._conns:
                 self._conns.remove(conn)
+            now = drained or self._stopping
+            if not now and conn not in self._ending:
+                self._ending.append(conn)
             self._cond.notify_all()
-        conn.close()
+        if now:
+            conn.close()
+        else:
+            os.write(self._wake_w, b"x")
 
     def _drop(self, conn: Conn) -> None:
-        self._lost(conn, "closed by this agent")
+        """Closes conn at once: this agent is done with it."""
+        with self._cond:
+            if conn.error is None:
+                conn.error = "closed by this agent"
+                logger.warning("agent %s: the channel to %s ended: %s", self.name,
+                               conn.remote or "an agent", conn.error)
+            if conn in self._conns:
+                self._conns.remove(conn)
+            self._cond.notify_all()
+        conn.close()
 
     def _try_send(self, conn: Conn, kind: bytes, body: Any) -> bool:
         try:
@@ -608,6 +628,7 @@ class nixl_agent:  # noqa: N801
                 readable = []
             if self._wake_r in readable:
                 os.read(self._wake_r, 4096)
+            self._finish_ending()
             for listener in self._listeners:
                 if listener.request_fd() in readable:
                     self._accept(listener)
@@ -628,21 +649,15 @@ class nixl_agent:  # noqa: N801
         except rdmad.Error as e:
             logger.warning("agent %s: a new channel ended at once: %s", self.name, e)
 
-    def _receive(self, conn: Conn) -> None:
-        """Takes what waits on conn: messages, then notifications. A channel
-        the other end closed still gives everything sent before the close,
-        notifications included, before it is dropped."""
+    def _drain(self, conn: Conn) -> Optional[str]:
+        """Takes every message, then every notification, waiting on conn;
+        the channel's end, if either queue reported it."""
         ended: Optional[str] = None
         try:
             while (message := conn.channel.try_recv()) is not None:
                 self._on_message(conn, message)
         except rdmad.Error as e:
             ended = str(e)
-        except _wire.WireError as e:
-            logger.warning("agent %s: %s sent garbage (%s); closing the channel", self.name,
-                           conn.remote or "an agent", e)
-            self._drop(conn)
-            return
         while True:
             try:
                 note = conn.channel.recv_notification(timeout=0)
@@ -652,8 +667,37 @@ class nixl_agent:  # noqa: N801
                 ended = ended or str(e)
                 break
             self._notify(conn.remote or "", note)
+        return ended
+
+    def _receive(self, conn: Conn) -> None:
+        """Takes what waits on conn. A channel the other end closed still
+        gives everything sent before the close, messages and notifications,
+        before it is dropped: the end is final and queued behind them, but
+        the notifications may report it while messages came in behind the
+        first loop, so an ended channel is drained once more."""
+        try:
+            ended = self._drain(conn)
+            if ended is not None:
+                self._drain(conn)
+        except _wire.WireError as e:
+            logger.warning("agent %s: %s sent garbage (%s); closing the channel", self.name,
+                           conn.remote or "an agent", e)
+            self._drop(conn)
+            return
         if ended is not None:
-            self._lost(conn, ended)
+            self._lost(conn, ended, drained=True)
+
+    def _finish_ending(self) -> None:
+        """Channels another thread found ended: what they still hold is
+        taken, then they are closed (on the progress thread)."""
+        with self._lock:
+            ending, self._ending = self._ending, []
+        for conn in ending:
+            try:
+                self._drain(conn)
+            except _wire.WireError:
+                pass  # it ended anyway
+            conn.close()
 
     def _on_message(self, conn: Conn, message: bytes) -> None:
         kind, body = _wire.decode(message)
@@ -695,7 +739,8 @@ class nixl_agent:  # noqa: N801
             if self._stopping:
                 return
             self._stopping = True
-            conns, self._conns = list(self._conns), []
+            conns, self._conns = list(self._conns) + self._ending, []
+            self._ending = []
         os.write(self._wake_w, b"x")
         self._jobs.put(None)
         for thread in (self._thread, self._side_thread):
