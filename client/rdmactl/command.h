@@ -64,6 +64,8 @@ void DeclareConnect(CLI::App& verb, Context& ctx);   // commands_connect.cc
 void DeclarePing(CLI::App& verb, Context& ctx);      // commands_connect.cc
 void DeclareBench(CLI::App& verb, Context& ctx);     // commands_bench.cc
 void DeclarePeerKey(CLI::App& verb, Context& ctx);   // commands_keys.cc
+void DeclareTopo(CLI::App& verb, Context& ctx);      // commands_topology.cc
+void DeclareEnv(CLI::App& verb, Context& ctx);       // commands_topology.cc
 
 // Runs fn() as the verb's callback: ctx.exit_code = fn().
 template <typename Fn>

@@ -66,6 +66,13 @@ TEST(RecordFieldsTest, EveryListNamesEveryFieldOfItsMessageAndNothingElse) {
   ExpectListMatchesMessage<rdmad::PeerInfo>();
   ExpectListMatchesMessage<rdmad::Event>();
   ExpectListMatchesMessage<rdmad::ChannelSummary>();
+  ExpectListMatchesMessage<rdmad::TopologyPlace>();
+  ExpectListMatchesMessage<rdmad::TopologyNic>();
+  ExpectListMatchesMessage<rdmad::TopologyGpu>();
+  ExpectListMatchesMessage<rdmad::HostTopology>();
+  ExpectListMatchesMessage<rdmad::PlannedRail>();
+  ExpectListMatchesMessage<rdmad::RailPlan>();
+  ExpectListMatchesMessage<rdmad::RailAssignment>();
 }
 
 // Every field of m set to a value of its own (repeated fields: two).
@@ -167,6 +174,8 @@ TEST(RecordFieldsTest, EveryFieldGoesFromTheMessageToTheJsonUnchanged) {
   ExpectEveryFieldArrives<rdmad::PeerInfo, rdmad::v1::Peer>();
   ExpectEveryFieldArrives<rdmad::Event, rdmad::v1::Event>();
   ExpectEveryFieldArrives<rdmad::ChannelSummary, rdmad::v1::ChannelEntry>();
+  ExpectEveryFieldArrives<rdmad::HostTopology, rdmad::v1::GetTopologyResponse>();
+  ExpectEveryFieldArrives<rdmad::RailPlan, rdmad::v1::RailPlan>();
 }
 
 TEST(RecordFieldsTest, AnUnsetOptionalFieldReadsAsNoneAndShowsAsNull) {

@@ -3,6 +3,7 @@
 #include "rdmad/client.h"
 
 #include <grpcpp/grpcpp.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,23 @@
 
 namespace rdmad {
 namespace {
+
+// The calling thread's allowed CPUs as a list ("0-7,16"); "" when unknown.
+std::string ThreadCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "";
+  std::string list;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &set)) continue;
+    int last = cpu;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    list += (list.empty() ? "" : ",") + std::to_string(cpu);
+    if (last > cpu) list += "-" + std::to_string(last);
+    cpu = last;
+  }
+  return list;
+}
 
 using internal::ReadAs;
 
@@ -200,6 +218,24 @@ class GrpcClient final : public Client {
     std::vector<PeerInfo> out;
     for (const auto& p : response.peers()) out.push_back(ReadAs<PeerInfo>(p));
     return out;
+  }
+
+  StatusOr<HostTopology> GetTopology() override {
+    v1::GetTopologyResponse response;
+    RDMAD_RETURN_IF_ERROR(
+        Call(&v1::Rdmad::Stub::GetTopology, "GetTopology", v1::GetTopologyRequest(), &response));
+    return ReadAs<HostTopology>(response);
+  }
+
+  StatusOr<RailPlan> PlanRails(const RailRequest& rails) override {
+    v1::PlanRailsRequest request;
+    request.set_gpu(rails.gpu);
+    request.set_cpus(rails.gpu.empty() && rails.cpus.empty() ? ThreadCpus() : rails.cpus);
+    request.set_rails(rails.rails);
+    request.set_explain_only(rails.explain_only);
+    v1::RailPlan response;
+    RDMAD_RETURN_IF_ERROR(Call(&v1::Rdmad::Stub::PlanRails, "PlanRails", request, &response));
+    return ReadAs<RailPlan>(response);
   }
 
   StatusOr<std::unique_ptr<EventStream>> WatchEvents(const std::vector<EventKind>& kinds) override {

@@ -133,6 +133,11 @@ struct Config {
     friend bool operator==(const Echo&, const Echo&) = default;
   } echo;
 
+  struct Rails {
+    std::string topology_xml;  // hwloc XML in place of sysfs ("": this host)
+    friend bool operator==(const Rails&, const Rails&) = default;
+  } rails;
+
   struct Cluster {
     std::vector<std::string> endpoints;  // etcd HOST[:PORT]; empty: no cluster
     std::string prefix = "/rdmad/v1/";   // key prefix, "/" at both ends

@@ -408,6 +408,19 @@ std::vector<Setting> EchoSettings() {
   };
 }
 
+std::vector<Setting> RailSettings() {
+  return {
+      {.key = "rails.topology_xml",
+       .kind = K::kString,
+       .default_toml = "\"\"",
+       .help = "hwloc XML topology read instead of sysfs (lstopo --of xml); \"\": this host's.",
+       .env = "RDMAD_RAILS_TOPOLOGY_XML",
+       .check = CheckFilePath,
+       .check_doc = "absolute path or \"\"",
+       .store = Store<&C::rails, &C::Rails::topology_xml>},
+  };
+}
+
 std::vector<Setting> ClusterSettings() {
   return {
       {.key = "cluster.endpoints",
@@ -509,7 +522,7 @@ std::vector<Setting> ArraySettings() {
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
   for (auto part : {DaemonSettings(), DeviceAndGidSettings(), QpAndLimitSettings(), EchoSettings(),
-                    ClusterSettings(), ArraySettings()}) {
+                    RailSettings(), ClusterSettings(), ArraySettings()}) {
     for (Setting& s : part) all.push_back(std::move(s));
   }
   return all;
@@ -533,6 +546,7 @@ const std::vector<SettingSection>& SettingSections() {
       {"qp", "Queue pair attributes."},
       {"limits", "Resource limits."},
       {"echo", "The daemon's own echo service, rdmad.echo."},
+      {"rails", "The host's topology and the rails (NICs) planned for each process."},
       {"cluster", "Cluster membership on etcd: members become peers without [[peers]] entries."},
       {"peers", "Peer daemons, one [[peers]] table each.", true,
        [](Config* c) { c->peers.emplace_back(); }},

@@ -102,6 +102,8 @@ class FakeClient final : public Client {
     return Status::Unimplemented("");
   }
   StatusOr<std::vector<PeerInfo>> ListPeers() override { return Status::Unimplemented(""); }
+  StatusOr<HostTopology> GetTopology() override { return Status::Unimplemented(""); }
+  StatusOr<RailPlan> PlanRails(const RailRequest&) override { return Status::Unimplemented(""); }
   StatusOr<std::unique_ptr<Listener>> Listen(const std::string& service) override {
     if (!listener_) return Status::AlreadyExists("listened already");
     return std::move(listener_);

@@ -162,6 +162,8 @@ Status Daemon::StartServing(const DaemonEdge& edge) {
 
   RDMAD_RETURN_IF_ERROR(monitor_.Start());
   LogInventory(*inventory());
+  // A topology that cannot be read is logged; channels do without rails.
+  topology_.Update(cfg.rails.topology_xml, *inventory()).IgnoreError();
 
   auto server = edge.local->Make(this);
   if (!server.ok()) return server.status();
@@ -255,6 +257,7 @@ void Daemon::OnInventory(std::shared_ptr<const Inventory> current,
     FailLostPaths(*broker, inventory, changes);
   }
   if (inventory.devices.empty()) spdlog::info("no RDMA devices; channels will use TCP");
+  topology_.Update(config()->rails.topology_xml, inventory).IgnoreError();
   UpdateClusterRecord();
 }
 
@@ -322,6 +325,7 @@ void Daemon::Reload() {
   }
   ApplyChannelSettings(*config());
   UpdateEcho(*config());
+  topology_.Update(config()->rails.topology_xml, *inventory()).IgnoreError();
   spdlog::info("configuration reloaded (generation {})", generation);
   events_.Publish(EventKind::kConfigReloaded, "configuration reloaded from " +
                                                   options_.config_path + " (generation " +

@@ -37,6 +37,8 @@
 #include "daemon/peers/peer_hub.h"
 #include "daemon/policy/path_policy.h"
 #include "daemon/pool/pool_registry.h"
+#include "daemon/topology/rail_plan.h"
+#include "daemon/topology/topology_keeper.h"
 #include "rdmad/daemon_status.h"
 #include "rdmad/status.h"
 
@@ -73,6 +75,15 @@ class DaemonCore {
   virtual StatusOr<ClusterView> ClusterMembers() const {
     return Status::FailedPrecondition("cluster membership is off (cluster.endpoints is empty)");
   }
+  // The host's topology as last read (rails.topology_xml or sysfs); null
+  // where there is none (test fakes).
+  virtual std::shared_ptr<const Topology> topology() const { return nullptr; }
+  // Plans the rails of process pid (0: explained, not recorded) over the
+  // devices rails may use now (daemon_rails.cc).
+  virtual StatusOr<RailPlan> PlanRails(const RailRequest& request, pid_t pid, uid_t uid) {
+    return Status::Unavailable("this daemon plans no rails");
+  }
+  virtual RailState Rails() { return {}; }
 };
 
 // The local API server as the daemon sees it (implemented with gRPC): it
@@ -138,6 +149,11 @@ class Daemon : public DaemonCore,
   ClientLimits client_limits() const override;            // daemon_broker.cc
   std::optional<gid_t> admin_group() const override;      // daemon_broker.cc
   StatusOr<ClusterView> ClusterMembers() const override;  // daemon_cluster.cc
+  // The devices rails may use in topology now (daemon_rails.cc).
+  std::vector<std::string> UsableRailDevices(const Topology& topology) const;
+  std::shared_ptr<const Topology> topology() const override { return topology_.current(); }
+  StatusOr<RailPlan> PlanRails(const RailRequest& request, pid_t pid, uid_t uid) override;
+  RailState Rails() override;
 
  private:
   Status StartServing(const DaemonEdge& edge);
@@ -180,6 +196,8 @@ class Daemon : public DaemonCore,
   std::unique_ptr<class InstanceLock> lock_;
   std::unique_ptr<UnixListener> listener_;
   DeviceMonitor monitor_;
+  TopologyKeeper topology_;  // read again when the devices or rails.topology_xml change
+  RailPlanner rails_;
   std::unique_ptr<ApiServer> server_;
   PeerHub peers_;
   // Made in StartServing when cluster.endpoints is set; outlives broker_,

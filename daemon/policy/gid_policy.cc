@@ -228,4 +228,22 @@ std::string DescribeGid(const GidEntry& gid) {
   return text + ")";
 }
 
+std::optional<GidEntry> PreferredGid(const Config::Gid& gid, const PortInfo& port, bool iwarp) {
+  auto index_of = [&](int index) -> std::optional<GidEntry> {
+    for (const GidEntry& g : port.gids) {
+      if (g.index == index) return g;
+    }
+    return std::nullopt;
+  };
+  if (gid.index >= 0) return index_of(gid.index);
+  if (port.link_layer == LinkLayer::kInfiniBand) return index_of(0);
+  for (const char* peer : {"192.0.2.1", "2001:db8::1"}) {
+    StatusOr<GidPreferences> prefs = MakeGidPreferences(gid, *ParseIpAddress(peer));
+    if (!prefs.ok()) return std::nullopt;
+    PortGids ranked = RankPortGids(port, iwarp, *prefs, std::nullopt);
+    if (!ranked.candidates.empty()) return ranked.candidates.front().gid;
+  }
+  return std::nullopt;
+}
+
 }  // namespace rdmad

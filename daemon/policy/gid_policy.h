@@ -111,6 +111,12 @@ std::optional<IpAddress> GidIpAddress(const GidEntry& gid);
 // "GID 3 (RoCE v2, 10.1.0.5 on enp59s0f0np0)".
 std::string DescribeGid(const GidEntry& gid);
 
+// The GID this policy prefers on port with no peer in view, for tools that
+// take one index (NCCL_IB_GID_INDEX, UCX_IB_GID_INDEX): gid.index when
+// pinned, an InfiniBand port's GID 0, else the best IPv4 candidate, else
+// the best IPv6 one (gid.family forces one); nullopt when none fits.
+std::optional<GidEntry> PreferredGid(const Config::Gid& gid, const PortInfo& port, bool iwarp);
+
 }  // namespace rdmad
 
 #endif  // RDMAD_DAEMON_POLICY_GID_POLICY_H_

@@ -444,5 +444,33 @@ TEST(GidPolicyTest, GidIpAddress) {
       std::nullopt);
 }
 
+// PreferredGid: one index for tools, no peer in view.
+
+TEST(PreferredGidTest, RoceV2OverIpv4FirstThenIpv6AndAPinnedIndexWins) {
+  Config::Gid gid;
+  gid.family = "auto";
+  gid.roce_version = "v2";
+  PortInfo port;
+  port.link_layer = LinkLayer::kEthernet;
+  port.netdev = "eth0";
+  port.gids = {V1(0, "fe80::1"), V2(1, "fe80::1"), V1(2, "192.0.2.7"), V2(3, "192.0.2.7")};
+  auto chosen = PreferredGid(gid, port, false);
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->index, 3) << "RoCE v2 over the IPv4 address";
+  port.gids = {V1(0, "fe80::1"), V2(1, "2001:db8::7")};
+  chosen = PreferredGid(gid, port, false);
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->index, 1) << "no IPv4 GID: the IPv6 one";
+  gid.index = 0;
+  chosen = PreferredGid(gid, port, false);
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->index, 0) << "gid.index pins it";
+  gid.index = 9;
+  EXPECT_FALSE(PreferredGid(gid, port, false).has_value()) << "a pinned index the port lacks";
+  gid.index = -1;
+  port.gids = {V1(0, "192.0.2.7")};
+  EXPECT_FALSE(PreferredGid(gid, port, false).has_value()) << "only RoCE v1 under roce_version v2";
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -57,6 +57,13 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ListPeers(grpc::CallbackServerContext* context,
                                       const v1::ListPeersRequest* request,
                                       v1::ListPeersResponse* response) override;
+  // The host's topology and rails (topology_service.cc).
+  grpc::ServerUnaryReactor* GetTopology(grpc::CallbackServerContext* context,
+                                        const v1::GetTopologyRequest* request,
+                                        v1::GetTopologyResponse* response) override;
+  grpc::ServerUnaryReactor* PlanRails(grpc::CallbackServerContext* context,
+                                      const v1::PlanRailsRequest* request,
+                                      v1::RailPlan* response) override;
 
   // Channels (channel_service.cc): validate, call the broker, fill the
   // reply. Connect blocks on the peer, so it runs on a handshake worker.

@@ -109,6 +109,27 @@ void BindQueries(py::module_& m, py::class_<PyClient>& client) {
           "The path the policy picks to an IP address: device, port, GID and why "
           "(rdmactl route); FailedPrecondition when there is no RDMA path.")
       .def(
+          "topology",
+          [](const PyClient& c) {
+            return RecordObject(Value(c.Run([&](Client& client) { return client.GetTopology(); })));
+          },
+          "The host's PCIe topology (rdmactl topo): nics with their path to each GPU and "
+          "NIC, gpus, the live rail plans.")
+      .def(
+          "plan_rails",
+          [](const PyClient& c, const std::string& gpu, const std::string& cpus, uint32_t rails,
+             bool explain_only) {
+            RailRequest request{
+                .gpu = gpu, .cpus = cpus, .rails = rails, .explain_only = explain_only};
+            return RecordObject(
+                Value(c.Run([&](Client& client) { return client.PlanRails(request); })));
+          },
+          py::arg("gpu") = "", py::arg("cpus") = "", py::arg("rails") = 1,
+          py::arg("explain_only") = false,
+          "The rails (RDMA devices) this process should use near a GPU (index or PCI "
+          "address) or its CPUs (default: this thread's affinity), balanced host-wide; "
+          "lasts while the process lives (docs/topology.md). NotFound for an unknown GPU.")
+      .def(
           "pools",
           [](const PyClient& c) {
             return ListOf(Value(c.Run([&](Client& client) { return client.ListPools(); })),

@@ -28,6 +28,7 @@
 #include "rdmad/log.h"
 #include "rdmad/peers.h"
 #include "rdmad/status.h"
+#include "rdmad/topology.h"
 
 namespace rdmad {
 
@@ -175,6 +176,14 @@ class RDMAD_EXPORT Client {
                                      uint32_t peer_active_mtu = 0) = 0;
   // The daemon's sessions with peer daemons, configured ones first.
   virtual StatusOr<std::vector<PeerInfo>> ListPeers() = 0;
+  // The host's PCIe topology: RDMA devices, GPUs and the paths between
+  // them (docs/topology.md).
+  virtual StatusOr<HostTopology> GetTopology() = 0;
+  // The rails (RDMA devices) this process should use near a GPU or its
+  // CPUs (request.cpus "": this thread's affinity), balanced with the
+  // host's other processes; the plan lasts while this process lives
+  // (docs/topology.md). NOT_FOUND for an unknown GPU.
+  virtual StatusOr<RailPlan> PlanRails(const RailRequest& request) = 0;
 
   // The daemon's channel table: this uid's channels (every channel for an
   // admin: root or daemon.admin_group).

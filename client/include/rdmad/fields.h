@@ -28,6 +28,7 @@
 #include "rdmad/devices.h"
 #include "rdmad/events.h"
 #include "rdmad/peers.h"
+#include "rdmad/topology.h"
 
 namespace rdmad {
 
@@ -170,6 +171,71 @@ struct RecordFields<Path> {
       MakeField("local_active_mtu", &Path::local_active_mtu),
       MakeField("peer_active_mtu", &Path::peer_active_mtu), MakeField("mtu_cap", &Path::mtu_cap),
       MakeField("qp", &Path::qp), MakeField("reasons", &Path::reasons));
+};
+
+template <>
+struct RecordFields<TopologyPlace> {
+  static constexpr const char* kName = "TopologyPlace";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("pci_address", &TopologyPlace::pci_address),
+      MakeField("pcie_path", &TopologyPlace::pcie_path),
+      MakeField("numa_node", &TopologyPlace::numa_node), MakeField("cpus", &TopologyPlace::cpus));
+};
+
+template <>
+struct RecordFields<TopologyNic> {
+  static constexpr const char* kName = "TopologyNic";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("name", &TopologyNic::name), MakeField("netdev", &TopologyNic::netdev),
+      MakeField("place", &TopologyNic::place), MakeField("to_gpus", &TopologyNic::to_gpus),
+      MakeField("to_nics", &TopologyNic::to_nics), MakeField("usable", &TopologyNic::usable),
+      MakeField("plans", &TopologyNic::plans));
+};
+
+template <>
+struct RecordFields<PlannedRail> {
+  static constexpr const char* kName = "PlannedRail";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("device", &PlannedRail::device), MakeField("path", &PlannedRail::path),
+      MakeField("sharing", &PlannedRail::sharing), MakeField("port", &PlannedRail::port),
+      MakeField("gid_index", &PlannedRail::gid_index),
+      MakeField("gid_type", &PlannedRail::gid_type), MakeField("netdev", &PlannedRail::netdev));
+};
+
+template <>
+struct RecordFields<RailPlan> {
+  static constexpr const char* kName = "RailPlan";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("near", &RailPlan::near), MakeField("rails", &RailPlan::rails),
+      MakeField("reason", &RailPlan::reason), MakeField("traffic_class", &RailPlan::traffic_class));
+};
+
+template <>
+struct RecordFields<RailAssignment> {
+  static constexpr const char* kName = "RailAssignment";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("pid", &RailAssignment::pid), MakeField("uid", &RailAssignment::uid),
+      MakeField("place", &RailAssignment::place), MakeField("plan", &RailAssignment::plan));
+};
+
+template <>
+struct RecordFields<TopologyGpu> {
+  static constexpr const char* kName = "TopologyGpu";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("index", &TopologyGpu::index), MakeField("vendor", &TopologyGpu::vendor),
+      MakeField("model", &TopologyGpu::model), MakeField("vendor_id", &TopologyGpu::vendor_id),
+      MakeField("device_id", &TopologyGpu::device_id),
+      MakeField("class_id", &TopologyGpu::class_id), MakeField("place", &TopologyGpu::place));
+};
+
+template <>
+struct RecordFields<HostTopology> {
+  static constexpr const char* kName = "GetTopologyResponse";
+  static constexpr auto kFields = std::make_tuple(
+      MakeField("source", &HostTopology::source), MakeField("machine", &HostTopology::machine),
+      MakeField("numa_nodes", &HostTopology::numa_nodes), MakeField("nics", &HostTopology::nics),
+      MakeField("gpus", &HostTopology::gpus), MakeField("error", &HostTopology::error),
+      MakeField("plans", &HostTopology::plans));
 };
 
 template <>

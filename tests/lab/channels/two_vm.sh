@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Lab test (two VMs): rdmad on each node, peered over the lab link.
+#  0. On a: `rdmactl topo` places rxe0 at eth0's virtio-net PCI
+#     function behind the VM's host bridge (hwloc on the VM's sysfs), and
+#     `rdmactl env nccl` names it with the GID `route` chose.
 #  1. On a: `rdmactl connect LAB_PEER_IP` reaches b's echo service over RDMA
 #     (text and --json), and `rdmactl ping` gets every reply.
 #  2. On both: an application on a talks to an application on b
@@ -21,6 +24,23 @@ cleanup() {
 trap cleanup EXIT
 peered_rdmad_start
 lab_barrier daemons-up 120
+
+# --- 0. the topology of a VM with a PCI NIC (on a) -----------------------------
+if [[ $LAB_NODE == a ]]; then
+  pci=$(basename "$(readlink -f "/sys/class/net/$LAB_NETDEV/device")")
+  ctl topo
+  ctl --json topo >"$work/topo.json"
+  python3 - "$work/topo.json" "$LAB_DEV" "$pci" <<'PY' || fail "topo does not place $LAB_DEV at $pci"
+import json, sys
+t, dev, pci = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+nic = next(n for n in t["nics"] if n["name"] == dev)
+assert nic["place"]["pci_address"] == pci and nic["usable"], nic
+assert nic["place"]["pcie_path"][0].startswith("host:") and nic["place"]["numa_node"] == 0, nic
+print(f"topo: {dev} at {pci}, behind {nic['place']['pcie_path'][0]}")
+PY
+  ctl env nccl | grep -qxF "export NCCL_IB_GID_INDEX='$LAB_GID_INDEX'" ||
+    fail "env nccl does not name GID $LAB_GID_INDEX"
+fi
 
 # --- 1. rdmactl connect and ping, a -> b --------------------------------------
 if [[ $LAB_NODE == a ]]; then

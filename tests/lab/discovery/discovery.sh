@@ -4,9 +4,13 @@
 #     and `rdma -j link`; `rdmactl --json gids` lists the same GIDs.
 #  2. `rdmactl route LAB_IP` picks LAB_DEV port 1, GID LAB_GID_INDEX, RoCE v2,
 #     MTU 1024, and says why.
-#  3. While rdmad runs: `rdma link add` -> a device-added event and the device
-#     listed within 1 s; `rdma link delete` -> gone; netdev down/up -> port
-#     state events; a new IP address -> a new GID.
+#  3. `rdmactl topo` places LAB_DEV at its netdev's PCI function (hwloc on
+#     the VM's sysfs; a veth has none), usable for rails; `topo --plan` plans
+#     it, and `env nccl` names it with the GID `route` chose.
+#  4. While rdmad runs: `rdma link add` -> a device-added event and the device
+#     listed within 1 s, and in the topology off the PCIe tree (a veth);
+#     `rdma link delete` -> gone; netdev down/up -> port state events; a new
+#     IP address -> a new GID.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$LAB_ROOT/tests/lab/lib.sh"
@@ -71,7 +75,42 @@ assert any("GID" in x for x in r["reasons"]) and any("MTU" in x or "mtu" in x fo
 print(f"route: {dev} port 1 GID {index} RoCE v2 MTU 1024")
 EOF
 
-# --- 3. live changes -----------------------------------------------------------
+# --- 3. the topology ----------------------------------------------------------
+ctl topo
+ctl --json topo >"$work/topo.json"
+# On a virtio-net NIC (two VMs) the device sits at its PCI function; on the
+# one VM's veth it is off the PCIe tree, and then as far as hwloc knows.
+pci=
+[[ -e /sys/class/net/$LAB_NETDEV/device ]] &&
+  pci=$(basename "$(readlink -f "/sys/class/net/$LAB_NETDEV/device")")
+python3 - "$work/topo.json" "$LAB_DEV" "$pci" "$LAB_NETDEV" <<'EOF' || fail "topo misplaces $LAB_DEV"
+import json, sys
+t = json.load(open(sys.argv[1]))
+dev, pci, netdev = sys.argv[2], sys.argv[3], sys.argv[4]
+nic = next(n for n in t["nics"] if n["name"] == dev)
+assert t["source"] == "sysfs" and t["error"] == "" and t["numa_nodes"] >= 1, t
+assert nic["netdev"] == netdev and nic["usable"], nic
+assert nic["place"]["pci_address"] == pci, nic
+if pci:
+    assert nic["place"]["pcie_path"][0].startswith("host:"), nic
+    assert nic["place"]["numa_node"] == 0 and nic["place"]["cpus"], nic
+else:
+    assert nic["place"]["pcie_path"] == [] and nic["to_nics"][t["nics"].index(nic)] == "X", nic
+print(f"topo: {dev} on {netdev} at {pci or 'no PCI function (a veth)'}, usable")
+EOF
+near=NODE
+[[ -n $pci ]] || near=SYS
+ctl topo --plan | tee "$work/plan.txt"
+grep -Eq "^(any CPU|CPUs [0-9,-]+): $LAB_DEV \\($near\\)" "$work/plan.txt" ||
+  fail "topo --plan does not plan $LAB_DEV ($near)"
+# NCCL's environment names the device, the GID `route` chose and the netdev.
+ctl env nccl | tee "$work/env.txt"
+for line in "export NCCL_IB_HCA='=$LAB_DEV:1'" "export NCCL_IB_GID_INDEX='$LAB_GID_INDEX'" \
+  "export NCCL_SOCKET_IFNAME='=$LAB_NETDEV'"; do
+  grep -qxF "$line" "$work/env.txt" || fail "env nccl lacks: $line"
+done
+
+# --- 4. live changes -----------------------------------------------------------
 # Each change must reach WatchEvents within 1 s of the command that makes it
 # (the daemon's event stamp minus the command's start; rdmactl is slow to
 # start under TCG, so it is not part of the measure); after the event the
@@ -94,6 +133,17 @@ rdma link add rxe_t2 type rxe netdev veth1
 t0=$(now_ms)
 expect_event device-added rxe_t2 rxe_t2 "$t_before" "$t0"
 listed rxe_t2 || fail "rxe_t2 not listed after its event"
+# The topology is read again after the event (hwloc is slow under TCG).
+in_topo() {
+  ctl --json topo | python3 -c '
+import json, sys
+t = json.load(sys.stdin)
+nic = next(n for n in t["nics"] if n["name"] == "rxe_t2")
+assert nic["place"]["pci_address"] == "", nic
+print("topo: rxe_t2 (on a veth) listed, off the PCIe tree")' 2>/dev/null
+}
+for _ in $(seq 50); do in_topo && break; sleep 0.2; done
+in_topo || fail "rxe_t2 not in the topology within 10 s of its event"
 
 t_before=$(now_ms)
 timeout 10 rdma link delete rxe_t2 || fail "rdma link delete rxe_t2 failed or hung"
