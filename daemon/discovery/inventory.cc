@@ -56,6 +56,9 @@ const DeviceInfo* Inventory::Find(std::string_view name) const {
 std::string VendorName(uint32_t vendor_id) {
   switch (vendor_id) {
     case 0x15b3: return "Mellanox/NVIDIA";
+    case 0x10de: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x1da3: return "Habana";
     case 0x8086: return "Intel";
     case 0x14e4: return "Broadcom";
     case 0x1425: return "Chelsio";

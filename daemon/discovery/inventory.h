@@ -86,7 +86,7 @@ struct Inventory {
   const DeviceInfo* Find(std::string_view name) const;
 };
 
-// The vendor name for a PCI vendor id ("software" is set by the readers for
+// The vendor name for a PCI vendor id (NICs' and GPUs') ("software" is set by the readers for
 // rxe/siw). Unknown ids give "0x1234".
 std::string VendorName(uint32_t vendor_id);
 

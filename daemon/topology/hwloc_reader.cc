@@ -158,7 +158,7 @@ void AddGpus(hwloc_topology_t topology, Topology* out) {
                                 .vendor_id = pci.vendor_id,
                                 .device_id = pci.device_id,
                                 .class_id = pci.class_id,
-                                .vendor = GpuVendorName(pci.vendor_id),
+                                .vendor = VendorName(pci.vendor_id),
                                 .model = GpuModel(o),
                                 .place = PlaceOf(topology, o)});
   }

@@ -3,7 +3,6 @@
 #include "daemon/topology/topology.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace rdmad {
 
@@ -61,19 +60,6 @@ bool IsGpuClass(uint16_t class_id, uint16_t vendor_id) {
   constexpr uint16_t kAspeed = 0x1a03, kMatrox = 0x102b;
   if (class_id == kVga) return vendor_id != kAspeed && vendor_id != kMatrox;
   return class_id == k3d || class_id == kDisplayOther || class_id == kAccel;
-}
-
-std::string GpuVendorName(uint16_t vendor_id) {
-  switch (vendor_id) {
-    case 0x10de: return "NVIDIA";
-    case 0x1002: return "AMD";
-    case 0x8086: return "Intel";
-    case 0x1da3: return "Habana";
-    default: break;
-  }
-  char text[8];
-  std::snprintf(text, sizeof(text), "0x%04x", vendor_id);
-  return text;
 }
 
 }  // namespace rdmad

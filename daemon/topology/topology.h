@@ -57,7 +57,7 @@ struct TopoGpu {
   uint16_t vendor_id = 0;
   uint16_t device_id = 0;
   uint16_t class_id = 0;  // 0x0302 3D controller, 0x0300 VGA, ...
-  std::string vendor;     // "NVIDIA", "AMD", "Intel", "0x1da3"
+  std::string vendor;     // VendorName: "NVIDIA", "AMD", "Intel", "0x1234"
   std::string model;      // when the topology names it ("NVIDIA A100-SXM4-80GB")
   PciPlace place;
   bool operator==(const TopoGpu&) const = default;
@@ -79,7 +79,6 @@ struct Topology {
 // accelerator placed like one): 3D and display controllers and processing
 // accelerators, but not the VGA of a server's BMC (ASPEED, Matrox).
 bool IsGpuClass(uint16_t class_id, uint16_t vendor_id);
-std::string GpuVendorName(uint16_t vendor_id);
 
 }  // namespace rdmad
 

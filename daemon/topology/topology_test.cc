@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/discovery/inventory.h"
+
 namespace rdmad {
 namespace {
 
@@ -57,8 +59,8 @@ TEST(GpuClassTest, GpusAndAcceleratorsButNotTheBmcsVga) {
   EXPECT_FALSE(IsGpuClass(0x0300, 0x102b));  // Matrox BMC
   EXPECT_FALSE(IsGpuClass(0x0207, 0x15b3));  // InfiniBand
   EXPECT_FALSE(IsGpuClass(0x0680, 0x10de));  // NVSwitch
-  EXPECT_EQ(GpuVendorName(0x10de), "NVIDIA");
-  EXPECT_EQ(GpuVendorName(0x1234), "0x1234");
+  EXPECT_EQ(VendorName(0x10de), "NVIDIA");
+  EXPECT_EQ(VendorName(0x1234), "0x1234");
 }
 
 }  // namespace

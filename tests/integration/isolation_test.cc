@@ -242,6 +242,31 @@ bool Says(const std::string& line, const std::string& code) {
   return line.rfind("PROBE " + code, 0) == 0;
 }
 
+// Rail plans (docs/topology.md): another uid sees how many plans a device
+// carries, never whose they are; its own plan is its own process's, and
+// ends with it.
+TEST_F(IsolationTest, AnotherUidSeesItsOwnRailPlansOnly) {
+  extra_keys_ = "\n[rails]\ntopology_xml = \"" + std::string(RDMAD_SOURCE_DIR) +
+                "/tests/fixtures/topology/gpu8-nic8-2socket.xml\"";
+  Start();
+  grpc::ClientContext ctx;
+  v1::PlanRailsRequest req;
+  req.set_gpu("0");
+  v1::RailPlan mine;
+  ASSERT_TRUE(a_.stub->PlanRails(&ctx, req, &mine).ok());
+  ASSERT_EQ(mine.rails(0).device(), "mlx5_0");
+  const std::string root_plan = std::to_string(getpid()) + ":gpu 0000:11:00.0,";
+  // nobody: root's plan is counted on mlx5_0 but not shown.
+  EXPECT_EQ(Probe(a_, {"rail-plans"}), "PROBE OK plans= load=mlx5_0:1,\n");
+  // nobody's own plan, on GPU 0 too: shown to it, with its own pid.
+  std::string own = Probe(a_, {"plan-rails", "0"});
+  EXPECT_TRUE(Says(own, "OK plans=")) << own;
+  EXPECT_NE(own.find(":gpu 0000:11:00.0, load=mlx5_0:2,\n"), std::string::npos) << own;
+  EXPECT_EQ(own.find(root_plan), std::string::npos) << own;
+  // Root sees its own; the probe's plan ended with its process.
+  EXPECT_EQ(Probe(a_, {"rail-plans"}, true), "PROBE OK plans=" + root_plan + " load=mlx5_0:1,\n");
+}
+
 TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
   Start();
   RootListener listener(b_.stub.get());

@@ -126,6 +126,31 @@ int main(int argc, char** argv) {
     for (const v1::ChannelEntry& e : out.channels()) ids += std::to_string(e.id()) + ",";
     return Print(s, ids);
   }
+  if (call == "plan-rails" || call == "rail-plans") {
+    // plan-rails GPU: plans this process's rails near GPU, then lists the
+    // plans it sees; rail-plans: only lists them. "plans=PID:PLACE,..."
+    // and "load=DEVICE:N,..." for the devices with live plans.
+    if (call == "plan-rails") {
+      grpc::ClientContext plan_ctx;
+      Bound(&plan_ctx);
+      v1::PlanRailsRequest req;
+      req.set_gpu(arg);
+      v1::RailPlan out;
+      grpc::Status s = stub->PlanRails(&plan_ctx, req, &out);
+      if (!s.ok()) return Print(s);
+    }
+    v1::GetTopologyResponse out;
+    grpc::Status s = stub->GetTopology(&ctx, v1::GetTopologyRequest(), &out);
+    std::string text = "plans=";
+    for (const v1::RailAssignment& a : out.plans()) {
+      text += std::to_string(a.pid()) + ":" + a.place() + ",";
+    }
+    text += " load=";
+    for (const v1::TopologyNic& n : out.nics()) {
+      if (n.plans() > 0) text += n.name() + ":" + std::to_string(n.plans()) + ",";
+    }
+    return Print(s, text);
+  }
   if (call == "list-pools") {
     v1::ListPoolsResponse out;
     grpc::Status s = stub->ListPools(&ctx, v1::ListPoolsRequest(), &out);

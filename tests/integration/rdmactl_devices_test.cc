@@ -13,11 +13,12 @@
 #include "nlohmann/json.hpp"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/rdmactl_fixture.h"
 
 namespace rdmad {
 namespace {
 
-using Json = nlohmann::ordered_json;  // keeps the key order rdmactl prints
+using Json = testing::RdmactlFixture::Json;
 using std::chrono::seconds;
 using testing::Process;
 using testing::TempDir;
@@ -32,41 +33,7 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-class RdmactlDevicesTest : public ::testing::Test {
- protected:
-  // Starts rdmad on sysfs_root (with extra config text) and waits for it.
-  void StartDaemon(const std::string& sysfs_root, const std::string& extra_config = "") {
-    socket_ = dir_.File("rdmad.sock");
-    std::string config = dir_.Write("rdmad.toml", "[daemon]\nsocket = \"" + socket_ +
-                                                      "\"\nsocket_group = \"\"\n" + extra_config);
-    daemon_ = std::make_unique<Process>(
-        RDMAD_BINARY, std::vector<std::string>{"--config", config, "--sysfs-root", sysfs_root},
-        std::map<std::string, std::string>{}, dir_.File("rdmad.log"));
-    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10), daemon_.get()))
-        << daemon_->Describe() << "\n"
-        << daemon_->log();
-  }
-
-  // Runs rdmactl against the daemon; returns its exit code, output in *out.
-  int Rdmactl(std::vector<std::string> args, std::string* out) {
-    args.insert(args.begin(), {"--socket", socket_});
-    return testing::RunCommand(RDMACTL_BINARY, args, out);
-  }
-
-  // Runs rdmactl --json ARGS, expects exit code `code` and returns the JSON.
-  Json RdmactlJson(std::vector<std::string> args, int code = 0) {
-    std::string out;
-    args.insert(args.begin(), "--json");
-    EXPECT_EQ(Rdmactl(args, &out), code) << out;
-    Json json = Json::parse(out, nullptr, /*allow_exceptions=*/false);
-    EXPECT_FALSE(json.is_discarded()) << out;
-    return json;
-  }
-
-  TempDir dir_;
-  std::string socket_;
-  std::unique_ptr<Process> daemon_;
-};
+class RdmactlDevicesTest : public testing::RdmactlFixture {};
 
 TEST_F(RdmactlDevicesTest, NoDevicesMeansTcp) {
   TempDir empty;

@@ -11,13 +11,12 @@
 #include "nlohmann/json.hpp"
 #include "rdmad/client.h"
 #include "tests/integration/daemon_process.h"
+#include "tests/integration/rdmactl_fixture.h"
 
 namespace rdmad {
 namespace {
 
-using Json = nlohmann::json;
-using std::chrono::seconds;
-using testing::Process;
+using Json = testing::RdmactlFixture::Json;
 using testing::TempDir;
 
 std::string Fixture(const std::string& name) {
@@ -28,51 +27,20 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-class RdmactlTopologyTest : public ::testing::Test {
+class RdmactlTopologyTest : public testing::RdmactlFixture {
  protected:
-  std::string Config(const std::string& xml) {
-    return "[daemon]\nsocket = \"" + socket_ +
-           "\"\nsocket_group = \"\"\n[echo]\nenabled = false\n" + "[rails]\ntopology_xml = \"" +
-           xml + "\"\n";
+  static std::string Rails(const std::string& xml) {
+    return "[echo]\nenabled = false\n[rails]\ntopology_xml = \"" + xml + "\"\n";
   }
+  // rdmad on a sysfs without RDMA devices, reading the topology in xml.
+  void StartWith(const std::string& xml) { StartDaemon(empty_.path(), Rails(xml)); }
+  Json TopoJson() { return RdmactlJson({"topo"}); }
 
-  void StartDaemon(const std::string& xml) {
-    socket_ = dir_.File("rdmad.sock");
-    config_ = dir_.Write("rdmad.toml", Config(xml));
-    daemon_ = std::make_unique<Process>(
-        RDMAD_BINARY, std::vector<std::string>{"--config", config_, "--sysfs-root", empty_.path()},
-        std::map<std::string, std::string>{}, dir_.File("rdmad.log"));
-    ASSERT_TRUE(testing::WaitForPath(socket_, seconds(10), daemon_.get()))
-        << daemon_->Describe() << "\n"
-        << daemon_->log();
-  }
-
-  int Rdmactl(std::vector<std::string> args, std::string* out) {
-    args.insert(args.begin(), {"--socket", socket_});
-    return testing::RunCommand(RDMACTL_BINARY, args, out);
-  }
-
-  Json TopoJson() {
-    std::string out;
-    EXPECT_EQ(Rdmactl({"--json", "topo"}, &out), 0) << out;
-    Json json = Json::parse(out, nullptr, /*allow_exceptions=*/false);
-    EXPECT_FALSE(json.is_discarded()) << out;
-    return json;
-  }
-
-  void TearDown() override {
-    if (HasFailure() && daemon_ != nullptr) std::fprintf(stderr, "%s\n", daemon_->log().c_str());
-  }
-
-  TempDir dir_;
-  TempDir empty_;  // a sysfs without RDMA devices
-  std::string socket_;
-  std::string config_;
-  std::unique_ptr<Process> daemon_;
+  TempDir empty_;
 };
 
 TEST_F(RdmactlTopologyTest, AnEightGpuServersMatrixNamesEachPathAsNcclDoes) {
-  StartDaemon(Fixture("gpu8-nic8-2socket.xml"));
+  StartWith(Fixture("gpu8-nic8-2socket.xml"));
   std::string out;
   ASSERT_EQ(Rdmactl({"topo"}, &out), 0) << out;
   EXPECT_TRUE(Contains(out, "8 RDMA device(s), 8 GPU(s), 2 NUMA node(s)")) << out;
@@ -111,7 +79,7 @@ TEST_F(RdmactlTopologyTest, AnEightGpuServersMatrixNamesEachPathAsNcclDoes) {
 }
 
 TEST_F(RdmactlTopologyTest, EnvNamesTheGpusRailForEachTool) {
-  StartDaemon(Fixture("gpu8-nic8-2socket.xml"));
+  StartWith(Fixture("gpu8-nic8-2socket.xml"));
   std::string out;
   ASSERT_EQ(Rdmactl({"env", "nccl", "--gpu", "3"}, &out), 0) << out;
   EXPECT_TRUE(Contains(out, "export NCCL_IB_HCA='=mlx5_3:1'\n")) << out;
@@ -135,18 +103,20 @@ TEST_F(RdmactlTopologyTest, EnvNamesTheGpusRailForEachTool) {
 
 TEST_F(RdmactlTopologyTest, AFileThatCannotBeReadIsSaidAndAReloadReadsTheNewOne) {
   std::string bad = dir_.Write("broken.xml", "<topology version=\"2.0\"><object type=\"Mach");
-  StartDaemon(bad);
+  StartWith(bad);
   Json topo = TopoJson();
   EXPECT_TRUE(Contains(topo["error"].get<std::string>(), bad)) << topo.dump(2);
   EXPECT_EQ(topo["nics"].size(), 0u);
   std::string out;
   ASSERT_EQ(Rdmactl({"topo"}, &out), 0) << out;
   EXPECT_TRUE(Contains(out, "the last read failed")) << out;
-  auto client = Client::Open(ClientOptions{.socket_path = socket_});
+  ClientOptions options;
+  options.socket_path = socket_;
+  auto client = Client::Open(options);
   ASSERT_TRUE(client.ok());
   auto events = (*client)->WatchEvents({EventKind::kConfigReloaded});
   ASSERT_TRUE(events.ok());
-  dir_.Write("rdmad.toml", Config(Fixture("nic2-host.xml")));
+  dir_.Write("rdmad.toml", ConfigText(Rails(Fixture("nic2-host.xml"))));
   daemon_->Signal(SIGHUP);
   Event event;
   ASSERT_TRUE((*events)->Next(&event));

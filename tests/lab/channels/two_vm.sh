@@ -27,7 +27,9 @@ lab_barrier daemons-up 120
 
 # --- 0. the topology of a VM with a PCI NIC (on a) -----------------------------
 if [[ $LAB_NODE == a ]]; then
-  pci=$(basename "$(readlink -f "/sys/class/net/$LAB_NETDEV/device")")
+  # The PCI function at or above the netdev's device (virtio-net: its parent).
+  pci=$(readlink -f "/sys/class/net/$LAB_NETDEV/device" |
+    grep -oE '[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]' | tail -n 1)
   ctl topo
   ctl --json topo >"$work/topo.json"
   python3 - "$work/topo.json" "$LAB_DEV" "$pci" <<'PY' || fail "topo does not place $LAB_DEV at $pci"

@@ -80,9 +80,12 @@ ctl topo
 ctl --json topo >"$work/topo.json"
 # On a virtio-net NIC (two VMs) the device sits at its PCI function; on the
 # one VM's veth it is off the PCIe tree, and then as far as hwloc knows.
+# The PCI function at or above the netdev's device (virtio-net: its parent).
 pci=
-[[ -e /sys/class/net/$LAB_NETDEV/device ]] &&
-  pci=$(basename "$(readlink -f "/sys/class/net/$LAB_NETDEV/device")")
+if [[ -e /sys/class/net/$LAB_NETDEV/device ]]; then
+  pci=$(readlink -f "/sys/class/net/$LAB_NETDEV/device" |
+    grep -oE '[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]' | tail -n 1)
+fi
 python3 - "$work/topo.json" "$LAB_DEV" "$pci" "$LAB_NETDEV" <<'EOF' || fail "topo misplaces $LAB_DEV"
 import json, sys
 t = json.load(open(sys.argv[1]))
