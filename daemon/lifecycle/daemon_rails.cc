@@ -82,8 +82,9 @@ StatusOr<RailPlan> Daemon::PlanRails(const RailRequest& request, pid_t pid, uid_
 
 RailState Daemon::Rails() {
   std::shared_ptr<const Topology> topology = topology_.current();
-  return RailState{
-      .usable = UsableRailDevices(*topology), .load = rails_.Load(), .plans = rails_.Assignments()};
+  RailState state = rails_.Snapshot();
+  state.usable = UsableRailDevices(*topology);
+  return state;
 }
 
 }  // namespace rdmad

@@ -210,20 +210,15 @@ StatusOr<RailPlan> RailPlanner::Plan(const Topology& topology,
   return plan;
 }
 
-std::vector<RailAssignment> RailPlanner::Assignments() {
+RailState RailPlanner::Snapshot() {
   std::lock_guard lock(mu_);
   PruneLocked();
-  std::vector<RailAssignment> out;
+  RailState state;
+  state.load = LoadLocked();
   for (const auto& [pid, process] : processes_) {
-    for (const auto& [place, assignment] : process.plans) out.push_back(assignment);
+    for (const auto& [place, assignment] : process.plans) state.plans.push_back(assignment);
   }
-  return out;
-}
-
-std::map<std::string, int> RailPlanner::Load() {
-  std::lock_guard lock(mu_);
-  PruneLocked();
-  return LoadLocked();
+  return state;
 }
 
 std::map<std::string, int> RailPlanner::LoadLocked() const {

@@ -95,10 +95,9 @@ class RailPlanner {
   // RESOURCE_EXHAUSTED past a bound.
   StatusOr<RailPlan> Plan(const Topology& topology, const std::vector<std::string>& usable,
                           const RailRequest& request, pid_t pid, uid_t uid = 0);
-  // The live plans (those of processes that exited are dropped first).
-  std::vector<RailAssignment> Assignments();
-  // Live plans per device.
-  std::map<std::string, int> Load();
+  // The live plans and how many use each device, under one lock (those of
+  // processes that exited are dropped first); usable is left to the caller.
+  RailState Snapshot();
 
  private:
   struct Process {

@@ -118,8 +118,8 @@ TEST_F(RailPlanTest, ProcessesEquallyNearAreSpreadHostWide) {
   pid_t fifth = Child();
   EXPECT_EQ(Device(Cpus("0-3"), fifth), "mlx5_0");
   EXPECT_EQ(Device(Cpus("0-3"), fifth), "mlx5_0");
-  EXPECT_EQ(planner_.Load()["mlx5_0"], 2);
-  EXPECT_EQ(planner_.Assignments().size(), 6u);
+  EXPECT_EQ(planner_.Snapshot().load["mlx5_0"], 2);
+  EXPECT_EQ(planner_.Snapshot().plans.size(), 6u);
 }
 
 TEST_F(RailPlanTest, AProcessThatExitsGivesItsRailBack) {
@@ -128,8 +128,8 @@ TEST_F(RailPlanTest, AProcessThatExitsGivesItsRailBack) {
   EXPECT_EQ(Device(Cpus("8-15"), Child()), "mlx5_5");
   End(first);
   EXPECT_EQ(Device(Cpus("8-15"), Child()), "mlx5_4") << "its plan ended with it";
-  EXPECT_EQ(planner_.Assignments().size(), 2u);
-  EXPECT_EQ(planner_.Load().count("mlx5_6"), 0u);
+  EXPECT_EQ(planner_.Snapshot().plans.size(), 2u);
+  EXPECT_EQ(planner_.Snapshot().load.count("mlx5_6"), 0u);
 }
 
 TEST_F(RailPlanTest, TheDeviceFilterRules) {
@@ -173,7 +173,7 @@ TEST_F(RailPlanTest, AProcessHasABoundedNumberOfPlans) {
   EXPECT_TRUE(planner_.Plan(topology_, all_, Cpus("0,100"), pid).ok())
       << "planning again is no more";
   EXPECT_TRUE(planner_.Plan(topology_, all_, Cpus("0,999"), 0).ok()) << "explaining costs nothing";
-  EXPECT_EQ(planner_.Assignments().size(), kMaxPlacesPerProcess);
+  EXPECT_EQ(planner_.Snapshot().plans.size(), kMaxPlacesPerProcess);
 }
 
 TEST(CpuListTest, ParsesWhatTheKernelWrites) {
