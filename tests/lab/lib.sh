@@ -9,8 +9,12 @@
 #   LAB_IP         this node's address (192.0.2.1 on a, 192.0.2.2 on b)
 #   LAB_PEER_IP    the other node's address (single-VM: the same as LAB_IP)
 #   LAB_DEV        the RDMA device (rxe0)
-#   LAB_NETDEV     its netdev (veth0 single-VM, eth0 two-VM)
+#   LAB_NETDEV     its netdev (veth0 single-VM, the first NIC two-VM: eth0)
 #   LAB_GID_INDEX  GID index of the IPv4-mapped RoCE v2 GID (normally 1)
+#   LAB_RAILS      1 or 2 (tests/lab/run --rails): Soft-RoCE devices per VM
+#   LAB_PREFIX     the rails' prefix length: 24 (one rail), 25 (two: halves of 192.0.2.0/24)
+#   LAB_IP1, LAB_PEER_IP1, LAB_DEV1 (rxe1), LAB_NETDEV1 (veth2 single-VM, the
+#                  second NIC two-VM), LAB_GID_INDEX1: rail 1, with --rails 2
 #   LAB_ROOT       the checkout (also the script's working directory)
 #   LAB_RUN_DIR    /run/lab: the per-run directory, shared by all nodes and the host
 #

@@ -32,44 +32,63 @@ source "$LAB_ROOT/tests/lab/lib.sh" || fail "cannot source lib.sh"
 echo "lab-$node" >/proc/sys/kernel/hostname
 ip link set lo up || fail "loopback"
 
-if [[ $LAB_VMS == 1 ]]; then
-  LAB_NETDEV=veth0
-  ip link add veth0 type veth peer name veth1 || fail "veth"
-  ip addr add "$LAB_IP/24" dev veth0 || fail "address on veth0"
-  ip link set veth0 up || fail "veth0 up"
-  ip link set veth1 up || fail "veth1 up"
-else
-  LAB_NETDEV=eth0
-  [[ -e /sys/class/net/eth0 ]] || fail "no eth0 (virtio-net not loaded?)"
-  ip addr add "$LAB_IP/24" dev eth0 || fail "address on eth0"
-  ip link set eth0 up || fail "eth0 up"
-fi
-export LAB_NETDEV
+# The netdev whose MAC address is this (two-VM mode: qemu's NICs).
+netdev_by_mac() {
+  local d
+  for d in /sys/class/net/*; do
+    [[ $(cat "$d/address" 2>/dev/null) == "$1" ]] && echo "${d##*/}" && return 0
+  done
+  return 1
+}
 
-rdma link add "$LAB_DEV" type rxe netdev "$LAB_NETDEV" || fail "rdma link add $LAB_DEV (rdma_rxe loaded? crc32_generic?)"
-
-# Wait until the port is ACTIVE and the IPv4-mapped RoCE v2 GID is there.
+# The IPv4-mapped RoCE v2 GID of an address.
 ipv4_gid() {
   local IFS=. a b c d
   read -r a b c d <<<"$1"
   printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d"
 }
-want_gid=$(ipv4_gid "$LAB_IP")
-port=/sys/class/infiniband/$LAB_DEV/ports/1
-LAB_GID_INDEX=
-for ((i = 0; i < 100; i++)); do
-  if [[ $(cat "$port/state" 2>/dev/null) == *ACTIVE* ]]; then
-    for g in "$port"/gids/*; do
-      if [[ $(cat "$g" 2>/dev/null) == "$want_gid" ]]; then
-        LAB_GID_INDEX=${g##*/}
-        break 2
-      fi
-    done
+
+# Rail R: a netdev with address IP, Soft-RoCE device DEV on it; prints the
+# netdev and the GID index once the port is ACTIVE and the GID is there.
+setup_rail() {
+  local r=$1 ip=$2 dev=$3 netdev mac
+  if [[ $LAB_VMS == 1 ]]; then
+    netdev=veth$((2 * r))
+    ip link add "$netdev" type veth peer name "veth$((2 * r + 1))" || fail "veth for rail $r"
+    ip link set "veth$((2 * r + 1))" up || fail "veth$((2 * r + 1)) up"
+  else
+    mac=52:54:00:00:0$((r + 2)):0$([[ $node == a ]] && echo 1 || echo 2)
+    netdev=$(netdev_by_mac "$mac") || fail "no NIC with MAC $mac (virtio-net not loaded?)"
   fi
-  sleep 0.1
-done
-[[ -n $LAB_GID_INDEX ]] || fail "$LAB_DEV: port not ACTIVE or no GID for $LAB_IP after 10 s"
-export LAB_GID_INDEX
+  ip addr add "$ip/$LAB_PREFIX" dev "$netdev" || fail "address on $netdev"
+  ip link set "$netdev" up || fail "$netdev up"
+  rdma link add "$dev" type rxe netdev "$netdev" ||
+    fail "rdma link add $dev (rdma_rxe loaded? crc32_generic?)"
+  local want port=/sys/class/infiniband/$dev/ports/1 i g
+  want=$(ipv4_gid "$ip")
+  for ((i = 0; i < 100; i++)); do
+    if [[ $(cat "$port/state" 2>/dev/null) == *ACTIVE* ]]; then
+      for g in "$port"/gids/*; do
+        if [[ $(cat "$g" 2>/dev/null) == "$want" ]]; then
+          echo "$netdev ${g##*/}"
+          return 0
+        fi
+      done
+    fi
+    sleep 0.1
+  done
+  fail "$dev: port not ACTIVE or no GID for $ip after 10 s"
+}
+
+LAB_PREFIX=${LAB_PREFIX:-24}
+read -r LAB_NETDEV LAB_GID_INDEX < <(setup_rail 0 "$LAB_IP" "$LAB_DEV") || exit 125
+[[ -n $LAB_GID_INDEX ]] || fail "rail 0 did not come up"
+export LAB_NETDEV LAB_GID_INDEX
+if [[ ${LAB_RAILS:-1} == 2 ]]; then
+  read -r LAB_NETDEV1 LAB_GID_INDEX1 < <(setup_rail 1 "$LAB_IP1" "$LAB_DEV1") || exit 125
+  [[ -n $LAB_GID_INDEX1 ]] || fail "rail 1 did not come up"
+  export LAB_NETDEV1 LAB_GID_INDEX1
+fi
 
 [[ -e /dev/infiniband/uverbs0 ]] || fail "/dev/infiniband/uverbs0 missing"
 
