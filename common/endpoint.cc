@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 
 namespace rdmad::internal {
@@ -95,7 +96,71 @@ Status ValidateRing(const RdmaEndpoint& e) {
   return Status::Ok();
 }
 
+// A further rail: the same checks as the first rail's address and QP.
+Status ValidateRail(const RailEndpoint& r, size_t index) {
+  std::string what = "rail " + std::to_string(index + 1) + " (" + r.device + "): ";
+  if (r.qpn > kMax24Bits || r.qpn < 2) return Bad(what + "qpn " + Hex(r.qpn) + " is not an RC QP");
+  if (r.psn > kMax24Bits) return Bad(what + "psn " + Hex(r.psn) + " does not fit 24 bits");
+  if (!IsIbMtu(r.active_mtu)) {
+    return Bad(what + "active_mtu " + std::to_string(r.active_mtu) + " is not an IB MTU");
+  }
+  if (r.prefix_len > 32) return Bad(what + "prefix_len " + std::to_string(r.prefix_len) + " > 32");
+  if (r.weight < 1 || r.weight > 100000) {
+    return Bad(what + "weight " + std::to_string(r.weight) + " is out of range 1..100000");
+  }
+  if (r.pair >= kMaxRails - 1) return Bad(what + "pair " + std::to_string(r.pair) + " is no rail");
+  RdmaEndpoint address;
+  address.port = r.port;
+  address.gid = r.gid;
+  address.gid_index = r.gid_index;
+  address.gid_type = r.gid_type;
+  address.lid = r.lid;
+  Status s = ValidateAddress(address);
+  if (!s.ok()) return Bad(what + std::string(s.message().substr(sizeof("RDMA endpoint: ") - 1)));
+  return Status::Ok();
+}
+
+// The IPv4 address of an IPv4-mapped GID (::ffff:a.b.c.d), if it is one.
+std::optional<uint32_t> MappedIpv4(const std::array<uint8_t, 16>& gid) {
+  for (int i = 0; i < 10; ++i) {
+    if (gid[i] != 0) return std::nullopt;
+  }
+  if (gid[10] != 0xff || gid[11] != 0xff) return std::nullopt;
+  return (uint32_t(gid[12]) << 24) | (uint32_t(gid[13]) << 16) | (uint32_t(gid[14]) << 8) |
+         uint32_t(gid[15]);
+}
+
+// a's address lies in b's subnet (b's prefix 0, or not IPv4: any).
+bool InSubnetOf(const RailEndpoint& a, const RailEndpoint& b) {
+  std::optional<uint32_t> ia = MappedIpv4(a.gid), ib = MappedIpv4(b.gid);
+  if (!ia || !ib || b.prefix_len == 0) return true;
+  uint32_t mask = b.prefix_len >= 32 ? 0xffffffffu : ~(0xffffffffu >> b.prefix_len);
+  return (*ia & mask) == (*ib & mask);
+}
+
+bool RailsMatch(const RailEndpoint& a, const RailEndpoint& b) {
+  bool a_ib = a.gid_type == "IB", b_ib = b.gid_type == "IB";
+  if (a_ib != b_ib) return false;
+  if (!a_ib && a.gid_type != b.gid_type) return false;  // RoCE v1 with v2: no
+  return InSubnetOf(a, b) && InSubnetOf(b, a);
+}
+
 }  // namespace
+
+std::vector<std::pair<uint32_t, uint32_t>> PairRails(const std::vector<RailEndpoint>& initiator,
+                                                     const std::vector<RailEndpoint>& acceptor) {
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  std::vector<bool> taken(acceptor.size(), false);
+  for (uint32_t i = 0; i < initiator.size(); ++i) {
+    for (uint32_t j = 0; j < acceptor.size(); ++j) {
+      if (taken[j] || !RailsMatch(initiator[i], acceptor[j])) continue;
+      taken[j] = true;
+      pairs.emplace_back(i, j);
+      break;
+    }
+  }
+  return pairs;
+}
 
 Status ValidateRdmaEndpoint(const RdmaEndpoint& endpoint) {
   const RdmaEndpoint& e = endpoint;
@@ -108,7 +173,13 @@ Status ValidateRdmaEndpoint(const RdmaEndpoint& endpoint) {
   }
   RDMAD_RETURN_IF_ERROR(ValidateAddress(e));
   RDMAD_RETURN_IF_ERROR(ValidateQp(e.qp));
-  return ValidateRing(e);
+  RDMAD_RETURN_IF_ERROR(ValidateRing(e));
+  if (e.rails.size() > kMaxRails - 1) {
+    return Bad(std::to_string(e.rails.size()) + " further rails; at most " +
+               std::to_string(kMaxRails - 1));
+  }
+  for (size_t i = 0; i < e.rails.size(); ++i) RDMAD_RETURN_IF_ERROR(ValidateRail(e.rails[i], i));
+  return Status::Ok();
 }
 
 // Zeros mean "unknown" and are ignored; the smallest known value is rounded

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rdmad/devices.h"
 #include "rdmad/status.h"
@@ -29,6 +31,28 @@ inline constexpr size_t kMaxChannelBatch = 64;
 // reason is cut to it.
 inline constexpr size_t kMaxReasonLength = 1024;
 
+// The most rails a channel has: its first (the path policy's) and up to 7
+// further ones (docs/topology.md, "Rails in a channel").
+inline constexpr size_t kMaxRails = 8;
+
+// A further rail of an RDMA endpoint: one more RC QP, on another device.
+// The acceptor's rails name the initiator's rail each pairs with (pair).
+struct RailEndpoint {
+  std::string device;
+  uint32_t port = 1;
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+  std::array<uint8_t, 16> gid{};
+  uint32_t gid_index = 0;
+  std::string gid_type;
+  uint32_t lid = 0;
+  uint32_t active_mtu = 0;
+  uint32_t prefix_len = 0;  // the subnet of an IPv4-mapped GID's address (0: any)
+  uint32_t weight = 1;      // share of a striped transfer
+  uint32_t device_tag = 0;  // names the device in a region's rail keys
+  uint32_t pair = 0;        // acceptor: the initiator's rail index
+};
+
 // One side of an RDMA channel, as the other side needs it.
 struct RdmaEndpoint {
   std::string device;  // for logs: "rxe0"
@@ -43,9 +67,11 @@ struct RdmaEndpoint {
   QpAttributes qp;            // this side's attributes
   uint64_t ring_address = 0;  // the receive ring (for logs and checks)
   uint32_t ring_rkey = 0;
-  uint32_t ring_slots = 0;  // receives posted = initial credits
-  uint32_t slot_size = 0;   // bytes per slot
-  uint32_t credits = 0;     // sends the peer may start with
+  uint32_t ring_slots = 0;          // receives posted = initial credits
+  uint32_t slot_size = 0;           // bytes per slot
+  uint32_t credits = 0;             // sends the peer may start with
+  std::vector<RailEndpoint> rails;  // further rails, at most kMaxRails - 1
+  uint32_t device_tag = 0;          // as RailEndpoint::device_tag
 };
 
 // OK, or INVALID_ARGUMENT naming the first bad field ("qpn 0x1000000 does
@@ -69,6 +95,15 @@ struct WireEndpoint {
   std::string transport_reason;
 };
 
+// A further rail the daemon planned (rdmad.v1.RailPath).
+struct RailPlan {
+  std::string device;
+  uint32_t port = 1;
+  uint32_t gid_index = 0;
+  uint32_t prefix_len = 0;
+  uint32_t weight = 1;
+};
+
 // What this side's daemon planned: the path policy's answer (see
 // docs/discovery.md) plus the library's own knobs.
 struct RdmaPlan {
@@ -78,9 +113,18 @@ struct RdmaPlan {
   uint32_t path_mtu_cap = 4096;  // min(local active, peer active if known, mtu.cap)
   QpAttributes qp;
   uint32_t slot_size = 4096;
-  uint32_t spin_us = 50;     // spin before sleeping on the CQ channel
-  int relaxed_ordering = 2;  // 0 off, 1 on if supported, 2 auto
+  uint32_t spin_us = 50;        // spin before sleeping on the CQ channel
+  int relaxed_ordering = 2;     // 0 off, 1 on if supported, 2 auto
+  uint32_t weight = 1;          // the first rail's share of a striped transfer
+  std::vector<RailPlan> rails;  // further rails, at most kMaxRails - 1
 };
+
+// Which of the initiator's rails each of the acceptor's rails pairs with:
+// rails on the same subnet, both ways (an IPv4-mapped GID's address in the
+// other's prefix; IB and prefix 0 match any), greedily in the initiator's
+// order, each used once. Returns (initiator index, acceptor index) pairs.
+std::vector<std::pair<uint32_t, uint32_t>> PairRails(const std::vector<RailEndpoint>& initiator,
+                                                     const std::vector<RailEndpoint>& acceptor);
 
 // The MTU both ends use: the smallest of the cap and the two active MTUs.
 uint32_t NegotiatedMtu(uint32_t cap, uint32_t local_active, uint32_t peer_active);

@@ -55,6 +55,45 @@ void RdmaToProto(const RdmaEndpoint& e, v1::RdmaEndpoint* out) {
   out->set_ring_slots(e.ring_slots);
   out->set_slot_size(e.slot_size);
   out->set_credits(e.credits);
+  out->set_device_tag(e.device_tag);
+  for (const RailEndpoint& r : e.rails) {
+    v1::RailEndpoint* rail = out->add_rails();
+    rail->set_device(r.device);
+    rail->set_port(r.port);
+    rail->set_qpn(r.qpn);
+    rail->set_psn(r.psn);
+    rail->set_gid(std::string(r.gid.begin(), r.gid.end()));
+    rail->set_gid_index(r.gid_index);
+    rail->set_gid_type(r.gid_type);
+    rail->set_lid(r.lid);
+    rail->set_active_mtu(r.active_mtu);
+    rail->set_prefix_len(r.prefix_len);
+    rail->set_weight(r.weight);
+    rail->set_device_tag(r.device_tag);
+    rail->set_pair(r.pair);
+  }
+}
+
+StatusOr<RailEndpoint> RailFromProto(const v1::RailEndpoint& in) {
+  if (in.gid().size() != 16) {
+    return Status::InvalidArgument("RDMA endpoint: a rail's gid is " +
+                                   std::to_string(in.gid().size()) + " bytes, not 16");
+  }
+  RailEndpoint r;
+  r.device = in.device();
+  r.port = in.port();
+  r.qpn = in.qpn();
+  r.psn = in.psn();
+  std::copy(in.gid().begin(), in.gid().end(), r.gid.begin());
+  r.gid_index = in.gid_index();
+  r.gid_type = in.gid_type();
+  r.lid = in.lid();
+  r.active_mtu = in.active_mtu();
+  r.prefix_len = in.prefix_len();
+  r.weight = in.weight();
+  r.device_tag = in.device_tag();
+  r.pair = in.pair();
+  return r;
 }
 
 StatusOr<RdmaEndpoint> RdmaFromProto(const v1::RdmaEndpoint& in) {
@@ -78,6 +117,16 @@ StatusOr<RdmaEndpoint> RdmaFromProto(const v1::RdmaEndpoint& in) {
   e.ring_slots = in.ring_slots();
   e.slot_size = in.slot_size();
   e.credits = in.credits();
+  e.device_tag = in.device_tag();
+  if (static_cast<size_t>(in.rails_size()) > kMaxRails - 1) {
+    return Status::InvalidArgument("RDMA endpoint: " + std::to_string(in.rails_size()) +
+                                   " further rails; at most " + std::to_string(kMaxRails - 1));
+  }
+  for (const v1::RailEndpoint& rail : in.rails()) {
+    StatusOr<RailEndpoint> r = RailFromProto(rail);
+    if (!r.ok()) return r.status();
+    e.rails.push_back(std::move(r).value());
+  }
   return e;
 }
 
@@ -139,6 +188,26 @@ RdmaPlan PlanFromPath(const v1::Path& path) {
   uint32_t relaxed = path.qp().relaxed_ordering();
   plan.relaxed_ordering = relaxed <= 2 ? static_cast<int>(relaxed) : 2;
   return plan;
+}
+
+}  // namespace rdmad::internal
+
+namespace rdmad::internal {
+
+RdmaPlan PlanFromChannelPlan(const v1::ChannelPlan& plan) {
+  RdmaPlan out = PlanFromPath(plan.path());
+  out.weight = plan.weight() != 0 ? plan.weight() : 1;
+  for (const v1::RailPath& r : plan.rails()) {
+    if (out.rails.size() == kMaxRails - 1) break;
+    RailPlan rail;
+    rail.device = r.device();
+    rail.port = r.port();
+    rail.gid_index = r.gid_index();
+    rail.prefix_len = r.prefix_len();
+    rail.weight = r.weight() != 0 ? r.weight() : 1;
+    out.rails.push_back(std::move(rail));
+  }
+  return out;
 }
 
 }  // namespace rdmad::internal

@@ -20,6 +20,8 @@ namespace rdmad::internal {
 void ToProto(const WireEndpoint& endpoint, v1::Endpoint* out);
 StatusOr<WireEndpoint> FromProto(const v1::Endpoint& in);
 RdmaPlan PlanFromPath(const v1::Path& path);
+// The path's plan plus the further rails (at most kMaxRails - 1 are kept).
+RdmaPlan PlanFromChannelPlan(const v1::ChannelPlan& plan);
 
 }  // namespace rdmad::internal
 

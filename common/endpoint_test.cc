@@ -149,3 +149,80 @@ TEST(NegotiatedMtuTest, RoundsDownToAnIbMtuAndIgnoresUnknowns) {
 
 }  // namespace
 }  // namespace rdmad::internal
+
+namespace rdmad::internal {
+namespace {
+
+RailEndpoint Rail(const std::string& device, uint8_t a, uint8_t b, uint8_t c, uint8_t d,
+                  uint32_t prefix) {
+  RailEndpoint r;
+  r.device = device;
+  r.qpn = 0x22;
+  r.gid = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d};
+  r.gid_index = 1;
+  r.gid_type = "RoCE v2";
+  r.active_mtu = 1024;
+  r.prefix_len = prefix;
+  r.device_tag = 7;
+  return r;
+}
+
+TEST(PairRailsTest, PairsRailsOnTheSameSubnetInTheInitiatorsOrder) {
+  // The lab's two rails: 192.0.2.0/25 and 192.0.2.128/25, listed in
+  // opposite orders on the two sides.
+  std::vector<RailEndpoint> initiator = {Rail("rxe1", 192, 0, 2, 129, 25),
+                                         Rail("rxe2", 192, 0, 2, 1, 25)};
+  std::vector<RailEndpoint> acceptor = {Rail("mlx5_0", 192, 0, 2, 2, 25),
+                                        Rail("mlx5_1", 192, 0, 2, 130, 25)};
+  auto pairs = PairRails(initiator, acceptor);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0], std::make_pair(0u, 1u));
+  EXPECT_EQ(pairs[1], std::make_pair(1u, 0u));
+}
+
+TEST(PairRailsTest, LeavesOutRailsWithoutAPeerOnTheirSubnet) {
+  std::vector<RailEndpoint> initiator = {Rail("a", 10, 0, 0, 1, 24), Rail("b", 10, 0, 1, 1, 24)};
+  std::vector<RailEndpoint> acceptor = {Rail("c", 10, 0, 1, 2, 24)};
+  auto pairs = PairRails(initiator, acceptor);
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0], std::make_pair(1u, 0u));
+  // Each rail pairs once.
+  EXPECT_EQ(PairRails({Rail("a", 10, 0, 1, 1, 24), Rail("b", 10, 0, 1, 3, 24)}, acceptor).size(),
+            1u);
+  // An unknown prefix (0) matches any address; RoCE v1 never pairs with v2.
+  std::vector<RailEndpoint> any = {Rail("x", 10, 9, 9, 9, 0)};
+  EXPECT_EQ(PairRails(any, {Rail("y", 10, 7, 7, 7, 0)}).size(), 1u);
+  RailEndpoint v1 = Rail("z", 10, 7, 7, 7, 0);
+  v1.gid_type = "RoCE v1";
+  EXPECT_TRUE(PairRails(any, {v1}).empty());
+  EXPECT_TRUE(PairRails({}, acceptor).empty());
+}
+
+TEST(ValidateRdmaEndpointTest, ChecksEveryRail) {
+  RdmaEndpoint e = GoodEndpoint();
+  e.rails.push_back(Rail("rxe1", 192, 0, 2, 129, 25));
+  EXPECT_TRUE(ValidateRdmaEndpoint(e).ok()) << ValidateRdmaEndpoint(e).ToString();
+  auto message = [&](const std::function<void(RailEndpoint&)>& mutate) {
+    RdmaEndpoint bad = e;
+    mutate(bad.rails[0]);
+    Status s = ValidateRdmaEndpoint(bad);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    return s.message();
+  };
+  EXPECT_NE(message([](RailEndpoint& r) { r.qpn = 1; }).find("rail 1 (rxe1): qpn"),
+            std::string::npos);
+  EXPECT_NE(message([](RailEndpoint& r) { r.active_mtu = 1500; }).find("active_mtu"),
+            std::string::npos);
+  EXPECT_NE(message([](RailEndpoint& r) { r.prefix_len = 33; }).find("prefix_len"),
+            std::string::npos);
+  EXPECT_NE(message([](RailEndpoint& r) { r.weight = 0; }).find("weight"), std::string::npos);
+  EXPECT_NE(message([](RailEndpoint& r) { r.gid = {}; }).find("rail 1 (rxe1): gid is all zeros"),
+            std::string::npos);
+  EXPECT_NE(message([](RailEndpoint& r) { r.pair = 7; }).find("pair"), std::string::npos);
+  RdmaEndpoint many = e;
+  many.rails.assign(kMaxRails, e.rails[0]);
+  EXPECT_NE(ValidateRdmaEndpoint(many).message().find("at most 7"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmad::internal

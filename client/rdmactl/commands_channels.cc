@@ -20,6 +20,15 @@ std::string Owner(const rdmad::ChannelSummary& c) {
   return out;
 }
 
+// "rxe0+rxe1", a rail that is out marked "!" ("rxe0+rxe1!"); "-" for none.
+std::string Rails(const rdmad::ChannelSummary& c) {
+  std::string out;
+  for (const rdmad::ChannelRail& r : c.rails) {
+    out += (out.empty() ? "" : "+") + r.local_device + (r.up ? "" : "!");
+  }
+  return out.empty() ? "-" : out;
+}
+
 int Channels(Context& ctx) {
   int code = kExitOk;
   auto client = ConnectOrReport(ctx, &code);
@@ -40,10 +49,11 @@ int Channels(Context& ctx) {
     PrintText(ctx, "no channels\n");
     return kExitOk;
   }
-  Table table({"ID", "PEER", "SERVICE", "ROLE", "TRANSPORT", "STATE", "AGE", "OWNER", "REASON"});
+  Table table(
+      {"ID", "PEER", "SERVICE", "ROLE", "TRANSPORT", "RAILS", "STATE", "AGE", "OWNER", "REASON"});
   for (const rdmad::ChannelSummary& c : *channels) {
     table.AddRow({rdmad::FormatChannelId(c.id), c.peer, c.service, c.role, Dash(c.transport),
-                  c.state, FormatAge(c.age_seconds), Owner(c), Dash(c.reason)});
+                  Rails(c), c.state, FormatAge(c.age_seconds), Owner(c), Dash(c.reason)});
   }
   PrintText(ctx, table.Render());
   return kExitOk;

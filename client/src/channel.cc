@@ -17,6 +17,8 @@ namespace {
 // Serialized descriptor: address (8), length (8), rkey (4), reserved (4),
 // each little endian.
 constexpr size_t kDescriptorBytes = 24;
+constexpr size_t kRailKeyBytes = 8;
+constexpr size_t kMaxRailKeys = 7;
 
 void Put(uint8_t* p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -167,19 +169,26 @@ StatusOr<uint64_t> ParseChannelId(std::string_view text) {
 }
 
 std::vector<uint8_t> RegionDescriptor::Serialize() const {
-  std::vector<uint8_t> out(kDescriptorBytes);
+  std::vector<uint8_t> out(kDescriptorBytes + kRailKeyBytes * rail_keys.size());
   Put(out.data(), address, 8);
   Put(out.data() + 8, length, 8);
   Put(out.data() + 16, rkey, 4);
   Put(out.data() + 20, reserved, 4);
+  for (size_t i = 0; i < rail_keys.size(); ++i) {
+    uint8_t* p = out.data() + kDescriptorBytes + kRailKeyBytes * i;
+    Put(p, rail_keys[i].device_tag, 4);
+    Put(p + 4, rail_keys[i].rkey, 4);
+  }
   return out;
 }
 
 StatusOr<RegionDescriptor> RegionDescriptor::Parse(const void* bytes, size_t size) {
-  if (bytes == nullptr || size != kDescriptorBytes) {
-    return Status::InvalidArgument("region descriptor: expected " +
-                                   std::to_string(kDescriptorBytes) + " bytes, got " +
-                                   std::to_string(bytes == nullptr ? 0 : size));
+  if (bytes == nullptr || size < kDescriptorBytes ||
+      (size - kDescriptorBytes) % kRailKeyBytes != 0 ||
+      size > kDescriptorBytes + kRailKeyBytes * kMaxRailKeys) {
+    return Status::InvalidArgument(
+        "region descriptor: expected 24 bytes and 8 per rail key (at most " +
+        std::to_string(kMaxRailKeys) + "), got " + std::to_string(bytes == nullptr ? 0 : size));
   }
   const auto* p = static_cast<const uint8_t*>(bytes);
   RegionDescriptor d;
@@ -190,6 +199,19 @@ StatusOr<RegionDescriptor> RegionDescriptor::Parse(const void* bytes, size_t siz
   if (d.reserved != 0) return Status::InvalidArgument("region descriptor: reserved field is not 0");
   if (d.address + d.length < d.address) {
     return Status::InvalidArgument("region descriptor: address + length overflows 64 bits");
+  }
+  for (size_t at = kDescriptorBytes; at < size; at += kRailKeyBytes) {
+    RailKey key;
+    key.device_tag = static_cast<uint32_t>(Get(p + at, 4));
+    key.rkey = static_cast<uint32_t>(Get(p + at + 4, 4));
+    if (key.device_tag == 0)
+      return Status::InvalidArgument("region descriptor: rail key for device tag 0");
+    for (const RailKey& seen : d.rail_keys) {
+      if (seen.device_tag == key.device_tag) {
+        return Status::InvalidArgument("region descriptor: two rail keys for one device");
+      }
+    }
+    d.rail_keys.push_back(key);
   }
   return d;
 }

@@ -34,7 +34,7 @@ Opening Prepare(const v1::PlanChannelResponse& plan, uint64_t id, const std::str
   o.info.service = service;
   o.tcp_reason = plan.plan().tcp_reason();
   if (plan.plan().has_path()) {
-    auto created = PendingRdmaChannel::Create(PlanFromPath(plan.plan().path()));
+    auto created = PendingRdmaChannel::Create(PlanFromChannelPlan(plan.plan()));
     if (created.ok()) {
       o.rdma = std::move(created).value();
       o.mine.rdma = o.rdma->local();

@@ -91,6 +91,13 @@ class ForwardingChannel : public Channel {
   Status status() const override {
     return Forward<Status>([](Channel& c) { return c.status(); });
   }
+  std::vector<ChannelRail> rails() const override {
+    Channel* c = Enter();
+    if (c == nullptr) return {};
+    std::vector<ChannelRail> out = c->rails();
+    Leave();
+    return out;
+  }
 
  protected:
   // The wrapped channel for one call, or nullptr when the wrapper no longer

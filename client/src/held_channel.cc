@@ -414,9 +414,59 @@ void HoldStream::Released(const grpc::Status& status) {
   cv_.notify_all();
 }
 
+// One report in flight at a time; a newer one waits for it and replaces
+// any older one still waiting.
+void HoldStream::ReportRails(const std::vector<ChannelRail>& rails) {
+  auto report = std::make_unique<Report>();
+  report->request.set_channel_id(channel_id_);
+  for (const ChannelRail& r : rails) {
+    v1::ChannelRail* row = report->request.add_rails();
+    row->set_device(r.local_device);
+    row->set_peer_device(r.peer_device);
+    row->set_bytes_written(r.bytes_written);
+    row->set_bytes_read(r.bytes_read);
+    row->set_up(r.up);
+    row->set_reason(r.reason);
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (released_) return;
+    if (reporting_ != nullptr) {
+      next_report_ = std::move(report);
+      return;
+    }
+    reporting_ = std::move(report);
+  }
+  SendReport();
+}
+
+void HoldStream::SendReport() {
+  Report* r = reporting_.get();  // reporting_ is only replaced in Reported
+  r->context.set_deadline(std::chrono::system_clock::now() + kReleaseTimeout);
+  stub_->async()->ReportChannel(&r->context, &r->request, &r->response,
+                                [this](grpc::Status status) { Reported(status); });
+}
+
+void HoldStream::Reported(const grpc::Status& status) {
+  if (!status.ok()) {
+    ClientLog().debug("channel {:#018x}: ReportChannel: {}", channel_id_, status.error_message());
+  }
+  std::unique_ptr<Report> done;
+  {
+    std::lock_guard lock(mu_);
+    done = std::move(reporting_);
+    reporting_ = std::move(next_report_);
+    if (reporting_ == nullptr) {
+      cv_.notify_all();
+      return;
+    }
+  }
+  SendReport();
+}
+
 void HoldStream::Wait() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return !active_ && !releasing_; });
+  cv_.wait(lock, [this] { return !active_ && !releasing_ && reporting_ == nullptr; });
 }
 
 HeldChannel::HeldChannel(std::unique_ptr<AbortableChannel> channel,
@@ -434,7 +484,41 @@ HeldChannel::~HeldChannel() {
 
 void HeldChannel::Close() {
   channel_->Close();  // the peer hears it on the data path first
+  if (reported_.load()) hold_->ReportRails(channel_->rails());  // the last account
   hold_->Release();
+}
+
+Status HeldChannel::Write(const MemoryRegion& local, size_t local_offset,
+                          const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
+  Status s = channel_->Write(local, local_offset, remote, remote_offset, len);
+  MaybeReport();
+  return s;
+}
+
+Status HeldChannel::Read(const MemoryRegion& local, size_t local_offset,
+                         const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
+  Status s = channel_->Read(local, local_offset, remote, remote_offset, len);
+  MaybeReport();
+  return s;
+}
+
+// A channel with rails tells the daemon their bytes, at most every
+// kReportInterval (rdmactl channels shows them).
+void HeldChannel::MaybeReport() {
+  if (channel_->info().transport != ChannelTransport::kRdma) return;
+  auto now = std::chrono::steady_clock::now();
+  int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  int64_t last = last_report_ns_.load(std::memory_order_relaxed);
+  if (reported_.load(std::memory_order_relaxed) &&
+      now_ns - last < std::chrono::nanoseconds(kReportInterval).count()) {
+    return;
+  }
+  std::vector<ChannelRail> rails = channel_->rails();
+  if (rails.size() < 2) return;
+  last_report_ns_.store(now_ns, std::memory_order_relaxed);
+  reported_.store(true, std::memory_order_relaxed);
+  hold_->ReportRails(rails);
 }
 
 StatusOr<std::unique_ptr<AbortableChannel>> AsAbortable(std::unique_ptr<Channel> channel) {

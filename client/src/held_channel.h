@@ -40,6 +40,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -81,7 +82,10 @@ class HoldStream final {
   // Tells the daemon that the application let go (reason "" for a plain
   // close), then cancels the stream. Later calls do nothing.
   void Release(const std::string& reason = "");
-  // Until gRPC is done with the stream and the release.
+  // Tells the daemon the channel's rails (ReportChannel), asynchronously:
+  // one report in flight, the newest one next. Nothing after Release.
+  void ReportRails(const std::vector<ChannelRail>& rails);
+  // Until gRPC is done with the stream, the release and the reports.
   void Wait();
 
  private:
@@ -90,6 +94,13 @@ class HoldStream final {
   class Batch;    // one HoldChannel call for a batch's channels
   class Share;    // a channel's share of a Batch
   class Probe;    // waits for the next rdmad (GetStatus, wait_for_ready)
+  struct Report {
+    grpc::ClientContext context;
+    v1::ReportChannelRequest request;
+    v1::ReportChannelResponse response;
+  };
+  void SendReport();
+  void Reported(const grpc::Status& status);
   HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
              std::chrono::milliseconds reattach_timeout);
   Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
@@ -123,6 +134,8 @@ class HoldStream final {
   std::optional<Status> ended_;          // why the channel is over; guarded by mu_
   bool released_ = false;                // guarded by mu_
   bool releasing_ = false;               // a ReleaseChannel in flight; guarded by mu_
+  std::unique_ptr<Report> reporting_;    // the ReportChannel in flight; guarded by mu_
+  std::unique_ptr<Report> next_report_;  // the newest waiting for it; guarded by mu_
   bool active_ = false;                  // the current call is not done; guarded by mu_
   // Until when a broken lifeline may re-attach; guarded by mu_.
   std::optional<std::chrono::steady_clock::time_point> reattach_until_;
@@ -136,13 +149,23 @@ class HeldChannel final : public ForwardingChannel {
 
   const ChannelInfo& info() const override { return channel_->info(); }
   void Close() override;
+  // As the transport's, then the rails' bytes to the daemon (MaybeReport).
+  Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+               uint64_t remote_offset, size_t len) override;
+  Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
+              uint64_t remote_offset, size_t len) override;
 
  protected:
   Channel* Enter() const override { return channel_.get(); }
 
  private:
+  static constexpr std::chrono::milliseconds kReportInterval{200};
+  void MaybeReport();
+
   std::unique_ptr<AbortableChannel> channel_;
   std::unique_ptr<HoldStream> hold_;
+  std::atomic<bool> reported_{false};
+  std::atomic<int64_t> last_report_ns_{0};  // steady clock
 };
 
 // The transport's channel (RdmaChannel or TcpChannel) as an

@@ -67,12 +67,12 @@ StatusOr<Accepting> Prepare(const v1::IncomingChannel& in, uint64_t id,
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, in.plan().tcp_reason(), &a));
     return a;
   }
-  auto pending = PendingRdmaChannel::Create(PlanFromPath(in.plan().path()));
+  auto pending = PendingRdmaChannel::Create(PlanFromChannelPlan(in.plan()));
   if (!pending.ok()) {
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, "RDMA setup failed: " + pending.status().message(), &a));
     return a;
   }
-  Status rtr = pending.value()->ReadyToReceive(*initiator.value().rdma);
+  Status rtr = pending.value()->ReadyToReceive(*initiator.value().rdma, RailRole::kAcceptor);
   if (!rtr.ok()) {
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, "RDMA RTR failed: " + rtr.message(), &a));
     return a;

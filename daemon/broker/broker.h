@@ -147,6 +147,13 @@ class Broker final : public InboundChannels, public SessionUser {
   // will see it). OK for an ended channel; NOT_FOUND for an unknown id (or
   // one the caller does not reach).
   Status Release(const Caller& caller, uint64_t channel_id, const std::string& reason);
+  // The library's account of a channel's rails (rdmad.v1.ReportChannel):
+  // bytes, up, reason for each of the record's rails, in order. NOT_FOUND
+  // for a channel the caller does not own; INVALID_ARGUMENT for another
+  // number of rails. Of a channel to this daemon itself, only the
+  // initiating process's account is kept.
+  Status ReportRails(const Caller& caller, uint64_t channel_id,
+                     const std::vector<ChannelRailRecord>& rails);
   // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
   // malformed instance id; NOT_FOUND unless the channel is shared with
   // call.initiator_instance; OK for an ended channel.

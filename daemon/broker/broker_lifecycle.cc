@@ -84,6 +84,31 @@ Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::str
   return Status::Ok();
 }
 
+Status Broker::ReportRails(const Caller& caller, uint64_t channel_id,
+                           const std::vector<ChannelRailRecord>& rails) {
+  auto lock = table_.Lock();
+  Entry* e = table_.FindOwnedLocked(caller, channel_id, /*admin=*/false);
+  if (e == nullptr) {
+    return Status::NotFound(
+        fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
+  }
+  ChannelRecord& r = e->record;
+  if (r.initiator && r.self_acceptor_uid != kNoUid && caller.pid != r.owner_pid) {
+    return Status::Ok();  // the accepting side of a channel to itself
+  }
+  if (rails.size() != r.rails.size()) {
+    return Status::InvalidArgument(
+        fmt::format("rails: {} reported, the channel has {}", rails.size(), r.rails.size()));
+  }
+  for (size_t i = 0; i < rails.size(); ++i) {
+    r.rails[i].bytes_written = rails[i].bytes_written;
+    r.rails[i].bytes_read = rails[i].bytes_read;
+    r.rails[i].up = rails[i].up;
+    r.rails[i].reason = rails[i].reason.substr(0, internal::kMaxReasonLength);
+  }
+  return Status::Ok();
+}
+
 Status Broker::OnCloseChannel(const CloseChannelCall& call) {
   if (call.channel_id == 0) return Status::InvalidArgument("channel_id: required");
   if (!IsInstanceId(call.initiator_instance)) {

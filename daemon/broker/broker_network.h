@@ -23,6 +23,7 @@
 
 #include "daemon/peers/peer_link.h"
 #include "daemon/policy/path_policy.h"
+#include "daemon/policy/rail_paths.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -44,6 +45,9 @@ class BrokerNetwork {
   // The RDMA path to a peer's address (DaemonCore::ResolvePath); NOT_FOUND
   // or another error: none (the channel goes over TCP and says why).
   virtual StatusOr<PathDecision> ResolvePath(const PathRequest& request) const = 0;
+  // The rails of a channel on primary (policy/rail_paths.h), ordered by the
+  // rail plan of process pid if it has one (0: none); none here.
+  virtual ChannelRails RailsFor(const PathDecision& /*primary*/, pid_t /*pid*/) { return {}; }
   // The peer for a [[peers]] name or address; NOT_FOUND for neither.
   // opener: the uid that a session opened now on demand counts against
   // (PlanChannel's caller: RESOURCE_EXHAUSTED past its quota, before any

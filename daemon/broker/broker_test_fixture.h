@@ -75,6 +75,8 @@ struct Fixture : BrokerNetwork {
   SourceAddressTable sources{{{"192.0.2.7", "192.0.2.1"}}};
   std::vector<std::pair<std::string, PeerEvent>> events;
   std::optional<PathDecision> path;  // what ResolvePath answers (none: no RDMA)
+  ChannelRails rails;                // what RailsFor answers
+  pid_t rails_pid = -1;              // the pid RailsFor was last asked for
   BrokerOptions options = Options();
   Broker broker{options};
 
@@ -92,6 +94,10 @@ struct Fixture : BrokerNetwork {
   StatusOr<PathDecision> ResolvePath(const PathRequest&) const override {
     if (path) return *path;
     return Status::NotFound("no RDMA device");
+  }
+  ChannelRails RailsFor(const PathDecision&, pid_t pid) override {
+    rails_pid = pid;
+    return rails;
   }
   StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t>) override {
     if (name != "B") return Status::NotFound("unknown peer " + name);

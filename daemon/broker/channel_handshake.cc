@@ -106,8 +106,8 @@ std::string ChannelHandshake::TcpBindHost(const std::string& peer_ip) const {
   return wildcard;
 }
 
-ChannelPlan ChannelHandshake::Plan(const std::string& peer_ip,
-                                   const std::string& tcp_reason) const {
+ChannelPlan ChannelHandshake::Plan(const std::string& peer_ip, const std::string& tcp_reason,
+                                   pid_t pid) const {
   ChannelPlan plan;
   if (!tcp_reason.empty() || options_.force_tcp) {
     plan.tcp_reason = tcp_reason.empty() ? "the config forces TCP" : tcp_reason;
@@ -119,6 +119,10 @@ ChannelPlan ChannelHandshake::Plan(const std::string& peer_ip,
     return plan;
   }
   plan.path = std::move(path).value();
+  plan.rails = options_.network->RailsFor(*plan.path, pid);
+  for (const RailPathDecision& rail : plan.rails.further) {
+    spdlog::info("rails to {}: also {}", peer_ip, rail.reason);
+  }
   return plan;
 }
 
@@ -137,7 +141,8 @@ StatusOr<PlannedChannel> ChannelHandshake::PlanChannel(const Caller& caller,
   PlannedChannel planned;
   const uint64_t first = RandomChannelId();
   planned.peer_address = HostOfAddress(found.value().address);
-  planned.plan = Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "");
+  planned.plan =
+      Plan(planned.peer_address, force_tcp ? "TCP requested by the application" : "", caller.pid);
   std::string what = count == 1 ? fmt::format("channel {:#018x}", first)
                                 : fmt::format("{} channels ({:#018x} ...)", count, first);
   if (planned.plan.path) {
@@ -262,10 +267,11 @@ StatusOr<ChannelEndpoints> ChannelHandshake::Connect(const Caller& caller,
   }
   link.value()->OpenChannel(call.value(), options_.open_timeout,
                             [open](StatusOr<ChannelEndpoints> r) { open->Complete(std::move(r)); });
-  return Conclude(ids.value(), peer_key, open->Wait());
+  return Conclude(ids.value(), channels, peer_key, open->Wait());
 }
 
 StatusOr<ChannelEndpoints> ChannelHandshake::Conclude(const std::vector<uint64_t>& ids,
+                                                      const std::vector<ChannelOpening>& mine,
                                                       const std::string& peer_key,
                                                       StatusOr<ChannelEndpoints> reply) {
   bool garbage = false;
@@ -318,6 +324,7 @@ StatusOr<ChannelEndpoints> ChannelHandshake::Conclude(const std::vector<uint64_t
         table_.ApplyLocked(e, ChannelEvent::kOpened);
         e.record.transport = KindOf(theirs);
         e.record.reason = theirs.transport_reason;
+        e.record.rails = RailsOf(mine[i].endpoint, theirs, /*initiator_side=*/true);
       }
     }
   }
@@ -393,14 +400,15 @@ StatusOr<ChannelEndpoints> ChannelHandshake::OnOpenChannel(const OpenChannelCall
   std::vector<ChannelEnding> endings;
   {
     auto lock = table_.Lock();
-    endings = AnsweredLocked(ids.value(), &answer);
+    endings = AnsweredLocked(ids.value(), call.channels, &answer);
   }
   teller_.Deliver(std::move(endings));
   return answer;
 }
 
-std::vector<ChannelEnding> ChannelHandshake::AnsweredLocked(const std::vector<uint64_t>& ids,
-                                                            StatusOr<ChannelEndpoints>* answer) {
+std::vector<ChannelEnding> ChannelHandshake::AnsweredLocked(
+    const std::vector<uint64_t>& ids, const std::vector<ChannelOpening>& initiators,
+    StatusOr<ChannelEndpoints>* answer) {
   std::vector<ChannelEnding> endings;
   // Closed by the initiator meanwhile: the acceptor's holds hear it, and
   // the batch's other channels end with it.
@@ -419,6 +427,9 @@ std::vector<ChannelEnding> ChannelHandshake::AnsweredLocked(const std::vector<ui
       table_.ApplyLocked(e, ChannelEvent::kOpened);
       e.record.transport = KindOf(mine);
       e.record.reason = mine.transport_reason;
+      if (!e.record.initiator && i < initiators.size()) {  // not a channel to itself
+        e.record.rails = RailsOf(initiators[i].endpoint, mine, /*initiator_side=*/false);
+      }
     }
   }
   return endings;

@@ -51,7 +51,8 @@ class ChannelHandshake {
 
   // RDMA if a path resolves and no TCP reason is given (nor forced by the
   // config); TCP with the reason otherwise.
-  ChannelPlan Plan(const std::string& peer_ip, const std::string& tcp_reason) const;
+  // pid: the process whose rail plan orders the further rails (0: none).
+  ChannelPlan Plan(const std::string& peer_ip, const std::string& tcp_reason, pid_t pid = 0) const;
   // Where the acceptor's TCP fallback listens for the initiator at peer_ip.
   std::string TcpBindHost(const std::string& peer_ip) const;
   // Fails the channel (a handshake that could not start), as the teller tells.
@@ -61,12 +62,16 @@ class ChannelHandshake {
   StatusOr<OpenChannelCall> OpenLocked(const Caller& caller,
                                        const std::vector<ChannelOpening>& channels,
                                        std::string* peer_key);
-  // Connect's tail: the answer checked against what happened meanwhile.
-  StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids, const std::string& peer_key,
+  // Connect's tail: the answer checked against what happened meanwhile;
+  // mine: this side's endpoints (for the rails' record).
+  StatusOr<ChannelEndpoints> Conclude(const std::vector<uint64_t>& ids,
+                                      const std::vector<ChannelOpening>& mine,
+                                      const std::string& peer_key,
                                       StatusOr<ChannelEndpoints> reply);
   // The table locked. OnOpenChannel's tail: the channels as the listener
-  // answered.
+  // answered, beside the initiator's endpoints.
   std::vector<ChannelEnding> AnsweredLocked(const std::vector<uint64_t>& ids,
+                                            const std::vector<ChannelOpening>& initiators,
                                             StatusOr<ChannelEndpoints>* answer);
 
   const BrokerOptions& options_;

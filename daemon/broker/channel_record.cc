@@ -29,4 +29,23 @@ bool IsInstanceId(const std::string& id) {
          });
 }
 
+std::vector<ChannelRailRecord> RailsOf(const ChannelEndpoint& initiator,
+                                       const ChannelEndpoint& acceptor, bool initiator_side) {
+  std::vector<ChannelRailRecord> rails;
+  if (!initiator.rdma || !acceptor.rdma) return rails;
+  const internal::RdmaEndpoint& i = *initiator.rdma;
+  const internal::RdmaEndpoint& a = *acceptor.rdma;
+  auto add = [&](const std::string& initiator_device, const std::string& acceptor_device) {
+    ChannelRailRecord rail;
+    rail.device = initiator_side ? initiator_device : acceptor_device;
+    rail.peer_device = initiator_side ? acceptor_device : initiator_device;
+    rails.push_back(std::move(rail));
+  };
+  add(i.device, a.device);
+  for (const internal::RailEndpoint& r : a.rails) {
+    if (r.pair < i.rails.size()) add(i.rails[r.pair].device, r.device);
+  }
+  return rails;
+}
+
 }  // namespace rdmad

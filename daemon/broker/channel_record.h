@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/broker/channel_machine.h"
 #include "daemon/clients/caller.h"
@@ -40,6 +41,23 @@ struct ChannelFacts {
   std::string gid;
 };
 
+// One rail of an RDMA channel (docs/topology.md, "Rails in a channel"):
+// its devices from the endpoints, and what the library last reported.
+struct ChannelRailRecord {
+  std::string device;
+  std::string peer_device;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_read = 0;
+  bool up = true;
+  std::string reason;  // why it is out
+};
+
+// The rails of an RDMA channel from both ends' endpoints, this side's
+// device first: the first rail, then each acceptor rail with the initiator
+// rail it pairs with. None unless both are RDMA.
+std::vector<ChannelRailRecord> RailsOf(const ChannelEndpoint& initiator,
+                                       const ChannelEndpoint& acceptor, bool initiator_side);
+
 struct ChannelRecord : ChannelFacts {
   std::string reason;  // transport reason, or why it failed/closed
   ChannelState state = ChannelState::kPlanned;
@@ -50,6 +68,7 @@ struct ChannelRecord : ChannelFacts {
   // A channel to this daemon itself has one entry for both sides: the
   // listener's uid owns its side too.
   uid_t self_acceptor_uid = kNoUid;
+  std::vector<ChannelRailRecord> rails;  // RDMA, once established
 };
 
 // What a daemon needs to take a channel back after it restarted (the

@@ -135,6 +135,7 @@ struct Config {
 
   struct Rails {
     std::string topology_xml;  // hwloc XML in place of sysfs ("": this host)
+    int per_channel = 0;       // devices a channel stripes over; 0: every usable one (up to 8)
     friend bool operator==(const Rails&, const Rails&) = default;
   } rails;
 

@@ -418,6 +418,10 @@ std::vector<Setting> RailSettings() {
        .check = CheckFilePath,
        .check_doc = "absolute path or \"\"",
        .store = Store<&C::rails, &C::Rails::topology_xml>},
+      IntSetting("rails.per_channel", "0", 0, 8, "RDMAD_RAILS_PER_CHANNEL",
+                 "Devices one channel stripes over: 0 every usable one that pairs with the "
+                 "peer's, 1 one.",
+                 Store<&C::rails, &C::Rails::per_channel>),
   };
 }
 

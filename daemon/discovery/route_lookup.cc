@@ -3,6 +3,7 @@
 #include "daemon/discovery/route_lookup.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
@@ -75,6 +76,24 @@ StatusOr<std::string> KernelSourceAddress(const std::string& peer_ip) {
   return AddressText(local);
 }
 
+std::optional<int> KernelPrefixLength(const std::string& local_ip) {
+  in_addr want{};
+  if (inet_pton(AF_INET, local_ip.c_str(), &want) != 1) return std::nullopt;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return std::nullopt;
+  std::optional<int> prefix;
+  for (ifaddrs* ifa = list; ifa != nullptr && !prefix; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr || ifa->ifa_netmask == nullptr) continue;
+    if (ifa->ifa_addr->sa_family != AF_INET) continue;
+    const auto* addr = reinterpret_cast<const sockaddr_in*>(ifa->ifa_addr);
+    if (addr->sin_addr.s_addr != want.s_addr) continue;
+    const auto* mask = reinterpret_cast<const sockaddr_in*>(ifa->ifa_netmask);
+    prefix = __builtin_popcount(ntohl(mask->sin_addr.s_addr));
+  }
+  freeifaddrs(list);
+  return prefix;
+}
+
 namespace {
 
 class KernelLookup final : public SourceAddressLookup {
@@ -84,6 +103,9 @@ class KernelLookup final : public SourceAddressLookup {
     if (source.ok()) return source.value();
     spdlog::debug("no source address for reaching {}: {}", peer_ip, source.status().message());
     return std::nullopt;
+  }
+  std::optional<int> PrefixLength(const std::string& local_ip) const override {
+    return KernelPrefixLength(local_ip);
   }
 };
 

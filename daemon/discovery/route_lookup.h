@@ -27,6 +27,11 @@ class SourceAddressLookup {
   // The source IP the kernel would use to reach peer_ip, or nullopt if
   // unknown (no route, or not an address).
   virtual std::optional<std::string> SourceAddressFor(const std::string& peer_ip) const = 0;
+  // The prefix length of a local IPv4 address on its interface (24 for
+  // 192.0.2.1/24), or nullopt if unknown.
+  virtual std::optional<int> PrefixLength(const std::string& /*local_ip*/) const {
+    return std::nullopt;
+  }
 };
 
 // Fixed answers: routes[peer_ip], none for the rest.
@@ -50,7 +55,11 @@ class SourceAddressTable final : public SourceAddressLookup {
 // address; UNAVAILABLE naming the errno when there is no route.
 StatusOr<std::string> KernelSourceAddress(const std::string& peer_ip);
 
-// KernelSourceAddress as a SourceAddressLookup (why there is none is logged
+// The prefix length of a local IPv4 address from getifaddrs; nullopt if no
+// interface has it.
+std::optional<int> KernelPrefixLength(const std::string& local_ip);
+
+// KernelSourceAddress and KernelPrefixLength as a SourceAddressLookup (why there is none is logged
 // at debug); one for the process.
 const SourceAddressLookup& KernelSourceAddresses();
 

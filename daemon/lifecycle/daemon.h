@@ -171,6 +171,7 @@ class Daemon : public DaemonCore,
   // BrokerNetwork (daemon_broker.cc).
   StatusOr<BrokerPeer> FindPeer(const std::string& name_or_address,
                                 std::optional<uid_t> opener) override;
+  ChannelRails RailsFor(const PathDecision& primary, pid_t pid) override;  // daemon_rails.cc
   StatusOr<BrokerPeer> AwaitPeer(const std::string& name_or_address,
                                  std::chrono::milliseconds timeout) override;
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& instance_id) override;

@@ -5,9 +5,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/discovery/route_lookup.h"
 #include "daemon/lifecycle/daemon.h"
 #include "daemon/policy/device_filter.h"
 #include "daemon/policy/gid_policy.h"
+#include "daemon/policy/rail_paths.h"
 
 namespace rdmad {
 namespace {
@@ -78,6 +80,17 @@ StatusOr<RailPlan> Daemon::PlanRails(const RailRequest& request, pid_t pid, uid_
     spdlog::info("rails for pid {}: {} ({})", pid, devices, plan->reason);
   }
   return plan;
+}
+
+ChannelRails Daemon::RailsFor(const PathDecision& primary, pid_t pid) {
+  std::vector<std::string> preferred;
+  if (pid > 0) {
+    for (const RailAssignment& a : rails_.Snapshot().plans) {
+      if (a.pid != pid) continue;
+      for (const PlannedRail& rail : a.plan.rails) preferred.push_back(rail.device);
+    }
+  }
+  return ChannelRailsFor(*inventory(), *config(), primary, preferred, &KernelSourceAddresses());
 }
 
 RailState Daemon::Rails() {

@@ -20,6 +20,7 @@
 
 #include "common/endpoint.h"
 #include "daemon/policy/path_policy.h"
+#include "daemon/policy/rail_paths.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -34,6 +35,7 @@ struct ChannelPlan {
   std::optional<PathDecision> path;  // set: RDMA
   std::string tcp_reason;            // set when path is not
   std::string tcp_bind_host;         // TCP acceptor: the address to listen on
+  ChannelRails rails;                // RDMA: the path's weight and the further rails
 };
 
 using internal::kMaxChannelBatch;

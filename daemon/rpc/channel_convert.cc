@@ -10,6 +10,22 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out) {
   if (plan.path) ToProto(*plan.path, out->mutable_path());
   out->set_tcp_reason(plan.tcp_reason);
   out->set_tcp_bind_host(plan.tcp_bind_host);
+  if (!plan.path) return;
+  out->set_weight(plan.rails.weight);
+  for (const RailPathDecision& r : plan.rails.further) {
+    v1::RailPath* rail = out->add_rails();
+    rail->set_device(r.device);
+    rail->set_port(uint32_t(r.port));
+    rail->set_gid_index(uint32_t(r.gid_index));
+    rail->set_gid(r.gid);
+    rail->set_gid_type(std::string(GidTypeName(r.gid_type)));
+    rail->set_source_ip(r.source_ip);
+    rail->set_prefix_len(uint32_t(r.prefix_len));
+    rail->set_netdev(r.netdev);
+    rail->set_active_mtu(uint32_t(r.active_mtu));
+    rail->set_weight(r.weight);
+    rail->set_reason(r.reason);
+  }
 }
 
 void ToProto(const OpenChannelCall& call, v1::OpenChannelRequest* out) {
@@ -31,6 +47,15 @@ void ToProto(const ChannelRecord& r, std::chrono::system_clock::time_point now,
   out->set_age_seconds(std::chrono::duration<double>(now - r.created).count());
   if (r.owner_uid != kNoUid) out->set_owner_uid(uint32_t(r.owner_uid));
   out->set_owner_pid(uint32_t(r.owner_pid));
+  for (const ChannelRailRecord& rail : r.rails) {
+    v1::ChannelRail* row = out->add_rails();
+    row->set_device(rail.device);
+    row->set_peer_device(rail.peer_device);
+    row->set_bytes_written(rail.bytes_written);
+    row->set_bytes_read(rail.bytes_read);
+    row->set_up(rail.up);
+    row->set_reason(rail.reason);
+  }
 }
 
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {

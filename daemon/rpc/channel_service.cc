@@ -178,6 +178,31 @@ grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerConte
   return Reply(context, broker->Release(caller, request->channel_id(), reason));
 }
 
+grpc::ServerUnaryReactor* LocalService::ReportChannel(grpc::CallbackServerContext* context,
+                                                      const v1::ReportChannelRequest* request,
+                                                      v1::ReportChannelResponse*) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  if (request->channel_id() == 0) {
+    return Reply(context, Status::InvalidArgument("channel_id: required"));
+  }
+  if (static_cast<size_t>(request->rails_size()) > internal::kMaxRails) {
+    return Reply(context,
+                 Status::InvalidArgument(fmt::format("rails: {} reported, at most {}",
+                                                     request->rails_size(), internal::kMaxRails)));
+  }
+  std::vector<ChannelRailRecord> rails;
+  for (const v1::ChannelRail& r : request->rails()) {
+    ChannelRailRecord rail;
+    rail.bytes_written = r.bytes_written();
+    rail.bytes_read = r.bytes_read();
+    rail.up = r.up();
+    rail.reason = r.reason();
+    rails.push_back(std::move(rail));
+  }
+  return Reply(context, broker->ReportRails(CallerOf(context), request->channel_id(), rails));
+}
+
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,
                                                      const v1::ListChannelsRequest*,
                                                      v1::ListChannelsResponse* response) {

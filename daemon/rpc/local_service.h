@@ -90,6 +90,9 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ReleaseChannel(grpc::CallbackServerContext* context,
                                            const v1::ReleaseChannelRequest* request,
                                            v1::ReleaseChannelResponse* response) override;
+  grpc::ServerUnaryReactor* ReportChannel(grpc::CallbackServerContext* context,
+                                          const v1::ReportChannelRequest* request,
+                                          v1::ReportChannelResponse* response) override;
 
   // Pooling (pool_service.cc): the PoolRegistry's targets and counts.
   grpc::ServerWriteReactor<v1::PoolEvent>* WatchPool(grpc::CallbackServerContext* context,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "python/src/bindings.h"
+#include "python/src/records.h"
 
 namespace rdmad::python {
 namespace {
@@ -112,6 +113,10 @@ void BindChannel(py::module_& m) {
           },
           py::arg("local"), py::arg("local_offset"), py::arg("remote"), py::arg("remote_offset"),
           py::arg("length"), "Copies length bytes from the peer's region into local.")
+      .def(
+          "rails", [](const Channel& c) { return ListOf(c.rails(), RecordObject<ChannelRail>); },
+          "An RDMA channel's rails, the first the one messages take: devices, bytes written "
+          "and read, up and why not (docs/topology.md); [] for TCP.")
       .def(
           "status", [](const Channel& c) { Check(c.status()); },
           "Raises why the channel is no longer usable; returns None while it is.")

@@ -296,6 +296,13 @@ def test_close_channel_by_its_id(pair):
     # Every field of the table, its owner included (this process).
     assert entry["owner_uid"] == os.getuid() and entry["owner_pid"] == os.getpid(), entry
     assert entry["role"] == "initiator" and entry["state"] == "established", entry
+    # A TCP channel has no rails, in the table nor on the channel; an RDMA
+    # one its first at least, on the device its info names.
+    if entry["transport"] == "TCP":
+        assert entry["rails"] == [] and a.rails() == [] and b.rails() == [], entry
+    else:
+        assert len(entry["rails"]) == len(a.rails()) >= 1, entry
+        assert a.rails()[0]["device"] == a.info["local_device"], a.rails()
     pair.client_a.close_channel(channel_id, "drained")
     # Both ends see the channel end, with the reason it was closed for.
     with pytest.raises(rdmad.Error) as at_b:

@@ -42,6 +42,8 @@ PY_LAT_SIZE, PY_LAT_TARGET = 2, 1.3  # Python's message latency vs rdmactl bench
 PY_BW_SIZE, PY_BW_TARGET = 65536, 0.95  # Python's one-sided Write vs rdmactl bench's
 PY_AIO_TARGET = 1.0  # rdmad.aio, 8 channels: per round trip, vs a thread per channel
 NIXL_TARGET = 0.90  # a NIXL program's KV transfer (rdmad.nixl) vs rdmad's Channel.submit
+RAILS_SIZE = 1048576  # two-rail Write/Read vs the sum of perftest on each rail (no target)
+FAILOVER_TARGET_MS = 1000.0  # a rail's link down to the channel's next completed Write
 
 
 class MissingResult(Exception):
@@ -407,6 +409,45 @@ def ucx_rows(d, n):
     return rows
 
 
+def rails_rows(d, n):
+    """Two rails (lab --rails 2): one channel striped over rxe0 and rxe1
+    against ib_write_bw / ib_read_bw on each rail alone, summed (both share
+    the VM's CPU: no target); and the time from rail 1's link going down to
+    the next completed Write. Absent in results from before these rows."""
+    rs = range(1, n + 1)
+    rows = []
+    for op, what, tool in (("write", "one-sided Write", "ib_write_bw"),
+                           ("read", "one-sided Read", "ib_read_bw")):
+        files = [d / f"ours_rails_{op}_{RAILS_SIZE}_r{r}.json" for r in rs]
+        if not all(f.exists() for f in files):
+            continue
+        anchors = [perftest_bw_average(d / f"pt_rail0_{op}_{RAILS_SIZE}_r{r}.txt") +
+                   perftest_bw_average(d / f"pt_rail1_{op}_{RAILS_SIZE}_r{r}.txt") for r in rs]
+        values = [ours_result(f, RAILS_SIZE)["bw_avg_mbps"] for f in files]
+        rows.append(row(f"two rails: {what} 1 MiB, one channel over rxe0 + rxe1 (MB/s, average)",
+                        f"{tool} -s {RAILS_SIZE} on each rail alone, summed", median(anchors),
+                        median(values), None, "higher", spread(anchors, values)))
+        one = [d / f"ours_{op}_{RAILS_SIZE}_rdma_r{r}.json" for r in rs]
+        if all(f.exists() for f in one):
+            singles = [ours_result(f, RAILS_SIZE)["bw_avg_mbps"] for f in one]
+            rows.append(row(f"two rails: {what} 1 MiB over two rails vs one (MB/s, average)",
+                            f"rdmactl bench --test {op} on rxe0 alone", median(singles),
+                            median(values), None, "higher", spread(singles, values)))
+    path = d / "ours_rails_failover.json"
+    if path.exists():
+        f = ours(path)
+        ms = f["down_to_next_completion_ms"]
+        r = row("two rails: rail 1's link down to the next completed 1 MiB Write (ms)", None, None,
+                ms)
+        r["target"] = f"<= {FAILOVER_TARGET_MS:.0f} ms"
+        r["met"] = ms <= FAILOVER_TARGET_MS
+        rows.append(r)
+        back = row("two rails: link up to the rail back in the channel (ms)", None, None,
+                   f["back_ms"] if f.get("rail_back") else "not back")
+        rows.append(back)
+    return rows
+
+
 def idle_row(d):
     idle = ours(d / "ours_idle.json")["idle"]
     r = row(f"idle connected channel, CPU over {idle['seconds']:.0f} s (% of a core)",
@@ -430,6 +471,7 @@ def build_rows(d):
     rows += transfer_rows(d, n, "tcp", anchors)
     rows += connect_rows(d)
     rows += many_rows(d)
+    rows += rails_rows(d, n)
     rows.append(idle_row(d))
     return rows
 

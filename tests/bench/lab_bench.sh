@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Benchmarks, in the lab (one VM, rxe0): perftest and rdmad's channels on the
+# Benchmarks, in the lab (one VM, rxe0; with --rails 2 also rxe1 for the
+# two-rail rows): perftest and rdmad's channels on the
 # same device, back to back, then prints the comparison table
 # (tests/bench/bench_table.py). See docs/benchmarks.md.
 #
-#   tests/lab/run --vms 1 --share BUILD --env RDMAD_BUILD_DIR=BUILD \
+#   tests/lab/run --vms 1 --rails 2 --share BUILD --env RDMAD_BUILD_DIR=BUILD \
 #       [--share OUT --env BENCH_OUT=OUT] -- tests/bench/lab_bench.sh [--quick]
 #
 # Every round runs, per row: perftest (server and client on rxe0; for the
@@ -67,15 +68,16 @@ pair() {
 }
 
 anchor_port=18600
-# perftest NAME TOOL ARGS...: perftest on LAB_DEV; the client's output in
-# $out/pt_NAME.txt.
-perftest() {
-  local name=$1 tool=$2
-  shift 2
+# perftest_on DEV GID_INDEX NAME TOOL ARGS...: perftest on DEV; the
+# client's output in $out/pt_NAME.txt. perftest NAME TOOL ARGS...: on LAB_DEV.
+perftest_on() {
+  local dev=$1 gid=$2 name=$3 tool=$4
+  shift 4
   anchor_port=$((anchor_port + 1))
   pair "$out/pt_$name.txt" "$anchor_port" \
-    "$tool" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$anchor_port" -F "$@"
+    "$tool" -d "$dev" -x "$gid" -p "$anchor_port" -F "$@"
 }
+perftest() { perftest_on "$LAB_DEV" "$LAB_GID_INDEX" "$@"; }
 
 # ucx_perftest NAME ARGS...: UCX's perftest at its transport layer (UCT,
 # rc_verbs on LAB_DEV: the transport NIXL's UCX backend drives); the
@@ -117,11 +119,13 @@ cleanup() {
   lab_kill_bg
   wait 2>/dev/null
   ((rc == 0)) && return
-  for n in A B C D; do [[ -s $work/$n.log ]] && tail -50 "$work/$n.log" | sed "s/^/rdmad $n: /" >&2; done
+  for n in A B C D E F; do [[ -s $work/$n.log ]] && tail -50 "$work/$n.log" | sed "s/^/rdmad $n: /" >&2; done
 }
 trap cleanup EXIT
-start_daemon B 7612 A 7611
-start_daemon A 7611 B 7612
+# Channels on one rail (rxe0) but in the two-rail rows (E and F, below).
+one_rail=$'[rails]\nper_channel = 1'
+start_daemon B 7612 A 7611 "$one_rail"
+start_daemon A 7611 B 7612 "$one_rail"
 
 # bench NAME ARGS...: rdmactl --json bench B ARGS into $out/ours_NAME.json.
 bench() {
@@ -249,7 +253,7 @@ echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"ch
 # not depend on the depth. The initiator opens them as an application with
 # many channels to one peer should: Client::ConnectMany, batches of 64.
 lab_log "$many channels open at once (C to D), then cmtime with as many"
-many_toml=$'[qp]\nsend_depth = 32\n\n[limits]\nmax_channels_per_peer = 2048'
+many_toml=$'[qp]\nsend_depth = 32\n\n[limits]\nmax_channels_per_peer = 2048\n\n'"$one_rail"
 start_daemon D 7614 C 7613 "$many_toml"
 start_daemon C 7613 D 7614 "$many_toml"
 for _ in $(seq 150); do
@@ -282,6 +286,39 @@ echo " \"open\": {\"C\": $(rss_kib "$pid_C"), \"D\": $(rss_kib "$pid_D")}, \"cha
 wait "$cpid" || fail "many-channels initiator: $(cat "$work/many_connect.err")"
 wait "$apid" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
 lab_cmtime 18591 "$many" "$out/pt_cmtime_many.txt" || fail "cmtime -c $many"
+
+# Two rails (tests/lab/run --rails 2): between two more daemons (E
+# initiates, F serves the echo service) whose channels stripe over rxe0 and
+# rxe1. Anchor: ib_write_bw / ib_read_bw on each rail alone, summed; both
+# rails share the VM's one CPU, so the ratio is reported without a target.
+# Then the failover row: rail 1's link down under a stream of 1 MiB Writes
+# (tests/bench/rails_bench.py).
+if [[ ${LAB_RAILS:-1} == 2 ]]; then
+  lab_log "two rails: perftest on rxe0 and on rxe1 alone, one channel over both (E to F)"
+  start_daemon F 7616 E 7615
+  start_daemon E 7615 F 7616
+  for _ in $(seq 150); do
+    [[ -S $work/E/rdmad.sock ]] && grep -q "echo service: listening" "$work/F.log" && break
+    sleep 0.1
+  done
+  grep -q "echo service: listening" "$work/F.log" || fail "F's echo service did not start"
+  for ((r = 1; r <= rounds; r++)); do
+    for op in write read; do
+      perftest_on "$LAB_DEV" "$LAB_GID_INDEX" "rail0_${op}_1048576_r$r" "ib_${op}_bw" \
+        -s 1048576 -n "$bw1m_iters"
+      perftest_on "$LAB_DEV1" "$LAB_GID_INDEX1" "rail1_${op}_1048576_r$r" "ib_${op}_bw" \
+        -s 1048576 -n "$bw1m_iters"
+      "$build/client/rdmactl" --socket "$work/E/rdmad.sock" --json bench F --test "$op" \
+        --size 1048576 --iters "$bw1m_iters" >"$out/ours_rails_${op}_1048576_r$r.json" \
+        2>"$work/bench.err" || fail "rdmactl bench (two rails) $op: $(cat "$work/bench.err")"
+    done
+  done
+  if [[ -d $build/python/rdmad ]]; then
+    PYTHONPATH=$build/python /usr/bin/python3 "$here/rails_bench.py" --socket "$work/E/rdmad.sock" \
+      --peer F --netdev "$LAB_NETDEV1" >"$out/ours_rails_failover.json" 2>"$work/rails.err" ||
+      fail "rails_bench.py: $(cat "$work/rails.err")"
+  fi
+fi
 
 python3 "$here/bench_table.py" "$out" || fail "bench_table.py could not read the results in $out"
 lab_log "OK: benchmarks done (results in $out)"

@@ -582,7 +582,9 @@ void DataPathSeeds() {
         Bytes(echo::EncodeAck({Status::InvalidArgument("bad mode"), {}})));
   Write("data_path", "count", Bytes(echo::EncodeCount(42)));
   Write("data_path", "region",
-        Bytes(RegionDescriptor{0x7f0000001000, 4096, 0x1234, 0}.Serialize()));
+        Bytes(RegionDescriptor{0x7f0000001000, 4096, 0x1234, 0, {}}.Serialize()));
+  Write("data_path", "region-rails",
+        Bytes(RegionDescriptor{0x7f0000001000, 4096, 0x1234, 0, {{7, 0x99}}}.Serialize()));
   internal::FrameHeader frame;
   frame.type = internal::FrameType::kWrite;
   frame.payload_len = 4096;

@@ -310,6 +310,7 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
     EXPECT_EQ(Probe(*n, {"list-channels"}), "PROBE OK ids=\n") << n->name;
     EXPECT_TRUE(Says(Probe(*n, {"hold", sid}), "NOT_FOUND")) << n->name;
     EXPECT_TRUE(Says(Probe(*n, {"release", sid}), "NOT_FOUND")) << n->name;
+    EXPECT_TRUE(Says(Probe(*n, {"report-rails", sid}), "NOT_FOUND")) << n->name;
     EXPECT_EQ(Probe(*n, {"list-channels"}, true), "PROBE OK ids=" + sid + ",\n") << n->name;
   }
   std::string table = Rdmactl(a_, {"channels"}, true);

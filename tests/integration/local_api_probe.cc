@@ -9,6 +9,7 @@
 //   local_api_probe SOCKET connect CHANNEL-ID
 //   local_api_probe SOCKET hold CHANNEL-ID
 //   local_api_probe SOCKET release CHANNEL-ID
+//   local_api_probe SOCKET report-rails CHANNEL-ID
 //   local_api_probe SOCKET accept REQUEST-ID
 //   local_api_probe SOCKET reject REQUEST-ID
 //   local_api_probe SOCKET prewarm CLIENT-ID
@@ -189,6 +190,12 @@ int main(int argc, char** argv) {
     req.set_reason("by a probe");
     v1::ReleaseChannelResponse out;
     return Print(stub->ReleaseChannel(&ctx, req, &out));
+  }
+  if (call == "report-rails") {
+    v1::ReportChannelRequest req;
+    req.set_channel_id(id);
+    v1::ReportChannelResponse out;
+    return Print(stub->ReportChannel(&ctx, req, &out));
   }
   if (call == "accept") {
     v1::AcceptRequest req;

@@ -19,28 +19,16 @@
 #include <vector>
 
 #include "rdmad/client.h"
+#include "tests/integration/two_host_support.h"
 
 namespace rdmad {
 namespace {
 
+using lab::Env;
+using lab::Pattern;
 using std::chrono::seconds;
 
 constexpr char kService[] = "lab.app";
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
-std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
-  std::vector<uint8_t> out(n);
-  uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : out) {
-    x = x * 1664525u + 1013904223u;
-    b = static_cast<uint8_t>(x >> 24);
-  }
-  return out;
-}
 
 class TwoHostTest : public ::testing::Test {
  protected:
@@ -84,15 +72,7 @@ void TwoHostTest::ServeOnB() {
 }
 
 void TwoHostTest::TalkFromA() {
-  StatusOr<std::unique_ptr<Channel>> channel = Status::NotFound("not tried");
-  for (int i = 0; i < 600; ++i) {  // b's listener may not be up yet
-    channel = client_->Connect(Env("LAB_PEER_IP"), kService);
-    if (channel.ok() || (channel.status().code() != StatusCode::kNotFound &&
-                         channel.status().code() != StatusCode::kUnavailable)) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto channel = lab::ConnectOnceListening(*client_, Env("LAB_PEER_IP"), kService);
   ASSERT_TRUE(channel.ok()) << channel.status().ToString();
   Channel& c = *channel.value();
   const ChannelInfo& info = c.info();

@@ -46,13 +46,25 @@ RDMAD_EXPORT std::string FormatChannelId(uint64_t id);
 // INVALID_ARGUMENT for anything else, or 0.
 RDMAD_EXPORT StatusOr<uint64_t> ParseChannelId(std::string_view text);
 
+// A region's key on another device of its host, for a channel's further
+// rails (docs/topology.md, "Rails in a channel").
+struct RailKey {
+  uint32_t device_tag = 0;  // the device, as the channel's handshake names it (not 0)
+  uint32_t rkey = 0;
+  friend bool operator==(const RailKey&, const RailKey&) = default;
+};
+
 // What a peer needs to Write into or Read from a region: travels as a
-// message (Serialize / Parse, 24 bytes, little endian).
+// message (Serialize / Parse, little endian: 24 bytes, and 8 more per rail
+// key).
 struct RDMAD_EXPORT RegionDescriptor {
   uint64_t address = 0;  // the remote virtual address (RDMA) or region id (TCP)
   uint64_t length = 0;
   uint32_t rkey = 0;
   uint32_t reserved = 0;
+  // The same region on the host's other devices (at most 7): a channel
+  // with rails there stripes large transfers over them.
+  std::vector<RailKey> rail_keys;
 
   std::vector<uint8_t> Serialize() const;
   // INVALID_ARGUMENT unless bytes holds exactly one serialized descriptor.
@@ -101,6 +113,18 @@ struct ChannelInfo {
   uint32_t slot_size = 0;           // bytes per receive slot
   double handshake_ms = 0;          // Connect/Accept to ready
   std::string tcp_local, tcp_peer;  // "192.0.2.1:40123" for TCP channels
+};
+
+// One rail of an RDMA channel (docs/topology.md, "Rails in a channel"):
+// the first is the one messages take; large Write/Read are striped over
+// every rail that is up.
+struct ChannelRail {
+  std::string local_device, peer_device;
+  uint32_t weight = 1;         // its share of a striped transfer
+  uint64_t bytes_written = 0;  // by RDMA WRITE on it
+  uint64_t bytes_read = 0;     // by RDMA READ on it
+  bool up = true;
+  std::string reason;  // why it is out, when it is
 };
 
 inline constexpr std::chrono::milliseconds kForever{-1};
@@ -280,6 +304,8 @@ class RDMAD_EXPORT Channel {
 
   // OK while usable; else why not (the QP error, "closed by peer", ...).
   virtual Status status() const = 0;
+  // An RDMA channel's rails, the first first; none for TCP. Any thread.
+  virtual std::vector<ChannelRail> rails() const { return {}; }
   // Closes both directions; the peer's calls then fail with the reason.
   // Idempotent and best-effort (a peer that cannot be told learns from its
   // daemon), so there is nothing to report.

@@ -101,6 +101,9 @@ struct ChannelSummary {
   // adopted after a restart and ended before it was held) and process.
   std::optional<uint32_t> owner_uid;
   uint32_t owner_pid = 0;
+  // RDMA: every rail, the first the one messages take, with the bytes its
+  // application last reported (weight is not known to the daemon: 0).
+  std::vector<ChannelRail> rails;
 };
 
 // How Client::Connect sets a channel up.

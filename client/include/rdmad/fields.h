@@ -311,6 +311,17 @@ struct RecordFields<Event> {
       MakeField("device", &Event::device), MakeField("port", &Event::port));
 };
 
+template <>
+struct RecordFields<ChannelRail> {
+  static constexpr const char* kName = "ChannelRail";
+  static constexpr auto kFields =
+      std::make_tuple(MakeField("device", &ChannelRail::local_device),
+                      MakeField("peer_device", &ChannelRail::peer_device),
+                      MakeField("bytes_written", &ChannelRail::bytes_written),
+                      MakeField("bytes_read", &ChannelRail::bytes_read),
+                      MakeField("up", &ChannelRail::up), MakeField("reason", &ChannelRail::reason));
+};
+
 // A row of the daemon's channel table (Client::ListChannels).
 template <>
 struct RecordFields<ChannelSummary> {
@@ -322,7 +333,8 @@ struct RecordFields<ChannelSummary> {
       MakeField("state", &ChannelSummary::state), MakeField("reason", &ChannelSummary::reason),
       MakeField("age_seconds", &ChannelSummary::age_seconds),
       MakeField("owner_uid", &ChannelSummary::owner_uid),
-      MakeField("owner_pid", &ChannelSummary::owner_pid));
+      MakeField("owner_pid", &ChannelSummary::owner_pid),
+      MakeField("rails", &ChannelSummary::rails));
 };
 
 // rdmactl status and Client.status() in Python show these under names of

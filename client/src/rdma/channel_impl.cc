@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "client/src/client_log.h"
+#include "client/src/rdma/channel_rail.h"
 
 namespace rdmad::internal {
 namespace {
@@ -217,6 +218,7 @@ int RdmaChannel::Drain() {
   }
   if (total > 0) {
     MaybeSendCredits();
+    if (!rail_outbox_.empty()) FlushRails();
     cv_.notify_all();
   }
   return total;
@@ -302,6 +304,14 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
       notes_.push_back(f);
       signal_.Notify();
       break;
+    case MessageType::kRail: {
+      uint8_t raw[kRailMessageBytes] = {};
+      uint32_t n = std::min<uint32_t>(wc.byte_len, kRailMessageBytes);
+      std::memcpy(raw, res_->slot(slot), n);
+      Repost(slot);
+      OnRailMessage(raw, wc.byte_len);
+      break;
+    }
     case MessageType::kClose:
       peer_closed_ = true;
       f.close = true;

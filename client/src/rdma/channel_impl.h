@@ -50,6 +50,8 @@
 
 namespace rdmad::internal {
 
+struct RailQp;
+
 // How long a wait spins before it sleeps: spin_us (qp.spin_us), unless the
 // process may run on one CPU only (cpus == 1: a one-CPU VM or container,
 // taskset): then the process that would answer cannot run while this one
@@ -91,9 +93,13 @@ class RdmaChannel final : public AbortableChannel {
   StatusOr<int> CompletionFd() override;
   bool Arm() override;
   Status status() const override;
+  std::vector<ChannelRail> rails() const override;  // channel_stripe.cc
   void Close() override;
   // The daemon's end (abortable_channel.h): the QP goes to ERR, waiters wake.
   void Abort(const Status& status) override;
+
+  // The further rails from the handshake (rdma_channel.cc), before use.
+  void AdoptRails(std::vector<std::unique_ptr<RailQp>> rails);
 
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
@@ -206,6 +212,36 @@ class RdmaChannel final : public AbortableChannel {
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
   Status OneSided(bool write, const MemoryRegion& local, size_t local_offset,
                   const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
+  // Posts [local_offset, +len) as RDMA WRITE/READ work requests on the
+  // first QP, counted in first_written_/first_read_; AwaitOneSided waits
+  // for every one-sided request there (mu_ held through lock).
+  Status PostOneSided(Lock& lock, bool write, const RdmaMemoryRegion& own, size_t local_offset,
+                      uint64_t remote_address, uint32_t rkey, size_t len);
+  Status AwaitOneSided(Lock& lock);
+
+  // channel_stripe.cc: a transfer over the rails; false when it is not
+  // striped (too small, no rail up, no key for one), and the caller does
+  // it on the first QP.
+  static constexpr size_t kStripeMin = 64u << 10;  // the smallest piece a rail gets
+  StatusOr<bool> Stripe(Lock& lock, bool write, const RdmaMemoryRegion& own, size_t local_offset,
+                        const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
+  Status PostOnRail(Lock& lock, RailQp& rail, bool write, const RdmaMemoryRegion& local,
+                    size_t local_offset, uint64_t remote_address, uint32_t rkey, size_t len);
+  // Polls the rails' CQs until each has at most at_most requests out,
+  // sleeping on their completion channels with mu_ released; a failed
+  // completion takes its rail out.
+  void AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint32_t at_most);
+  void TakeRailOut(RailQp& rail, const std::string& why);
+
+  // channel_rail_return.cc (mu_ held): the rails' ports watched, and rails
+  // coming back through RAIL messages.
+  void WatchRails();
+  void OnRailMessage(const uint8_t* payload, uint32_t len);
+  void FlushRails();  // replaces idle rails' QPs as agreed; posts RAIL messages
+  Status ConnectRailQp(RailQp& rail, ChannelResources& qp, uint32_t local_psn,
+                       const RailMessage& peer);
+  void RailBack(RailQp& rail, std::unique_ptr<ChannelResources> res, const RailEndpoint& local,
+                const RailMessage& peer);
 
   // channel_batch.cc: Submit's batches. Each batch's work requests go out
   // in segments of at most the free send slots, the last of each signaled;
@@ -295,6 +331,11 @@ class RdmaChannel final : public AbortableChannel {
   std::optional<RndvDescriptor> last_rndv_;                     // the peer's latest, for tests
   std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
   uint64_t exposures_posted_ = 0, exposures_done_ = 0;
+  // The further rails (set once, before use; their state under mu_), and
+  // the one-sided bytes of the first QP.
+  std::vector<std::unique_ptr<RailQp>> rails_;
+  std::deque<RailMessage> rail_outbox_;  // RAIL messages waiting for a credit
+  uint64_t first_written_ = 0, first_read_ = 0;
 };
 
 }  // namespace rdmad::internal

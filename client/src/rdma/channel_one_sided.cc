@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/channel_rail.h"
 
 namespace rdmad::internal {
 namespace {
@@ -30,6 +32,19 @@ StatusOr<std::unique_ptr<MemoryRegion>> RdmaChannel::RegisterMemory(void* addr, 
   auto region =
       RdmaMemoryRegion::RegisterHost(res_->device, addr, len, access, res_->relaxed_ordering);
   if (!region.ok()) return region.status();
+  // Also on each rail's device, for striped transfers (descriptor().rail_keys).
+  for (const auto& rail : rails_) {
+    auto sibling = RdmaMemoryRegion::RegisterHost(rail->res->device, addr, len, access,
+                                                  rail->res->relaxed_ordering);
+    if (!sibling.ok()) {
+      ClientLog().warn(
+          "RDMA channel {}: registering {} bytes on rail {} failed ({}); transfers "
+          "from this region keep to {}",
+          info_.id, len, rail->local.device, sibling.status().message(), res_->device->name());
+      continue;
+    }
+    region.value()->AddSibling(std::move(sibling).value());
+  }
   return std::unique_ptr<MemoryRegion>(std::move(region).value());
 }
 
@@ -83,6 +98,18 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
   }
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  // Large enough, on a channel with rails: striped (channel_stripe.cc).
+  StatusOr<bool> striped =
+      Stripe(lock, write, *own.value(), local_offset, remote, remote_offset, len);
+  if (!striped.ok() || *striped) return striped.status();
+  RDMAD_RETURN_IF_ERROR(PostOneSided(lock, write, *own.value(), local_offset,
+                                     remote.address + remote_offset, remote.rkey, len));
+  return AwaitOneSided(lock);
+}
+
+Status RdmaChannel::PostOneSided(Lock& lock, bool write, const RdmaMemoryRegion& own,
+                                 size_t local_offset, uint64_t remote_address, uint32_t rkey,
+                                 size_t len) {
   uint64_t max_wr = std::min<uint64_t>(kMaxOneSidedBytes,
                                        res_->max_msg_size ? res_->max_msg_size : kMaxOneSidedBytes);
   one_sided_op_ = write ? "RDMA WRITE" : "RDMA READ";
@@ -90,18 +117,10 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
     if (!has_slot()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, has_slot, std::nullopt, Side::kSend));
-    ibv_sge sge{};
-    sge.addr = own.value()->iova() + local_offset + done;
-    sge.length = n;
-    sge.lkey = own.value()->lkey();
-    ibv_send_wr wr{};
-    wr.wr_id = WithCovered(MakeWrId(WrKind::kOneSided, 0), uncovered_);
-    wr.opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr.rdma.remote_addr = remote.address + remote_offset + done;
-    wr.wr.rdma.rkey = remote.rkey;
+    ibv_sge sge;
+    ibv_send_wr wr;
+    FillOneSided(write, own.iova() + local_offset + done, n, own.lkey(), remote_address + done,
+                 rkey, WithCovered(MakeWrId(WrKind::kOneSided, 0), uncovered_), &sge, &wr);
     ibv_send_wr* bad = nullptr;
     if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
       Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") + one_sided_op_ +
@@ -114,6 +133,11 @@ Status RdmaChannel::OneSided(bool write, const MemoryRegion& local, size_t local
     uncovered_ = 0;
     done += n;
   }
+  (write ? first_written_ : first_read_) += len;
+  return Status::Ok();
+}
+
+Status RdmaChannel::AwaitOneSided(Lock& lock) {
   if (one_sided_outstanding_ == 0) return Status::Ok();
   return WaitFor(
       lock, [&] { return one_sided_outstanding_ == 0; }, std::nullopt, Side::kSend);

@@ -125,6 +125,9 @@ Status RdmaDevice::Start() {
   max_qp_wr_ = attr.max_qp_wr;
   max_cqe_ = attr.max_cqe;
   memory_windows_ = ProbeMemoryWindows(attr);
+  uint64_t guid = attr.node_guid;  // big endian; any fold names it
+  tag_ = static_cast<uint32_t>(guid ^ (guid >> 32));
+  if (tag_ == 0) tag_ = 1;
   rndv_pool_ = std::make_unique<RndvPool>(pd_, name_);
   int flags = fcntl(context_->async_fd, F_GETFL);
   if (flags < 0 || fcntl(context_->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {

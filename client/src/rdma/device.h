@@ -60,6 +60,9 @@ class RdmaDevice {
   // QP, over a registration, invalidated by the binder): Channel::Expose
   // needs them.
   bool memory_windows() const { return memory_windows_; }
+  // Names the device in a region's rail keys (RegionDescriptor::rail_keys)
+  // and a channel's handshake: its node GUID folded to 32 bits, never 0.
+  uint32_t tag() const { return tag_; }
 
   // Calls handler (on the event thread) for async events of QP qpn, until
   // Unwatch(qpn) returns. The handler must not call Watch/Unwatch.
@@ -97,6 +100,7 @@ class RdmaDevice {
   uint32_t max_qp_wr_ = 0, max_cqe_ = 0;
   bool on_pci_ = false;
   bool memory_windows_ = false;
+  uint32_t tag_ = 1;
   int stop_fd_ = -1;
   std::thread events_;
   std::mutex mu_;  // guards watchers_; held while a handler runs

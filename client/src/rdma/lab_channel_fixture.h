@@ -108,7 +108,7 @@ class DeviceLabRdmaChannelTest : public ::testing::Test {
     ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
     auto acceptor = PendingRdmaChannel::Create(plan);
     ASSERT_TRUE(acceptor.ok()) << acceptor.status().ToString();
-    Status s = (*acceptor)->ReadyToReceive((*initiator)->local());
+    Status s = (*acceptor)->ReadyToReceive((*initiator)->local(), RailRole::kAcceptor);
     ASSERT_TRUE(s.ok()) << s.ToString();
     RdmaEndpoint acceptor_ep = (*acceptor)->local();
     if (corrupt) corrupt(acceptor_ep);

@@ -169,7 +169,23 @@ RegionDescriptor RdmaMemoryRegion::descriptor() const {
   d.address = iova_;
   d.length = size_;
   d.rkey = mr_->get()->rkey;
+  for (const auto& sibling : siblings_) {
+    d.rail_keys.push_back(RailKey{sibling->device_->tag(), sibling->mr_->get()->rkey});
+  }
   return d;
+}
+
+void RdmaMemoryRegion::AddSibling(std::unique_ptr<RdmaMemoryRegion> sibling) {
+  if (sibling == nullptr || On(sibling->device()) != nullptr) return;
+  siblings_.push_back(std::move(sibling));
+}
+
+const RdmaMemoryRegion* RdmaMemoryRegion::On(const RdmaDevice* device) const {
+  if (device_.get() == device) return this;
+  for (const auto& sibling : siblings_) {
+    if (sibling->device() == device) return sibling.get();
+  }
+  return nullptr;
 }
 
 }  // namespace rdmad::internal

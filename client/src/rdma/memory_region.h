@@ -15,7 +15,8 @@
 // ordering to relax). The symbol is looked up with dlsym so the library
 // still loads against an older libibverbs.
 //
-// Thread safety: immutable after creation; use from any thread.
+// Thread safety: immutable once handed out (siblings are added before);
+// use from any thread.
 
 #ifndef RDMAD_CLIENT_SRC_RDMA_MEMORY_REGION_H_
 #define RDMAD_CLIENT_SRC_RDMA_MEMORY_REGION_H_
@@ -91,6 +92,12 @@ class RdmaMemoryRegion final : public MemoryRegion {
   ibv_mr* mr() const;  // windows bind over it (Channel::Expose)
   // Expose's window over this region: freed with the region at the latest.
   void Track(const std::shared_ptr<ExposedWindow>& window) const;
+  // The same memory registered on another device, for a channel's further
+  // rails: added before the region is handed out; its key is in
+  // descriptor().rail_keys. On(device): this region or its sibling there,
+  // null if none.
+  void AddSibling(std::unique_ptr<RdmaMemoryRegion> sibling);
+  const RdmaMemoryRegion* On(const RdmaDevice* device) const;
   ~RdmaMemoryRegion() override;
 
  private:
@@ -109,6 +116,7 @@ class RdmaMemoryRegion final : public MemoryRegion {
   size_t size_;
   uint64_t iova_;
   MemoryAccess access_;
+  std::vector<std::unique_ptr<RdmaMemoryRegion>> siblings_;  // other devices, set before use
   mutable std::mutex exposed_mu_;
   mutable std::vector<std::weak_ptr<ExposedWindow>> exposed_;  // guarded by exposed_mu_
 };

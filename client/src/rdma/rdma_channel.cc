@@ -10,6 +10,7 @@
 
 #include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/channel_rail.h"
 #include "client/src/rdma/resources.h"
 
 namespace rdmad::internal {
@@ -29,7 +30,47 @@ std::string GidTypeName(uint32_t type) {
   return "unknown";
 }
 
+// The GID at (port, index) and its type; an empty RoCE GID is no address.
+Status QueryGid(const ChannelResources& res, const std::string& device, uint32_t port,
+                uint32_t index, std::array<uint8_t, 16>* gid_out, std::string* type) {
+  ibv_context* ctx = res.device->context();
+  ibv_gid gid{};
+  if (int rc = ibv_query_gid(ctx, uint8_t(port), int(index), &gid); rc != 0) {
+    return Status::InvalidArgument("RDMA device " + device + " port " + std::to_string(port) +
+                                   ": no GID index " + std::to_string(index));
+  }
+  std::memcpy(gid_out->data(), gid.raw, 16);
+  ibv_gid_entry entry{};
+  if (ibv_query_gid_ex(ctx, port, index, &entry, 0) == 0) {
+    *type = GidTypeName(entry.gid_type);
+  } else {
+    *type = res.roce ? "RoCE v2" : "IB";  // older kernels: assume the usual
+  }
+  bool zero = std::all_of(gid_out->begin(), gid_out->end(), [](uint8_t b) { return b == 0; });
+  if (res.roce && zero) {
+    return Status::FailedPrecondition("RDMA device " + device + " port " + std::to_string(port) +
+                                      ": GID index " + std::to_string(index) + " is empty");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+StatusOr<RailEndpoint> FillRailEndpoint(const ChannelResources& res, const RailPlan& plan) {
+  RailEndpoint e;
+  e.device = plan.device;
+  e.port = plan.port;
+  e.qpn = res.qp->qp_num;
+  e.psn = RandomPsn();
+  e.gid_index = plan.gid_index;
+  RDMAD_RETURN_IF_ERROR(QueryGid(res, plan.device, plan.port, plan.gid_index, &e.gid, &e.gid_type));
+  e.lid = res.lid;
+  e.active_mtu = res.active_mtu;
+  e.prefix_len = plan.prefix_len;
+  e.weight = std::max<uint32_t>(plan.weight, 1);
+  e.device_tag = res.device->tag();
+  return e;
+}
 
 PendingRdmaChannel::PendingRdmaChannel(std::unique_ptr<ChannelResources> resources)
     : res_(std::move(resources)) {}
@@ -45,37 +86,96 @@ StatusOr<std::unique_ptr<PendingRdmaChannel>> PendingRdmaChannel::Create(const R
   if (!resources.ok()) return resources.status();
   std::unique_ptr<PendingRdmaChannel> pending(new PendingRdmaChannel(std::move(resources).value()));
   RDMAD_RETURN_IF_ERROR(pending->FillLocal());
+  pending->OpenRails();
   return pending;
+}
+
+// A rail that cannot be opened is left out (the channel works without it).
+void PendingRdmaChannel::OpenRails() {
+  for (const RailPlan& plan : res_->plan.rails) {
+    auto res = ChannelResources::CreateRail(res_->plan, plan);
+    StatusOr<RailEndpoint> local =
+        res.ok() ? FillRailEndpoint(**res, plan) : StatusOr<RailEndpoint>(res.status());
+    if (!local.ok()) {
+      ClientLog().warn("RDMA channel: rail {} left out: {}", plan.device, local.status().message());
+      continue;
+    }
+    auto rail = std::make_unique<RailQp>();
+    rail->res = std::move(res).value();
+    rail->local = std::move(local).value();
+    rail->plan = plan;
+    local_.rails.push_back(rail->local);
+    rails_.push_back(std::move(rail));
+  }
+}
+
+// The acceptor pairs its rails with the initiator's (PairRails) and names
+// the pair in each; the initiator takes the acceptor's pairs. Rails left
+// unpaired, or whose QP cannot reach RTR, are dropped.
+void PendingRdmaChannel::ConnectRails(const RdmaEndpoint& remote, RailRole role) {
+  std::vector<std::unique_ptr<RailQp>> kept;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;  // (mine, theirs)
+  if (role == RailRole::kAcceptor) {
+    for (auto [theirs, mine] : PairRails(remote.rails, local_.rails))
+      pairs.emplace_back(mine, theirs);
+  } else {
+    std::vector<bool> used(rails_.size(), false);
+    for (uint32_t j = 0; j < remote.rails.size(); ++j) {
+      uint32_t mine = remote.rails[j].pair;
+      if (mine >= rails_.size() || used[mine]) {
+        ClientLog().warn(
+            "RDMA channel: the peer's rail {} pairs with rail {}, which is no rail "
+            "of ours or taken: not used",
+            remote.rails[j].device, mine);
+        continue;
+      }
+      used[mine] = true;
+      pairs.emplace_back(mine, j);
+    }
+  }
+  std::vector<RailEndpoint> shown;
+  for (auto [mine, theirs] : pairs) {
+    std::unique_ptr<RailQp>& rail = rails_[mine];
+    if (rail == nullptr) continue;
+    rail->remote = remote.rails[theirs];
+    if (role == RailRole::kAcceptor) rail->local.pair = theirs;
+    rail->mtu =
+        NegotiatedMtu(res_->plan.path_mtu_cap, rail->local.active_mtu, rail->remote.active_mtu);
+    rail->weight = std::min(rail->local.weight, std::max<uint32_t>(rail->remote.weight, 1));
+    RdmaEndpoint peer;
+    peer.qpn = rail->remote.qpn;
+    peer.psn = rail->remote.psn;
+    peer.gid = rail->remote.gid;
+    peer.lid = rail->remote.lid;
+    if (Status s = rail->res->ToRtr(peer, rail->mtu); !s.ok()) {
+      ClientLog().warn("RDMA channel: rail {} -> {} left out: {}", rail->local.device,
+                       rail->remote.device, s.message());
+      continue;
+    }
+    ClientLog().info(
+        "RDMA channel: rail {} port {} GID index {} ({}) QP {:#x} -> peer {} ({}) "
+        "QP {:#x}; MTU {}, weight {}",
+        rail->local.device, rail->local.port, rail->local.gid_index,
+        GidText(rail->local.gid.data()), rail->local.qpn, rail->remote.device,
+        GidText(rail->remote.gid.data()), rail->remote.qpn, rail->mtu, rail->weight);
+    shown.push_back(rail->local);
+    kept.push_back(std::move(rail));
+  }
+  rails_ = std::move(kept);
+  local_.rails = std::move(shown);
 }
 
 Status PendingRdmaChannel::FillLocal() {
   const RdmaPlan& plan = res_->plan;
-  ibv_context* ctx = res_->device->context();
   RdmaEndpoint& e = local_;
   e.device = plan.device;
   e.port = plan.port;
   e.qpn = res_->qp->qp_num;
   e.psn = RandomPsn();
   e.gid_index = plan.gid_index;
-  ibv_gid gid{};
-  if (int rc = ibv_query_gid(ctx, uint8_t(plan.port), int(plan.gid_index), &gid); rc != 0) {
-    return Status::InvalidArgument("RDMA device " + plan.device + " port " +
-                                   std::to_string(plan.port) + ": no GID index " +
-                                   std::to_string(plan.gid_index));
-  }
-  std::memcpy(e.gid.data(), gid.raw, 16);
-  ibv_gid_entry entry{};
-  if (ibv_query_gid_ex(ctx, plan.port, plan.gid_index, &entry, 0) == 0) {
-    e.gid_type = GidTypeName(entry.gid_type);
-  } else {
-    e.gid_type = res_->roce ? "RoCE v2" : "IB";  // older kernels: assume the usual
-  }
-  bool zero = std::all_of(e.gid.begin(), e.gid.end(), [](uint8_t b) { return b == 0; });
-  if (res_->roce && zero) {
-    return Status::FailedPrecondition("RDMA device " + plan.device + " port " +
-                                      std::to_string(plan.port) + ": GID index " +
-                                      std::to_string(plan.gid_index) + " is empty");
-  }
+  RDMAD_RETURN_IF_ERROR(
+      QueryGid(*res_, plan.device, plan.port, plan.gid_index, &e.gid, &e.gid_type));
+  e.device_tag = res_->device->tag();
   e.lid = res_->lid;
   e.active_mtu = res_->active_mtu;
   e.qp = plan.qp;
@@ -88,7 +188,7 @@ Status PendingRdmaChannel::FillLocal() {
   return Status::Ok();
 }
 
-Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote) {
+Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote, RailRole role) {
   if (state_ != State::kInit) {
     return Status::FailedPrecondition("ReadyToReceive: the channel is past INIT");
   }
@@ -104,6 +204,7 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote) {
   }
   remote_ = remote;
   state_ = State::kReadyToReceive;
+  ConnectRails(remote, role);
   ClientLog().info(
       "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP "
       "{:#x}; "
@@ -125,6 +226,15 @@ StatusOr<std::unique_ptr<Channel>> PendingRdmaChannel::ReadyToSend(ChannelInfo i
     return s;
   }
   state_ = State::kDone;
+  std::vector<std::unique_ptr<RailQp>> rails;
+  for (auto& rail : rails_) {
+    if (Status s = rail->res->ToRts(rail->local.psn); !s.ok()) {
+      ClientLog().warn("RDMA channel: rail {} left out: {}", rail->local.device, s.message());
+      continue;
+    }
+    rails.push_back(std::move(rail));
+  }
+  rails_.clear();
   info.transport = ChannelTransport::kRdma;
   info.local_device = local_.device;
   info.peer_device = remote_.device;
@@ -143,8 +253,9 @@ StatusOr<std::unique_ptr<Channel>> PendingRdmaChannel::ReadyToSend(ChannelInfo i
   info.send_depth = res_->send_depth;
   info.recv_depth = res_->recv_depth;
   info.slot_size = res_->slot_size;
-  return std::unique_ptr<Channel>(
-      new RdmaChannel(std::move(res_), local_, remote_, std::move(info)));
+  auto channel = std::make_unique<RdmaChannel>(std::move(res_), local_, remote_, std::move(info));
+  channel->AdoptRails(std::move(rails));
+  return std::unique_ptr<Channel>(std::move(channel));
 }
 
 }  // namespace rdmad::internal

@@ -21,6 +21,7 @@
 #define RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_
 
 #include <memory>
+#include <vector>
 
 #include "common/endpoint.h"
 #include "rdmad/channel.h"
@@ -29,6 +30,9 @@
 namespace rdmad::internal {
 
 struct ChannelResources;
+
+struct RailQp;
+enum class RailRole { kInitiator, kAcceptor };
 
 class PendingRdmaChannel {
  public:
@@ -43,8 +47,12 @@ class PendingRdmaChannel {
   size_t registered_bytes() const;
 
   // INVALID_ARGUMENT naming the bad field of remote; the verbs error if the
-  // QP cannot reach RTR. Call once, before ReadyToSend.
-  Status ReadyToReceive(const RdmaEndpoint& remote);
+  // QP cannot reach RTR. Call once, before ReadyToSend. The further rails
+  // (docs/topology.md, "Rails in a channel") pair as role says: the
+  // acceptor pairs its rails with the initiator's and local() then shows
+  // only those; the initiator takes the acceptor's pairs. A rail that does
+  // not pair or connect is left out, never failing the channel.
+  Status ReadyToReceive(const RdmaEndpoint& remote, RailRole role = RailRole::kInitiator);
 
   // Moves to RTS and returns the channel; info carries the daemons' side
   // (id, peer, service, reason, handshake time); the RDMA fields are filled
@@ -54,6 +62,8 @@ class PendingRdmaChannel {
  private:
   explicit PendingRdmaChannel(std::unique_ptr<ChannelResources> resources);
   Status FillLocal();
+  void OpenRails();
+  void ConnectRails(const RdmaEndpoint& remote, RailRole role);
 
   enum class State { kInit, kReadyToReceive, kDone, kFailed };
   std::unique_ptr<ChannelResources> res_;
@@ -61,6 +71,7 @@ class PendingRdmaChannel {
   RdmaEndpoint remote_;
   uint32_t mtu_ = 0;
   State state_ = State::kInit;
+  std::vector<std::unique_ptr<RailQp>> rails_;  // the further rails, in local_.rails' order
 };
 
 }  // namespace rdmad::internal

@@ -63,6 +63,22 @@ Status CheckPlan(const RdmaPlan& plan, const RdmaDevice& device) {
 
 }  // namespace
 
+void FillOneSided(bool write, uint64_t local_addr, uint32_t n, uint32_t lkey, uint64_t remote_addr,
+                  uint32_t rkey, uint64_t wr_id, ibv_sge* sge, ibv_send_wr* wr) {
+  *sge = ibv_sge{};
+  sge->addr = local_addr;
+  sge->length = n;
+  sge->lkey = lkey;
+  *wr = ibv_send_wr{};
+  wr->wr_id = wr_id;
+  wr->opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+  wr->send_flags = IBV_SEND_SIGNALED;
+  wr->sg_list = sge;
+  wr->num_sge = 1;
+  wr->wr.rdma.remote_addr = remote_addr;
+  wr->wr.rdma.rkey = rkey;
+}
+
 uint32_t IbvMtuBytes(int ibv_mtu) {
   return (ibv_mtu >= IBV_MTU_256 && ibv_mtu <= IBV_MTU_4096) ? 128u << ibv_mtu : 0;
 }
@@ -86,17 +102,15 @@ MappedBuffer::~MappedBuffer() {
   if (data_ != nullptr) munmap(data_, size_);
 }
 
-StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaPlan& plan) {
+StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Open(const RdmaPlan& plan) {
   auto device = RdmaDevice::Open(plan.device);
   if (!device.ok()) return device.status();
-  RDMAD_RETURN_IF_ERROR(CheckPlan(plan, **device));
   std::unique_ptr<ChannelResources> r(new ChannelResources);
   r->plan = plan;
   r->device = std::move(device).value();
   r->send_depth = plan.qp.send_depth;
   r->recv_depth = plan.qp.recv_depth;
   r->slot_size = plan.slot_size;
-  r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
   ibv_port_attr port{};
   if (int rc = ibv_query_port(r->device->context(), uint8_t(plan.port), &port); rc != 0) {
     return VerbsError(rc, "ibv_query_port " + plan.device + " port " + std::to_string(plan.port));
@@ -109,11 +123,44 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaP
   r->active_mtu = IbvMtuBytes(port.active_mtu);
   r->lid = port.lid;
   r->max_msg_size = port.max_msg_sz;
+  return r;
+}
+
+StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaPlan& plan) {
+  auto opened = Open(plan);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<ChannelResources> r = std::move(opened).value();
+  RDMAD_RETURN_IF_ERROR(CheckPlan(plan, *r->device));
+  r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
   RDMAD_RETURN_IF_ERROR(r->CreateQueues());
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   RDMAD_RETURN_IF_ERROR(r->RegisterBuffers());
   for (uint32_t i = 0; i < r->recv_depth; ++i) RDMAD_RETURN_IF_ERROR(r->PostRecv(i));
+  return r;
+}
+
+StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::CreateRail(const RdmaPlan& base,
+                                                                         const RailPlan& rail) {
+  RdmaPlan plan = base;
+  plan.device = rail.device;
+  plan.port = rail.port;
+  plan.gid_index = rail.gid_index;
+  plan.weight = rail.weight;
+  plan.rails.clear();
+  plan.qp.recv_depth = 1;  // one-sided only: nothing is received
+  plan.qp.max_inline = 0;
+  if (plan.port < 1 || plan.port > 255 || plan.gid_index > 255) {
+    return Status::InvalidArgument("RDMA rail " + rail.device + ": port or GID index out of range");
+  }
+  auto opened = Open(plan);
+  if (!opened.ok()) return opened.status();
+  std::unique_ptr<ChannelResources> r = std::move(opened).value();
+  r->send_depth = std::clamp<uint32_t>(plan.qp.send_depth, 1, r->device->max_qp_wr());
+  r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
+  RDMAD_RETURN_IF_ERROR(r->CreateQueues());
+  RDMAD_RETURN_IF_ERROR(r->CreateQp());
+  RDMAD_RETURN_IF_ERROR(r->ToInit());
   return r;
 }
 

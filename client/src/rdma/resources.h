@@ -25,6 +25,8 @@
 struct ibv_comp_channel;
 struct ibv_cq;
 struct ibv_qp;
+struct ibv_sge;
+struct ibv_send_wr;
 
 namespace rdmad::internal {
 
@@ -73,10 +75,20 @@ inline uint64_t WithCovered(uint64_t wr_id, uint32_t covered) {
 inline uint32_t WrIdCovered(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffff; }
 inline constexpr uint32_t kUnsignaledIndex = 1;  // kSend's index when posted unsignaled
 
+// A signaled RDMA WRITE (write) or READ of n bytes between local_addr
+// (lkey) and remote_addr (rkey): *wr's one scatter/gather entry is *sge.
+void FillOneSided(bool write, uint64_t local_addr, uint32_t n, uint32_t lkey, uint64_t remote_addr,
+                  uint32_t rkey, uint64_t wr_id, ibv_sge* sge, ibv_send_wr* wr);
+
 struct ChannelResources {
   // Opens plan.device (through the cache), creates everything, moves the QP
   // to INIT and posts every receive slot.
   static StatusOr<std::unique_ptr<ChannelResources>> Create(const RdmaPlan& plan);
+  // A further rail's: rail's device, port and GID index with base's QP
+  // attributes; CQ, completion channel and QP (one receive, no ring nor
+  // staging: the rail carries RDMA WRITE and READ only), in INIT.
+  static StatusOr<std::unique_ptr<ChannelResources>> CreateRail(const RdmaPlan& base,
+                                                                const RailPlan& rail);
   ~ChannelResources();
 
   Status PostRecv(uint32_t slot);
@@ -105,6 +117,8 @@ struct ChannelResources {
 
  private:
   ChannelResources() = default;
+  // The device open and its port ACTIVE: the port's facts filled in.
+  static StatusOr<std::unique_ptr<ChannelResources>> Open(const RdmaPlan& plan);
   Status CreateQueues();
   Status CreateQp();
   Status RegisterBuffers();

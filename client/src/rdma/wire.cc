@@ -25,7 +25,7 @@ uint32_t EncodeImm(const Imm& imm) {
 std::optional<Imm> DecodeImm(uint32_t v) {
   if ((v & kReservedMask) != 0) return std::nullopt;
   uint32_t type = v >> kTypeShift;
-  if (type > static_cast<uint32_t>(MessageType::kRndv)) return std::nullopt;
+  if (type > static_cast<uint32_t>(MessageType::kRail)) return std::nullopt;
   Imm imm;
   imm.type = static_cast<MessageType>(type);
   imm.first = (v & kFirstBit) != 0;
@@ -35,6 +35,28 @@ std::optional<Imm> DecodeImm(uint32_t v) {
   bool fragments = imm.type == MessageType::kData || imm.type == MessageType::kRndv;
   if (!fragments && (imm.first || imm.last)) return std::nullopt;
   return imm;
+}
+
+void EncodeRail(const RailMessage& m, uint8_t out[kRailMessageBytes]) {
+  out[0] = m.rail;
+  out[1] = m.answer ? 2 : 1;
+  for (int i = 0; i < 3; ++i) out[2 + i] = uint8_t(m.qpn >> (16 - 8 * i));
+  for (int i = 0; i < 3; ++i) out[5 + i] = uint8_t(m.psn >> (16 - 8 * i));
+  for (int i = 8; i < 12; ++i) out[i] = 0;
+}
+
+std::optional<RailMessage> DecodeRail(const uint8_t* in, uint32_t len) {
+  if (in == nullptr || len != kRailMessageBytes || (in[1] != 1 && in[1] != 2)) return std::nullopt;
+  for (int i = 8; i < 12; ++i) {
+    if (in[i] != 0) return std::nullopt;
+  }
+  RailMessage m;
+  m.rail = in[0];
+  m.answer = in[1] == 2;
+  for (int i = 0; i < 3; ++i) m.qpn = (m.qpn << 8) | in[2 + i];
+  for (int i = 0; i < 3; ++i) m.psn = (m.psn << 8) | in[5 + i];
+  if (m.qpn < 2) return std::nullopt;
+  return m;
 }
 
 void EncodeRndv(const RndvDescriptor& d, uint8_t out[kRndvDescriptorBytes]) {

@@ -16,7 +16,8 @@
 //   bits 26..27  reserved  0
 //   bits 28..31  type      0 DATA, 1 CREDIT (no payload), 2 CLOSE (no payload),
 //                          3 NOTIFY (a batch's notification, one fragment),
-//                          4 RNDV (a 16-byte descriptor, RndvDescriptor)
+//                          4 RNDV (a 16-byte descriptor, RndvDescriptor),
+//                          5 RAIL (a further rail coming back, RailMessage)
 //
 // A message is a sequence of fragments from FIRST to LAST (one for an
 // empty message), sent in order; RC delivers them in order, so the
@@ -31,7 +32,10 @@
 // kMaxNotificationBytes, which every slot holds) follows the RDMA WRITEs of
 // its batch on the same QP, so the peer sees it only once their data is in
 // place (with IBV_SEND_FENCE after RDMA READs); it needs a data credit like
-// DATA.
+// DATA. A RAIL message (12 bytes, only between ends that paired further
+// rails) offers a new QP for a further rail that came back, or answers such
+// an offer with the peer's new QP (channel_rail_return.cc); it needs a data
+// credit too.
 //
 // Credits: one credit = one receive posted at the peer. The peer's endpoint
 // announces its initial credits (= ring_slots). Every message uses one
@@ -61,7 +65,14 @@
 
 namespace rdmad::internal {
 
-enum class MessageType : uint8_t { kData = 0, kCredit = 1, kClose = 2, kNotify = 3, kRndv = 4 };
+enum class MessageType : uint8_t {
+  kData = 0,
+  kCredit = 1,
+  kClose = 2,
+  kNotify = 3,
+  kRndv = 4,
+  kRail = 5
+};
 
 struct Imm {
   MessageType type = MessageType::kData;
@@ -80,6 +91,21 @@ struct RndvDescriptor {
 inline constexpr uint32_t kRndvDescriptorBytes = 16;
 void EncodeRndv(const RndvDescriptor& d, uint8_t out[kRndvDescriptorBytes]);
 RndvDescriptor DecodeRndv(const uint8_t in[kRndvDescriptorBytes]);
+
+// A RAIL message's payload: the rail's index among the further rails, offer
+// or answer, the new QP's number and first PSN (big endian, 24 bits each),
+// four bytes 0.
+struct RailMessage {
+  uint8_t rail = 0;
+  bool answer = false;
+  uint32_t qpn = 0;
+  uint32_t psn = 0;
+};
+inline constexpr uint32_t kRailMessageBytes = 12;
+void EncodeRail(const RailMessage& m, uint8_t out[kRailMessageBytes]);
+// nullopt unless len is kRailMessageBytes, the kind is offer (1) or answer
+// (2), the QP number is not 0 or 1 and the reserved bytes are 0.
+std::optional<RailMessage> DecodeRail(const uint8_t* in, uint32_t len);
 
 inline constexpr uint32_t kMaxCreditsPerMessage = 0xFFFF;
 inline constexpr uint32_t kMaxDonePerMessage = 0xFF;

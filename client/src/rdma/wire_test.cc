@@ -2,6 +2,7 @@
 
 #include "client/src/rdma/wire.h"
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <random>
@@ -15,7 +16,7 @@ namespace {
 
 TEST(ImmTest, RoundTrips) {
   for (MessageType type : {MessageType::kData, MessageType::kCredit, MessageType::kClose,
-                           MessageType::kNotify, MessageType::kRndv}) {
+                           MessageType::kNotify, MessageType::kRndv, MessageType::kRail}) {
     for (uint16_t credits : {0, 1, 64, 0xFFFF}) {
       for (int flags = 0; flags < 4; ++flags) {
         Imm imm;
@@ -62,8 +63,40 @@ TEST(RndvDescriptorTest, IsSixteenBigEndianBytes) {
   EXPECT_EQ(back.len, d.len);
 }
 
+TEST(RailMessageTest, IsTwelveBytesWithA24BitQpnAndPsn) {
+  RailMessage m;
+  m.rail = 2;
+  m.answer = true;
+  m.qpn = 0xABCDEF;
+  m.psn = 0x123456;
+  uint8_t raw[kRailMessageBytes];
+  EncodeRail(m, raw);
+  const uint8_t want[kRailMessageBytes] = {2, 2, 0xAB, 0xCD, 0xEF, 0x12, 0x34, 0x56, 0, 0, 0, 0};
+  EXPECT_TRUE(std::equal(raw, raw + kRailMessageBytes, want));
+  auto back = DecodeRail(raw, kRailMessageBytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->rail, 2);
+  EXPECT_TRUE(back->answer);
+  EXPECT_EQ(back->qpn, 0xABCDEFu);
+  EXPECT_EQ(back->psn, 0x123456u);
+  // Another length, kind, QP 0/1 or a reserved byte set: not a RAIL message.
+  EXPECT_FALSE(DecodeRail(raw, 11));
+  EXPECT_FALSE(DecodeRail(nullptr, kRailMessageBytes));
+  uint8_t bad[kRailMessageBytes];
+  std::copy(raw, raw + kRailMessageBytes, bad);
+  bad[1] = 3;
+  EXPECT_FALSE(DecodeRail(bad, kRailMessageBytes));
+  std::copy(raw, raw + kRailMessageBytes, bad);
+  bad[11] = 1;
+  EXPECT_FALSE(DecodeRail(bad, kRailMessageBytes));
+  m.qpn = 1;
+  EncodeRail(m, bad);
+  EXPECT_FALSE(DecodeRail(bad, kRailMessageBytes));
+}
+
 TEST(ImmTest, RejectsMalformed) {
-  EXPECT_FALSE(DecodeImm(0x50000000u));  // type 5
+  EXPECT_FALSE(DecodeImm(0x60000000u));  // type 6
+  EXPECT_FALSE(DecodeImm(0x53000000u));  // FIRST/LAST on RAIL
   EXPECT_FALSE(DecodeImm(0x33000000u));  // FIRST/LAST on NOTIFY
   EXPECT_FALSE(DecodeImm(0xF0000000u));
   EXPECT_FALSE(DecodeImm(0x08000000u));  // reserved bits

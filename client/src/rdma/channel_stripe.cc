@@ -1,0 +1,243 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: striping one-sided transfers over the channel's rails
+// (docs/topology.md, "Rails in a channel"). A Write or Read of at least
+// two stripes (kStripeMin each) is split by the rails' weights over the
+// first QP and every further rail that is up, where the local region has a
+// registration on the rail's device and the peer's descriptor a key for the
+// peer's device. The further rails' pieces are posted first, then the first
+// QP's (which the caller waits for as usual), then the caller polls the
+// rails' CQs, sleeping on their completion channels. A piece whose rail
+// fails is taken out of the channel and done again on the first QP: WRITE
+// and READ may be repeated, so the transfer completes once and whole.
+
+#include <infiniband/verbs.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/client_log.h"
+#include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/channel_rail.h"
+
+namespace rdmad::internal {
+namespace {
+
+constexpr uint64_t kMaxRailWrBytes = 1ull << 20;  // per work request on a rail
+constexpr uint64_t kAlign = 4096;
+
+const RailKey* KeyFor(const RegionDescriptor& remote, uint32_t tag) {
+  for (const RailKey& key : remote.rail_keys) {
+    if (key.device_tag == tag) return &key;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void RdmaChannel::AdoptRails(std::vector<std::unique_ptr<RailQp>> rails) {
+  std::lock_guard lock(mu_);
+  rails_ = std::move(rails);
+}
+
+std::vector<ChannelRail> RdmaChannel::rails() const {
+  std::lock_guard lock(mu_);
+  std::vector<ChannelRail> out;
+  ChannelRail first;
+  first.local_device = local_.device;
+  first.peer_device = remote_.device;
+  first.weight = res_ ? res_->plan.weight : 1;
+  first.bytes_written = first_written_;
+  first.bytes_read = first_read_;
+  first.up = error_.ok();
+  if (!error_.ok()) first.reason = error_.message();
+  out.push_back(std::move(first));
+  for (const auto& rail : rails_) {
+    ChannelRail r;
+    r.local_device = rail->local.device;
+    r.peer_device = rail->remote.device;
+    r.weight = rail->weight;
+    r.bytes_written = rail->bytes_written;
+    r.bytes_read = rail->bytes_read;
+    r.up = rail->up;
+    r.reason = rail->reason;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegion& own,
+                                   size_t local_offset, const RegionDescriptor& remote,
+                                   uint64_t remote_offset, size_t len) {
+  if (rails_.empty() || len < 2 * kStripeMin) return false;
+  WatchRails();
+  struct Piece {
+    RailQp* rail = nullptr;  // null: the first QP
+    const RdmaMemoryRegion* local = nullptr;
+    uint32_t rkey = 0;
+    uint64_t weight = 1;
+    uint64_t offset = 0, len = 0;
+  };
+  auto piece = [](RailQp* rail, const RdmaMemoryRegion* local, uint32_t rkey, uint64_t weight) {
+    Piece p;
+    p.rail = rail;
+    p.local = local;
+    p.rkey = rkey;
+    p.weight = weight;
+    return p;
+  };
+  std::vector<Piece> pieces;
+  pieces.push_back(piece(nullptr, &own, remote.rkey, std::max<uint32_t>(res_->plan.weight, 1)));
+  size_t most = len / kStripeMin;
+  for (const auto& rail : rails_) {
+    if (pieces.size() >= most) break;
+    if (!rail->up) continue;
+    const RdmaMemoryRegion* there = own.On(rail->res->device.get());
+    const RailKey* key = KeyFor(remote, rail->remote.device_tag);
+    if (there == nullptr || key == nullptr) continue;
+    pieces.push_back(piece(rail.get(), there, key->rkey, rail->weight));
+  }
+  if (pieces.size() < 2) return false;
+  uint64_t total_weight = 0;
+  for (const Piece& p : pieces) total_weight += p.weight;
+  uint64_t at = 0;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    uint64_t n = i + 1 == pieces.size() ? len - at : len * pieces[i].weight / total_weight;
+    n = i + 1 == pieces.size() ? n : n / kAlign * kAlign;
+    pieces[i].offset = at;
+    pieces[i].len = n;
+    at += n;
+  }
+  // The further rails' pieces first, then the first QP's.
+  std::vector<RailQp*> posted;
+  for (const Piece& p : pieces) {
+    if (p.rail == nullptr || p.len == 0) continue;
+    p.rail->busy = true;
+    Status s = PostOnRail(lock, *p.rail, write, *p.local, local_offset + p.offset,
+                          remote.address + remote_offset + p.offset, p.rkey, p.len);
+    if (!s.ok()) TakeRailOut(*p.rail, s.message());
+    posted.push_back(p.rail);  // what it did post completes (or flushes) all the same
+  }
+  const Piece& first = pieces.front();
+  Status mine = PostOneSided(lock, write, own, local_offset + first.offset,
+                             remote.address + remote_offset + first.offset, remote.rkey, first.len);
+  if (mine.ok()) mine = AwaitOneSided(lock);
+  // Every posted piece is waited for, even when the first QP failed: the
+  // caller's memory is in use until then.
+  AwaitRails(lock, posted, 0);
+  for (RailQp* r : posted) r->busy = false;
+  FlushRails();  // what came for them meanwhile
+  if (!mine.ok()) return mine;
+  for (const Piece& p : pieces) {
+    if (p.rail == nullptr || p.len == 0) continue;
+    if (p.rail->up) {
+      (write ? p.rail->bytes_written : p.rail->bytes_read) += p.len;
+      continue;
+    }
+    // Its rail failed: the piece again, on the first QP.
+    RDMAD_RETURN_IF_ERROR(PostOneSided(lock, write, own, local_offset + p.offset,
+                                       remote.address + remote_offset + p.offset, remote.rkey,
+                                       p.len));
+    RDMAD_RETURN_IF_ERROR(AwaitOneSided(lock));
+  }
+  return true;
+}
+
+Status RdmaChannel::PostOnRail(Lock& lock, RailQp& rail, bool write, const RdmaMemoryRegion& local,
+                               size_t local_offset, uint64_t remote_address, uint32_t rkey,
+                               size_t len) {
+  const ChannelResources& r = *rail.res;
+  uint64_t max_wr =
+      std::min<uint64_t>(kMaxRailWrBytes, r.max_msg_size ? r.max_msg_size : kMaxRailWrBytes);
+  for (uint64_t done = 0; done < len;) {
+    if (rail.outstanding >= r.send_depth) {
+      std::vector<RailQp*> one{&rail};
+      AwaitRails(lock, one, r.send_depth - 1);
+      if (!rail.up) return Status::Unavailable(rail.reason);
+    }
+    auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
+    ibv_sge sge;
+    ibv_send_wr wr;
+    FillOneSided(write, local.iova() + local_offset + done, n, local.lkey(), remote_address + done,
+                 rkey, MakeWrId(WrKind::kOneSided, 0), &sge, &wr);
+    ibv_send_wr* bad = nullptr;
+    if (int rc = ibv_post_send(r.qp, &wr, &bad); rc != 0) {
+      return Status::Unavailable(std::string("ibv_post_send: ") + std::strerror(rc));
+    }
+    ++rail.outstanding;
+    done += n;
+  }
+  return Status::Ok();
+}
+
+void RdmaChannel::TakeRailOut(RailQp& rail, const std::string& why) {
+  if (!rail.up) return;
+  rail.up = false;
+  rail.reason = why;
+  rail.next_look = RailQp::Clock::now() + std::chrono::seconds(1);  // then look for its return
+  ClientLog().warn(
+      "RDMA channel {}: rail {} -> {} taken out: {}; its transfers go on the other "
+      "rails",
+      info_.id, rail.local.device, rail.remote.device, why);
+}
+
+void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint32_t at_most) {
+  auto pending = [&] {
+    for (RailQp* r : rails) {
+      if (r->outstanding > at_most) return true;
+    }
+    return false;
+  };
+  ibv_wc wcs[16];
+  auto spin_until = std::chrono::steady_clock::now() + spin_;
+  while (pending()) {
+    bool any = false;
+    for (RailQp* r : rails) {
+      int n = ibv_poll_cq(r->res->cq, 16, wcs);
+      for (int i = 0; i < n; ++i) {
+        any = true;
+        if (r->outstanding > 0) --r->outstanding;
+        if (wcs[i].status != IBV_WC_SUCCESS) {
+          TakeRailOut(*r, std::string(ibv_wc_status_str(wcs[i].status)) + " on QP " +
+                              std::to_string(r->local.qpn));
+        }
+      }
+      if (n < 0) TakeRailOut(*r, "ibv_poll_cq failed");
+    }
+    if (any || !pending()) continue;
+    if (std::chrono::steady_clock::now() < spin_until) continue;
+    // Sleep on the rails' completion channels (armed, then polled once
+    // more so that nothing completes unseen), with the mutex released.
+    std::vector<pollfd> fds;
+    for (RailQp* r : rails) {
+      if (r->outstanding <= at_most) continue;
+      ibv_req_notify_cq(r->res->cq, 0);
+      fds.push_back(pollfd{r->res->comp_channel->fd, POLLIN, 0});
+    }
+    bool again = false;
+    for (RailQp* r : rails) {
+      ibv_wc peek;
+      int n = ibv_poll_cq(r->res->cq, 1, &peek);
+      if (n > 0) {
+        again = true;
+        if (r->outstanding > 0) --r->outstanding;
+        if (peek.status != IBV_WC_SUCCESS) {
+          TakeRailOut(*r, std::string(ibv_wc_status_str(peek.status)) + " on QP " +
+                              std::to_string(r->local.qpn));
+        }
+      }
+    }
+    if (again) continue;
+    lock.unlock();
+    ::poll(fds.data(), fds.size(), 100);
+    lock.lock();
+    for (RailQp* r : rails) {
+      ibv_cq* cq = nullptr;
+      void* ctx = nullptr;
+      while (ibv_get_cq_event(r->res->comp_channel, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    }
+  }
+}
+
+}  // namespace rdmad::internal
