@@ -131,7 +131,7 @@ const std::vector<Command>& Commands() {
        DeclareConnect},
       {"ping", "timed round trips to a peer's echo service", DeclarePing},
       {"bench", "perftest-style benchmarks against a peer's echo service", DeclareBench},
-      {"events", "follow daemon events (config, devices, ports, GIDs)", DeclareEvents},
+      {"events", "follow daemon events (config, devices, ports, GIDs, rails)", DeclareEvents},
       {"peer-key", "write a new shared peer key to FILE (daemon.peer_key_file)", DeclarePeerKey},
       {"version", "print rdmactl's version", DeclareVersion},
       {"help", "list the commands, or explain one", DeclareHelp},

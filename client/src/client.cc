@@ -296,6 +296,7 @@ std::string_view EventKindName(EventKind kind) {
     case EventKind::kPortStateChanged: return "port-state-changed";
     case EventKind::kGidAdded: return "gid-added";
     case EventKind::kGidRemoved: return "gid-removed";
+    case EventKind::kRailChanged: return "rail-changed";
     case EventKind::kUnspecified: break;
   }
   return "unspecified";

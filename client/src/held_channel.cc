@@ -503,19 +503,22 @@ Status HeldChannel::Read(const MemoryRegion& local, size_t local_offset,
 }
 
 // A channel with rails tells the daemon their bytes, at most every
-// kReportInterval (rdmactl channels shows them).
+// kReportInterval (rdmactl channels shows them), and at once when a rail
+// went out or came back (the daemon's rail-changed event).
 void HeldChannel::MaybeReport() {
   if (channel_->info().transport != ChannelTransport::kRdma) return;
   auto now = std::chrono::steady_clock::now();
   int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   int64_t last = last_report_ns_.load(std::memory_order_relaxed);
-  if (reported_.load(std::memory_order_relaxed) &&
-      now_ns - last < std::chrono::nanoseconds(kReportInterval).count()) {
-    return;
-  }
+  bool due = !reported_.load(std::memory_order_relaxed) ||
+             now_ns - last >= std::chrono::nanoseconds(kReportInterval).count();
   std::vector<ChannelRail> rails = channel_->rails();
   if (rails.size() < 2) return;
+  uint32_t up = 0;  // a rail out or back is told at once
+  for (size_t i = 0; i < rails.size() && i < 32; ++i) up |= rails[i].up ? 1u << i : 0;
+  if (!due && up == reported_up_.load(std::memory_order_relaxed)) return;
+  reported_up_.store(up, std::memory_order_relaxed);
   last_report_ns_.store(now_ns, std::memory_order_relaxed);
   reported_.store(true, std::memory_order_relaxed);
   hold_->ReportRails(rails);

@@ -166,6 +166,7 @@ class HeldChannel final : public ForwardingChannel {
   std::unique_ptr<HoldStream> hold_;
   std::atomic<bool> reported_{false};
   std::atomic<int64_t> last_report_ns_{0};  // steady clock
+  std::atomic<uint32_t> reported_up_{0};    // which rails were up in the last report
 };
 
 // The transport's channel (RdmaChannel or TcpChannel) as an

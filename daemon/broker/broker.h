@@ -152,8 +152,11 @@ class Broker final : public InboundChannels, public SessionUser {
   // for a channel the caller does not own; INVALID_ARGUMENT for another
   // number of rails. Of a channel to this daemon itself, only the
   // initiating process's account is kept.
+  // changes: a line for each rail that went out or came back ("channel
+  // 0x... to PEER: rail rxe1 -> rxe1 out: WHY"), for the event bus.
   Status ReportRails(const Caller& caller, uint64_t channel_id,
-                     const std::vector<ChannelRailRecord>& rails);
+                     const std::vector<ChannelRailRecord>& rails,
+                     std::vector<std::string>* changes = nullptr);
   // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
   // malformed instance id; NOT_FOUND unless the channel is shared with
   // call.initiator_instance; OK for an ended channel.

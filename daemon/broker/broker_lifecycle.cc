@@ -85,7 +85,8 @@ Status Broker::Release(const Caller& caller, uint64_t channel_id, const std::str
 }
 
 Status Broker::ReportRails(const Caller& caller, uint64_t channel_id,
-                           const std::vector<ChannelRailRecord>& rails) {
+                           const std::vector<ChannelRailRecord>& rails,
+                           std::vector<std::string>* changes) {
   auto lock = table_.Lock();
   Entry* e = table_.FindOwnedLocked(caller, channel_id, /*admin=*/false);
   if (e == nullptr) {
@@ -101,10 +102,17 @@ Status Broker::ReportRails(const Caller& caller, uint64_t channel_id,
         fmt::format("rails: {} reported, the channel has {}", rails.size(), r.rails.size()));
   }
   for (size_t i = 0; i < rails.size(); ++i) {
-    r.rails[i].bytes_written = rails[i].bytes_written;
-    r.rails[i].bytes_read = rails[i].bytes_read;
-    r.rails[i].up = rails[i].up;
-    r.rails[i].reason = rails[i].reason.substr(0, internal::kMaxReasonLength);
+    ChannelRailRecord& rail = r.rails[i];
+    bool was_up = rail.up;
+    rail.bytes_written = rails[i].bytes_written;
+    rail.bytes_read = rails[i].bytes_read;
+    rail.up = rails[i].up;
+    rail.reason = rails[i].reason.substr(0, internal::kMaxReasonLength);
+    if (rail.up == was_up) continue;
+    std::string line = fmt::format("{}: rail {} -> {} {}", DescribeChannel(r), rail.device,
+                                   rail.peer_device, rail.up ? "is back" : "out: " + rail.reason);
+    spdlog::info("{}", line);
+    if (changes != nullptr) changes->push_back(std::move(line));
   }
   return Status::Ok();
 }

@@ -95,6 +95,23 @@ TEST(BrokerRailsTest, ThePlanCarriesTheRailsAndTheRecordThePairs) {
   EXPECT_FALSE(r.rails[1].up);
   EXPECT_EQ(r.rails[1].reason.size(), internal::kMaxReasonLength);
 
+  // A rail going out or coming back is a change (for the event bus); the
+  // same state again is none.
+  std::vector<std::string> changes;
+  ASSERT_TRUE(f.broker.ReportRails(kApp, id, report, &changes).ok());
+  EXPECT_TRUE(changes.empty());
+  report[1].up = true;
+  ASSERT_TRUE(f.broker.ReportRails(kApp, id, report, &changes).ok());
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NE(changes[0].find("rail rxe2 -> mlx5_1 is back"), std::string::npos) << changes[0];
+  report[1].up = false;
+  report[1].reason = "port 1 is DOWN";
+  changes.clear();
+  ASSERT_TRUE(f.broker.ReportRails(kApp, id, report, &changes).ok());
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_NE(changes[0].find("rail rxe2 -> mlx5_1 out: port 1 is DOWN"), std::string::npos)
+      << changes[0];
+
   // Another number of rails, another uid, another channel: refused.
   report.pop_back();
   EXPECT_EQ(f.broker.ReportRails(kApp, id, report).code(), StatusCode::kInvalidArgument);

@@ -200,7 +200,11 @@ grpc::ServerUnaryReactor* LocalService::ReportChannel(grpc::CallbackServerContex
     rail.reason = r.reason();
     rails.push_back(std::move(rail));
   }
-  return Reply(context, broker->ReportRails(CallerOf(context), request->channel_id(), rails));
+  std::vector<std::string> changes;
+  Status s = broker->ReportRails(CallerOf(context), request->channel_id(), rails, &changes);
+  for (std::string& line : changes)
+    core_->events().Publish(EventKind::kRailChanged, std::move(line));
+  return Reply(context, s);
 }
 
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,

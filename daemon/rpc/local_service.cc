@@ -16,19 +16,21 @@ namespace {
 
 // EventKind and v1::EventKind share their numbers by design.
 constexpr int kFirstEventKind = v1::CONFIG_RELOADED;
-constexpr int kLastEventKind = v1::GID_REMOVED;
+constexpr int kLastProtoEventKind = v1::RAIL_CHANGED;
+static_assert(int(kLastEventKind) == kLastProtoEventKind);
 
 static_assert(int(EventKind::kConfigReloaded) == v1::CONFIG_RELOADED);
 static_assert(int(EventKind::kDaemonStopping) == v1::DAEMON_STOPPING);
 static_assert(int(EventKind::kDeviceAdded) == v1::DEVICE_ADDED);
 static_assert(int(EventKind::kGidRemoved) == v1::GID_REMOVED);
+static_assert(int(EventKind::kRailChanged) == v1::RAIL_CHANGED);
 
 v1::EventKind ToProto(EventKind kind) { return static_cast<v1::EventKind>(kind); }
 
 StatusOr<std::set<EventKind>> KindsFromRequest(const v1::WatchEventsRequest& req) {
   std::set<EventKind> kinds;
   for (int kind : req.kinds()) {
-    if (kind < kFirstEventKind || kind > kLastEventKind) {
+    if (kind < kFirstEventKind || kind > kLastProtoEventKind) {
       return Status::InvalidArgument("kinds: unknown event kind " + std::to_string(kind));
     }
     kinds.insert(static_cast<EventKind>(kind));

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,6 +147,32 @@ void TwoHostRailsTest::DriveFromA() {
   EXPECT_GT(row.rails[1].bytes_written, 0u);
   EXPECT_GT(row.rails[1].bytes_read, 0u);
 
+  // The daemon's rail-changed events, from here on.
+  auto watch = client_->WatchEvents({EventKind::kRailChanged});
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  std::mutex events_mu;
+  std::vector<std::string> events;
+  std::thread watcher([&] {
+    Event e;
+    while ((*watch)->Next(&e)) {
+      std::lock_guard lock(events_mu);
+      events.push_back(e.message);
+    }
+  });
+  auto seen = [&](const std::string& what) {
+    for (int i = 0; i < 50; ++i) {
+      {
+        std::lock_guard lock(events_mu);
+        for (const std::string& m : events) {
+          if (m.find(what) != std::string::npos) return true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  };
+  const std::string rail1 = "rail " + Env("LAB_DEV1") + " -> " + Env("LAB_DEV1");
+
   // Rail 1's link goes down on a: the next Write completes whole anyway.
   std::vector<uint8_t> again = Pattern(kBytes, 8);
   auto again_region = c.RegisterMemory(again.data(), again.size());
@@ -161,6 +188,7 @@ void TwoHostRailsTest::DriveFromA() {
             << rails[1].local_device << " up=" << rails[1].up << " (" << rails[1].reason << ")\n";
   EXPECT_FALSE(rails[1].up);
   EXPECT_FALSE(rails[1].reason.empty());
+  EXPECT_TRUE(seen(rail1 + " out: ")) << "no rail-changed event for the rail out";
   ASSERT_TRUE(c.Read(*in_region.value(), 0, *remote, 0, kBytes).ok());
   EXPECT_TRUE(in == again) << "the Write over a failed rail did not land whole";
   EXPECT_TRUE(c.status().ok()) << c.status().ToString();
@@ -181,6 +209,9 @@ void TwoHostRailsTest::DriveFromA() {
   std::cout << "[ rails    ] " << net1 << " up: rail " << rails[1].local_device << " back after "
             << back_ms << " ms\n";
   ASSERT_TRUE(back) << "rail 1 did not come back: " << c.rails()[1].reason;
+  EXPECT_TRUE(seen(rail1 + " is back")) << "no rail-changed event for the rail back";
+  (*watch)->Cancel();
+  watcher.join();
   uint64_t before = c.rails()[1].bytes_written;
   std::vector<uint8_t> third = Pattern(kBytes, 9);
   auto third_region = c.RegisterMemory(third.data(), third.size());

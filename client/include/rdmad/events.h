@@ -22,7 +22,10 @@ enum class EventKind {
   kPortStateChanged = 6,
   kGidAdded = 7,
   kGidRemoved = 8,
+  kRailChanged = 9,  // a channel's rail went out or came back
 };
+// The last kind: a value past it is none the library knows.
+inline constexpr EventKind kLastEventKind = EventKind::kRailChanged;
 
 // "config-reloaded", "device-added", "port-state-changed", ...
 RDMAD_EXPORT std::string_view EventKindName(EventKind kind);

@@ -67,7 +67,7 @@ struct ApiEnum<PeerState> {
 };
 template <>
 struct ApiEnum<EventKind> {
-  static constexpr int kMax = 8;
+  static constexpr int kMax = static_cast<int>(kLastEventKind);
 };
 inline std::string_view ApiName(PeerState state) { return PeerStateName(state); }
 inline std::string_view ApiName(EventKind kind) { return EventKindName(kind); }
