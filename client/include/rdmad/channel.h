@@ -51,7 +51,10 @@ RDMAD_EXPORT StatusOr<uint64_t> ParseChannelId(std::string_view text);
 struct RailKey {
   uint32_t device_tag = 0;  // the device, as the channel's handshake names it (not 0)
   uint32_t rkey = 0;
-  friend bool operator==(const RailKey&, const RailKey&) = default;
+  // Spelled out: the public headers stay C++17.
+  friend bool operator==(const RailKey& a, const RailKey& b) {
+    return a.device_tag == b.device_tag && a.rkey == b.rkey;
+  }
 };
 
 // What a peer needs to Write into or Read from a region: travels as a

@@ -37,6 +37,11 @@ struct RailQp {
   std::string reason;             // why it is out
   bool busy = false;              // a transfer waits on its QP: the QP must stay
   Clock::time_point next_look{};  // when to look at the port (and GID) again
+  // Taken out this many times since it last carried a piece: it may come
+  // back from retry_at on (1 s, doubling up to a minute), so that a rail
+  // whose port is ACTIVE but whose peer it cannot reach does not flap.
+  uint32_t failures = 0;
+  Clock::time_point retry_at{};
   // Coming back (channel_rail_return.cc): the new QP offered to the peer
   // and since when; the peer's offer or answer, kept until the rail is idle.
   std::unique_ptr<ChannelResources> next;

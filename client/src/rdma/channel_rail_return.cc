@@ -4,15 +4,14 @@
 // back (docs/topology.md, "Rails in a channel"). Before it stripes, the
 // sending side looks at each rail's port at most once a second: a rail
 // whose port left ACTIVE or whose GID changed is taken out before any
-// transfer waits on it. Once a rail that is out has its port ACTIVE again,
-// this side opens a new QP on the rail's device and offers it to the peer
-// in a RAIL message on the first QP (the rail's index, the QP number and
-// PSN; wire.h). The peer opens a new QP of its own, connects it to the
-// offered one, puts it in place of its old one and answers with it; this
-// side connects its new QP on the answer and the rail is up again. An offer
-// not answered within kOfferTimeout is dropped, and made again later. A
-// rail's QP is replaced only while no transfer waits on it (busy), else
-// when that transfer ends.
+// transfer waits on it. Once a rail that is out has its port ACTIVE again
+// (and its backoff has passed: 1 s after it was taken out, doubling while
+// it keeps failing, up to a minute), this side opens a new QP on the rail's device and offers it to
+// the peer in a RAIL message on the first QP (the rail's index, the QP number and PSN; wire.h). The
+// peer opens a new QP of its own, connects it to the offered one, puts it in place of its old one
+// and answers with it; this side connects its new QP on the answer and the rail is up again. An
+// offer not answered within kOfferTimeout is dropped, and made again later. A rail's QP is replaced
+// only while no transfer waits on it (busy), else when that transfer ends.
 
 #include <infiniband/verbs.h>
 
@@ -67,7 +66,7 @@ void RdmaChannel::WatchRails() {
       if (!trouble.empty()) TakeRailOut(rail, trouble);
       continue;
     }
-    if (!trouble.empty()) continue;
+    if (!trouble.empty() || now < rail.retry_at) continue;
     // Back: a new QP, offered to the peer.
     auto res = ChannelResources::CreateRail(res_->plan, rail.plan);
     StatusOr<RailEndpoint> local =

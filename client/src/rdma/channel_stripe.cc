@@ -133,6 +133,7 @@ StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegio
     if (p.rail == nullptr || p.len == 0) continue;
     if (p.rail->up) {
       (write ? p.rail->bytes_written : p.rail->bytes_read) += p.len;
+      p.rail->failures = 0;
       continue;
     }
     // Its rail failed: the piece again, on the first QP.
@@ -175,7 +176,9 @@ void RdmaChannel::TakeRailOut(RailQp& rail, const std::string& why) {
   if (!rail.up) return;
   rail.up = false;
   rail.reason = why;
-  rail.next_look = RailQp::Clock::now() + std::chrono::seconds(1);  // then look for its return
+  ++rail.failures;
+  int64_t backoff_s = std::min<int64_t>(60, int64_t(1) << std::min<uint32_t>(rail.failures - 1, 6));
+  rail.retry_at = RailQp::Clock::now() + std::chrono::seconds(backoff_s);
   ClientLog().warn(
       "RDMA channel {}: rail {} -> {} taken out: {}; its transfers go on the other "
       "rails",

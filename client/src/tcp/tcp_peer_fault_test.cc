@@ -155,7 +155,7 @@ TEST(TcpPeerDeathTest, DiesWhileAWriteWaitsForItsAck) {
   std::vector<uint8_t> buf(1000, 3);
   StatusOr<std::unique_ptr<MemoryRegion>> local = peer->channel->RegisterMemory(buf.data(), 1000);
   ASSERT_TRUE(local.ok());
-  RegionDescriptor remote{1, 1000, 1, 0};
+  RegionDescriptor remote{1, 1000, 1, 0, {}};
   Status wrote;
   std::jthread writer([&] { wrote = peer->channel->Write(**local, 0, remote, 0, 1000); });
   StatusOr<RawFrame> request = ReadRawFrame(peer->raw.get());  // the WRITE, never answered
@@ -173,7 +173,7 @@ TEST(TcpCloseTest, CloseWakesAReadWaitingForItsAnswer) {
   std::vector<uint8_t> buf(64, 3);
   StatusOr<std::unique_ptr<MemoryRegion>> local = peer->channel->RegisterMemory(buf.data(), 64);
   ASSERT_TRUE(local.ok());
-  RegionDescriptor remote{1, 64, 1, 0};
+  RegionDescriptor remote{1, 64, 1, 0, {}};
   Status read;
   std::jthread reader([&] { read = peer->channel->Read(**local, 0, remote, 0, 64); });
   ASSERT_TRUE(ReadRawFrame(peer->raw.get()).ok());  // the READ_REQ, never answered
