@@ -710,6 +710,12 @@ class nixl_agent:  # noqa: N801
         elif kind == _wire.REGIONS:
             with self._cond:
                 conn.learn_regions(body)
+                # What an agent shows on its connection is registered: its
+                # metadata covers it too, also when that metadata was fetched
+                # before the agent registered (a race the program cannot see).
+                md = self._remote_md.get(conn.remote or "")
+                if md is not None:
+                    md.ranges = sorted(set(md.ranges) | set(conn.remote_regions))
                 self._cond.notify_all()
         elif kind == _wire.METADATA:
             md = _wire.Metadata.decode(_wire.text(body.get("metadata"), "metadata",
