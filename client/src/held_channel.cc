@@ -471,7 +471,9 @@ void HoldStream::Wait() {
 
 HeldChannel::HeldChannel(std::unique_ptr<AbortableChannel> channel,
                          std::unique_ptr<HoldStream> hold)
-    : channel_(std::move(channel)), hold_(std::move(hold)) {
+    : channel_(std::move(channel)),
+      hold_(std::move(hold)),
+      has_rails_(channel_->rails().size() > 1) {  // fixed at the handshake
   hold_->Attach(channel_.get());
 }
 
@@ -484,7 +486,7 @@ HeldChannel::~HeldChannel() {
 
 void HeldChannel::Close() {
   channel_->Close();  // the peer hears it on the data path first
-  if (reported_.load()) hold_->ReportRails(channel_->rails());  // the last account
+  if (has_rails_ && reported_.load()) hold_->ReportRails(channel_->rails());  // the last account
   hold_->Release();
 }
 
@@ -506,7 +508,7 @@ Status HeldChannel::Read(const MemoryRegion& local, size_t local_offset,
 // kReportInterval (rdmactl channels shows them), and at once when a rail
 // went out or came back (the daemon's rail-changed event).
 void HeldChannel::MaybeReport() {
-  if (channel_->info().transport != ChannelTransport::kRdma) return;
+  if (!has_rails_) return;  // one rail (or TCP): nothing to tell, nothing to build
   auto now = std::chrono::steady_clock::now();
   int64_t now_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
@@ -514,7 +516,6 @@ void HeldChannel::MaybeReport() {
   bool due = !reported_.load(std::memory_order_relaxed) ||
              now_ns - last >= std::chrono::nanoseconds(kReportInterval).count();
   std::vector<ChannelRail> rails = channel_->rails();
-  if (rails.size() < 2) return;
   uint32_t up = 0;  // a rail out or back is told at once
   for (size_t i = 0; i < rails.size() && i < 32; ++i) up |= rails[i].up ? 1u << i : 0;
   if (!due && up == reported_up_.load(std::memory_order_relaxed)) return;

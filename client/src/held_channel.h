@@ -164,6 +164,7 @@ class HeldChannel final : public ForwardingChannel {
 
   std::unique_ptr<AbortableChannel> channel_;
   std::unique_ptr<HoldStream> hold_;
+  const bool has_rails_;  // further rails: MaybeReport has something to tell
   std::atomic<bool> reported_{false};
   std::atomic<int64_t> last_report_ns_{0};  // steady clock
   std::atomic<uint32_t> reported_up_{0};    // which rails were up in the last report

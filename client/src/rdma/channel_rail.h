@@ -50,6 +50,10 @@ struct RailQp {
   std::optional<RailMessage> offer, answer;
 };
 
+// The address a rail's QP moves to RTR with: the peer's QP (qpn, psn) on
+// the rail's remote device.
+RdmaEndpoint RailPeer(const RailEndpoint& remote, uint32_t qpn, uint32_t psn);
+
 // The local side of a further rail created for plan: device, QP, PSN, GID.
 StatusOr<RailEndpoint> FillRailEndpoint(const ChannelResources& res, const RailPlan& plan);
 

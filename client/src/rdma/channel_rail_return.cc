@@ -109,12 +109,7 @@ void RdmaChannel::OnRailMessage(const uint8_t* payload, uint32_t len) {
 // Connects qp (INIT) to the peer's new QP on the rail (mu_ held).
 Status RdmaChannel::ConnectRailQp(RailQp& rail, ChannelResources& qp, uint32_t local_psn,
                                   const RailMessage& peer) {
-  RdmaEndpoint remote;
-  remote.qpn = peer.qpn;
-  remote.psn = peer.psn;
-  remote.gid = rail.remote.gid;
-  remote.lid = rail.remote.lid;
-  RDMAD_RETURN_IF_ERROR(qp.ToRtr(remote, rail.mtu));
+  RDMAD_RETURN_IF_ERROR(qp.ToRtr(RailPeer(rail.remote, peer.qpn, peer.psn), rail.mtu));
   return qp.ToRts(local_psn);
 }
 

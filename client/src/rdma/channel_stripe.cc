@@ -192,12 +192,12 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
     }
     return false;
   };
-  ibv_wc wcs[16];
-  auto spin_until = std::chrono::steady_clock::now() + spin_;
-  while (pending()) {
+  // Takes up to `most` completions of each rail; true if there were any.
+  auto poll = [&](int most) {
+    ibv_wc wcs[16];
     bool any = false;
     for (RailQp* r : rails) {
-      int n = ibv_poll_cq(r->res->cq, 16, wcs);
+      int n = ibv_poll_cq(r->res->cq, most, wcs);
       for (int i = 0; i < n; ++i) {
         any = true;
         if (r->outstanding > 0) --r->outstanding;
@@ -208,7 +208,11 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
       }
       if (n < 0) TakeRailOut(*r, "ibv_poll_cq failed");
     }
-    if (any || !pending()) continue;
+    return any;
+  };
+  auto spin_until = std::chrono::steady_clock::now() + spin_;
+  while (pending()) {
+    if (poll(16) || !pending()) continue;
     if (std::chrono::steady_clock::now() < spin_until) continue;
     // Sleep on the rails' completion channels (armed, then polled once
     // more so that nothing completes unseen), with the mutex released.
@@ -218,20 +222,7 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
       ibv_req_notify_cq(r->res->cq, 0);
       fds.push_back(pollfd{r->res->comp_channel->fd, POLLIN, 0});
     }
-    bool again = false;
-    for (RailQp* r : rails) {
-      ibv_wc peek;
-      int n = ibv_poll_cq(r->res->cq, 1, &peek);
-      if (n > 0) {
-        again = true;
-        if (r->outstanding > 0) --r->outstanding;
-        if (peek.status != IBV_WC_SUCCESS) {
-          TakeRailOut(*r, std::string(ibv_wc_status_str(peek.status)) + " on QP " +
-                              std::to_string(r->local.qpn));
-        }
-      }
-    }
-    if (again) continue;
+    if (poll(16)) continue;
     lock.unlock();
     ::poll(fds.data(), fds.size(), 100);
     lock.lock();

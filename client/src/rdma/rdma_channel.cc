@@ -56,6 +56,15 @@ Status QueryGid(const ChannelResources& res, const std::string& device, uint32_t
 
 }  // namespace
 
+RdmaEndpoint RailPeer(const RailEndpoint& remote, uint32_t qpn, uint32_t psn) {
+  RdmaEndpoint peer;
+  peer.qpn = qpn;
+  peer.psn = psn;
+  peer.gid = remote.gid;
+  peer.lid = remote.lid;
+  return peer;
+}
+
 StatusOr<RailEndpoint> FillRailEndpoint(const ChannelResources& res, const RailPlan& plan) {
   RailEndpoint e;
   e.device = plan.device;
@@ -142,11 +151,7 @@ void PendingRdmaChannel::ConnectRails(const RdmaEndpoint& remote, RailRole role)
     rail->mtu =
         NegotiatedMtu(res_->plan.path_mtu_cap, rail->local.active_mtu, rail->remote.active_mtu);
     rail->weight = std::min(rail->local.weight, std::max<uint32_t>(rail->remote.weight, 1));
-    RdmaEndpoint peer;
-    peer.qpn = rail->remote.qpn;
-    peer.psn = rail->remote.psn;
-    peer.gid = rail->remote.gid;
-    peer.lid = rail->remote.lid;
+    RdmaEndpoint peer = RailPeer(rail->remote, rail->remote.qpn, rail->remote.psn);
     if (Status s = rail->res->ToRtr(peer, rail->mtu); !s.ok()) {
       ClientLog().warn("RDMA channel: rail {} -> {} left out: {}", rail->local.device,
                        rail->remote.device, s.message());
