@@ -116,6 +116,7 @@ struct RdmaPlan {
   uint32_t spin_us = 50;        // spin before sleeping on the CQ channel
   int relaxed_ordering = 2;     // 0 off, 1 on if supported, 2 auto
   uint32_t weight = 1;          // the first rail's share of a striped transfer
+  bool first_striped = true;    // false: none while a further rail is up (outside the rail plan)
   std::vector<RailPlan> rails;  // further rails, at most kMaxRails - 1
 };
 

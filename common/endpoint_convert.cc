@@ -197,6 +197,7 @@ namespace rdmad::internal {
 RdmaPlan PlanFromChannelPlan(const v1::ChannelPlan& plan) {
   RdmaPlan out = PlanFromPath(plan.path());
   out.weight = plan.weight() != 0 ? plan.weight() : 1;
+  out.first_striped = !plan.first_not_striped();
   for (const v1::RailPath& r : plan.rails()) {
     if (out.rails.size() == kMaxRails - 1) break;
     RailPlan rail;

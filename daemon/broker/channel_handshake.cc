@@ -123,6 +123,7 @@ ChannelPlan ChannelHandshake::Plan(const std::string& peer_ip, const std::string
   for (const RailPathDecision& rail : plan.rails.further) {
     spdlog::info("rails to {}: also {}", peer_ip, rail.reason);
   }
+  if (!plan.rails.first_striped) spdlog::info("rails to {}: {}", peer_ip, plan.rails.first_reason);
   return plan;
 }
 

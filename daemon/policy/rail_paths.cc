@@ -78,26 +78,24 @@ ChannelRails ChannelRailsFor(const Inventory& inventory, const Config& config,
   std::vector<RailPathDecision>& rails = out.further;
   int wanted = config.rails.per_channel == 0 ? kMaxFurtherRails + 1 : config.rails.per_channel;
   if (wanted <= 1 || primary.gid_index < 0 || primary.transport == Transport::kIwarp) return out;
-  // The plan's devices first, then the inventory's in name order.
+  // The plan's devices in its order; without a plan, the inventory's by name.
   std::vector<const DeviceInfo*> order;
   for (const std::string& name : preferred) {
     const DeviceInfo* d = inventory.Find(name);
     if (d != nullptr && std::find(order.begin(), order.end(), d) == order.end()) order.push_back(d);
   }
-  std::vector<const DeviceInfo*> rest;
-  for (const DeviceInfo& d : inventory.devices) {
-    if (std::find(order.begin(), order.end(), &d) == order.end()) rest.push_back(&d);
+  const bool planned = !order.empty();
+  if (!planned) {
+    for (const DeviceInfo& d : inventory.devices) order.push_back(&d);
+    std::sort(order.begin(), order.end(),
+              [](const DeviceInfo* a, const DeviceInfo* b) { return a->name < b->name; });
   }
-  std::sort(rest.begin(), rest.end(),
-            [](const DeviceInfo* a, const DeviceInfo* b) { return a->name < b->name; });
-  order.insert(order.end(), rest.begin(), rest.end());
   for (const DeviceInfo* device : order) {
     if (device->name == primary.device) continue;
     if (static_cast<int>(rails.size()) + 1 >= wanted) break;
     std::string why;
     std::optional<RailPathDecision> rail = RailOn(config, *device, primary, &why);
     if (!rail) continue;
-    bool in_plan = std::find(preferred.begin(), preferred.end(), device->name) != preferred.end();
     if (lookup != nullptr && !rail->source_ip.empty()) {
       rail->prefix_len = lookup->PrefixLength(rail->source_ip).value_or(0);
     }
@@ -105,9 +103,16 @@ ChannelRails ChannelRailsFor(const Inventory& inventory, const Config& config,
                    std::to_string(rail->gid_index) + " (" +
                    std::string(GidTypeName(rail->gid_type)) +
                    (rail->source_ip.empty() ? "" : ", " + rail->source_ip) +
-                   "): " + (in_plan ? "in the process's rail plan" : "another usable device") +
+                   "): " + (planned ? "in the process's rail plan" : "another usable device") +
                    ", weight " + std::to_string(rail->weight);
     rails.push_back(std::move(*rail));
+  }
+  if (planned && !rails.empty() &&
+      std::find(preferred.begin(), preferred.end(), primary.device) == preferred.end()) {
+    out.first_striped = false;
+    out.first_reason = primary.device +
+                       " (the path policy's) is not in the process's rail plan: it carries the "
+                       "messages, and large transfers only while no rail of the plan is up";
   }
   return out;
 }

@@ -5,8 +5,9 @@
 // the channel may stripe over. A further rail is a device the filter
 // admits, with an ACTIVE port of the first rail's link layer and a GID of
 // its type (gid_policy.h's preferred one), at most rails.per_channel - 1 of
-// them (0: up to kMaxFurtherRails). Devices a process's rail plan names
-// come first, in its order; the rest by name. The client library pairs
+// them (0: up to kMaxFurtherRails): the devices of the process's rail plan
+// in its order when it has one (the host-wide balance holds for its
+// channels too), else every such device by name. The client library pairs
 // them with the peer's by subnet in the handshake.
 //
 // Thread safety: pure functions over values; the SourceAddressLookup is
@@ -45,15 +46,21 @@ struct RailPathDecision {
 // A rail's share of a striped transfer: its rate in whole Gb/s, at least 1.
 uint32_t RailWeight(double rate_gbps);
 
-// A channel's rails: the first one's weight and the further ones.
+// A channel's rails: the first one's weight, whether it takes a share of
+// striped transfers, and the further ones.
 struct ChannelRails {
   uint32_t weight = 1;
+  bool first_striped = true;
+  std::string first_reason;  // why not, in one line
   std::vector<RailPathDecision> further;
 };
 
-// The rails for a channel whose first rail is primary. preferred: devices
-// in the order the caller's rail plan gives them (may be empty). lookup may
-// be null (prefix lengths unknown).
+// The rails for a channel whose first rail is primary. preferred: the
+// devices of the caller's rail plan, in its order (may be empty). With a
+// plan, only its devices are further rails, and a first rail outside it
+// (the path policy's, which carries the messages) takes no share of
+// striped transfers while one of them is up. lookup may be null (prefix
+// lengths unknown).
 ChannelRails ChannelRailsFor(const Inventory& inventory, const Config& config,
                              const PathDecision& primary, const std::vector<std::string>& preferred,
                              const SourceAddressLookup* lookup);

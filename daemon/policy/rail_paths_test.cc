@@ -94,14 +94,30 @@ TEST(ChannelRailsTest, EveryOtherUsableDeviceOfTheSameKindIsARail) {
   EXPECT_EQ(rails.further[1].prefix_len, 0);  // not known
 }
 
-TEST(ChannelRailsTest, ThePlanOrdersAndTheConfigBounds) {
+TEST(ChannelRailsTest, ThePlanChoosesTheRailsAndTheConfigBounds) {
   Inventory inv;
   inv.devices = {Roce("rxe0", "192.0.2.1"), Roce("rxe1", "192.0.2.129"),
-                 Roce("rxe2", "192.0.2.200")};
+                 Roce("rxe2", "192.0.2.200"), Roce("rxe3", "192.0.2.220")};
   Config config;
-  ChannelRails planned = ChannelRailsFor(inv, config, Primary("rxe0"), {"rxe2", "gone"}, nullptr);
-  EXPECT_EQ(Devices(planned), (std::vector<std::string>{"rxe2", "rxe1"}));
+  // Only the plan's devices, in its order; the first rail, outside the
+  // plan, keeps the messages and takes no share of striped transfers.
+  ChannelRails planned =
+      ChannelRailsFor(inv, config, Primary("rxe0"), {"rxe3", "gone", "rxe1"}, nullptr);
+  EXPECT_EQ(Devices(planned), (std::vector<std::string>{"rxe3", "rxe1"}));
   EXPECT_NE(planned.further[0].reason.find("in the process's rail plan"), std::string::npos);
+  EXPECT_FALSE(planned.first_striped);
+  EXPECT_NE(planned.first_reason.find("rxe0"), std::string::npos) << planned.first_reason;
+  // The first rail in the plan: it stripes with the plan's others.
+  planned = ChannelRailsFor(inv, config, Primary("rxe0"), {"rxe0", "rxe2"}, nullptr);
+  EXPECT_EQ(Devices(planned), (std::vector<std::string>{"rxe2"}));
+  EXPECT_TRUE(planned.first_striped);
+  // A plan of the first rail alone: no further rail.
+  planned = ChannelRailsFor(inv, config, Primary("rxe0"), {"rxe0"}, nullptr);
+  EXPECT_TRUE(planned.further.empty());
+  EXPECT_TRUE(planned.first_striped);
+  // A plan whose devices are all gone: as without one.
+  EXPECT_EQ(Devices(ChannelRailsFor(inv, config, Primary("rxe0"), {"gone"}, nullptr)),
+            (std::vector<std::string>{"rxe1", "rxe2", "rxe3"}));
 
   config.rails.per_channel = 2;  // the first and one more
   EXPECT_EQ(Devices(ChannelRailsFor(inv, config, Primary("rxe0"), {}, nullptr)),
@@ -111,7 +127,10 @@ TEST(ChannelRailsTest, ThePlanOrdersAndTheConfigBounds) {
   config.rails.per_channel = 0;
   config.devices.exclude = {DeviceSpec{"rxe1", true, 0}};
   EXPECT_EQ(Devices(ChannelRailsFor(inv, config, Primary("rxe0"), {}, nullptr)),
-            (std::vector<std::string>{"rxe2"}));
+            (std::vector<std::string>{"rxe2", "rxe3"}));
+  // The filter rules over the plan too.
+  EXPECT_EQ(Devices(ChannelRailsFor(inv, config, Primary("rxe0"), {"rxe1", "rxe3"}, nullptr)),
+            (std::vector<std::string>{"rxe3"}));
 }
 
 TEST(ChannelRailsTest, NoRailsForIwarpOrWithoutAGid) {

@@ -12,6 +12,7 @@ void ToProto(const ChannelPlan& plan, v1::ChannelPlan* out) {
   out->set_tcp_bind_host(plan.tcp_bind_host);
   if (!plan.path) return;
   out->set_weight(plan.rails.weight);
+  out->set_first_not_striped(!plan.rails.first_striped);
   for (const RailPathDecision& r : plan.rails.further) {
     v1::RailPath* rail = out->add_rails();
     rail->set_device(r.device);

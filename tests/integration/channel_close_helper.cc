@@ -7,13 +7,16 @@
 //   channel_close_helper SOCKET listen SERVICE
 //   channel_close_helper SOCKET serve SERVICE
 //   channel_close_helper SOCKET echo SERVICE
+//   channel_close_helper SOCKET plan
 //
 // It connects (retrying while the daemons' session comes up) or accepts one
 // channel, prints "HELPER connected ID" / "HELPER listening" and
 // "HELPER accepted ID", and then sleeps with the channel open until killed.
 // serve accepts every channel (an "accepted ID" line each) and keeps them;
 // echo does too and sends every message back, until the channel ends
-// ("HELPER ended ID STATUS"); then it lets the channel go.
+// ("HELPER ended ID STATUS"); then it lets the channel go. plan asks the
+// daemon for a rail plan of one device ("HELPER planned DEVICE") and holds
+// it while it lives, another process of the host.
 
 #include <unistd.h>
 
@@ -57,9 +60,11 @@ void Echo(std::unique_ptr<rdmad::Channel> channel) {
 int main(int argc, char** argv) {
   std::string mode = argc > 2 ? argv[2] : "";
   bool listens = mode == "listen" || mode == "serve" || mode == "echo";
-  if (!((mode == "connect" && argc == 5) || (listens && argc == 4))) {
+  if (!((mode == "connect" && argc == 5) || (listens && argc == 4) ||
+        (mode == "plan" && argc == 3))) {
     std::fprintf(stderr,
-                 "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve|echo SERVICE\n",
+                 "usage: %s SOCKET connect PEER SERVICE | SOCKET listen|serve|echo SERVICE | "
+                 "SOCKET plan\n",
                  argv[0]);
     return 2;
   }
@@ -67,6 +72,13 @@ int main(int argc, char** argv) {
   options.socket_path = argv[1];
   auto client = rdmad::Client::Open(options);
   if (!client.ok()) return Fail(client.status());
+  if (mode == "plan") {
+    auto plan = client.value()->PlanRails(rdmad::RailRequest{});
+    if (!plan.ok()) return Fail(plan.status());
+    if (plan->rails.empty()) return Fail(rdmad::Status::NotFound("a plan without rails"));
+    Say("planned " + plan->rails.front().device);
+    for (;;) pause();
+  }
   std::unique_ptr<rdmad::Channel> channel;
   std::unique_ptr<rdmad::Listener> listener;
   std::vector<std::unique_ptr<rdmad::Channel>> served;

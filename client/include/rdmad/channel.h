@@ -123,7 +123,8 @@ struct ChannelInfo {
 // every rail that is up.
 struct ChannelRail {
   std::string local_device, peer_device;
-  uint32_t weight = 1;         // its share of a striped transfer
+  uint32_t weight = 1;         // its share of a striped transfer (0: the first rail, outside
+                               // the process's rail plan, takes none while another is up)
   uint64_t bytes_written = 0;  // by RDMA WRITE on it
   uint64_t bytes_read = 0;     // by RDMA READ on it
   bool up = true;
@@ -263,7 +264,10 @@ class RDMAD_EXPORT Channel {
   // Starts ops, in order, and returns their handle; many batches may be in
   // flight at once. On RDMA the work requests are chained and posted with
   // one doorbell, only the last signaled, and Submit blocks only while the
-  // send queue is full. INVALID_ARGUMENT (naming the op) for an op without
+  // send queue is full. On a channel with rails (rails()), each op of at
+  // least 128 KiB is striped over them as a Write is, and a rail failing
+  // mid-batch costs no error (docs/topology.md, "Rails in a channel").
+  // INVALID_ARGUMENT (naming the op) for an op without
   // a region, OUT_OF_RANGE for a range that does not fit: then nothing was
   // started. This default runs the ops one by one with Write and Read and
   // returns a finished handle (the TCP channel does so, with the same
@@ -276,9 +280,9 @@ class RDMAD_EXPORT Channel {
   // only once every byte of the batch is in place at the peer (its writes
   // placed, its reads done). On RDMA it is a SEND after the batch's work
   // requests on the same queue pair (fenced after reads), so the transfer
-  // costs no extra round trip. INVALID_ARGUMENT for a longer one; this
-  // default is UNIMPLEMENTED for a non-empty one (a transport of its own
-  // must override).
+  // costs no extra round trip (a striped batch's waits for its rails).
+  // INVALID_ARGUMENT for a longer one; this default is UNIMPLEMENTED for a
+  // non-empty one (a transport of its own must override).
   virtual StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                                      std::string_view notification);
   // The peer's next notification, in the order they were sent.

@@ -54,88 +54,144 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     if (!own.ok()) return own.status();
     regions.push_back(own.value());
   }
-  uint64_t max_wr = std::min<uint64_t>(
-      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
   auto batch = std::make_shared<Batch>();
+  Lock lock(mu_);
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  batch->id = next_batch_;
+  next_batch_ = (next_batch_ + 1) & 0xffffff;
+  if (next_batch_ == 0) next_batch_ = 1;
+  batches_[batch->id] = batch;
+  auto handle = [&] { return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch)); };
+  // Large ops on a channel with rails: their rails' pieces first
+  // (channel_batch_rails.cc); the first QP takes the rest.
+  std::vector<uint64_t> first_len(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) first_len[i] = ops[i].len;
+  if (!rails_.empty()) {
+    batch->ops = ops;
+    batch->regions = regions;
+    StripeBatch(lock, batch, first_len);
+  }
   std::vector<ibv_sge> sges;
   std::vector<ibv_send_wr> wrs;
   for (size_t i = 0; i < ops.size(); ++i) {
-    const TransferOp& op = ops[i];
-    for (uint64_t done = 0; done < op.len || (op.len == 0 && done == 0);) {
-      auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, op.len - done));
-      ibv_sge sge{};
-      sge.addr = regions[i]->iova() + op.local_offset + done;
-      sge.length = n;
-      sge.lkey = regions[i]->lkey();
-      sges.push_back(sge);
-      ibv_send_wr wr{};
-      wr.opcode = op.kind == TransferOp::Kind::kWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-      wr.num_sge = 1;
-      wr.wr.rdma.remote_addr = op.remote.address + op.remote_offset + done;
-      wr.wr.rdma.rkey = op.remote.rkey;
-      wrs.push_back(wr);
-      batch->op_of_wr.push_back(uint32_t(i));
-      done += n;
-      if (op.len == 0) break;
-    }
+    AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, first_len[i], sges, wrs);
   }
-  Lock lock(mu_);
-  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-  uint32_t id = next_batch_;
-  next_batch_ = (next_batch_ + 1) & 0xffffff;
-  if (next_batch_ == 0) next_batch_ = 1;
-  if (wrs.empty()) {
-    batch->done = true;
-    ++batches_done_;
-    signal_.Notify();
-  }
-  if (!wrs.empty()) batches_[id] = batch;
-  for (size_t posted = 0; posted < wrs.size();) {
+  for (size_t posted = 0; posted < wrs.size() && !batch->done;) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
     if (!has_slot()) {
       Status waited = WaitFor(lock, has_slot, std::nullopt, Side::kSend);
       if (!waited.ok()) {
-        batches_.erase(id);
         // What was posted is failing with the channel; the rest never starts.
-        if (posted == 0) return waited;
-        batch->done = true;
-        batch->status = waited;
-        return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+        if (posted == 0 && batch->pieces.empty()) {
+          batches_.erase(batch->id);
+          return waited;
+        }
+        if (!batch->done) {
+          batch->done = true;
+          batch->status = waited;
+          batches_.erase(batch->id);
+        }
+        return handle();
       }
     }
     size_t n = std::min<size_t>(res_->send_depth - sq_outstanding_, wrs.size() - posted);
-    for (size_t k = posted; k < posted + n; ++k) {
-      wrs[k].wr_id = MakeBatchWrId(id, uint32_t(k));
-      wrs[k].sg_list = &sges[k];
-      wrs[k].send_flags = k + 1 == posted + n ? IBV_SEND_SIGNALED : 0;
-      wrs[k].next = k + 1 == posted + n ? nullptr : &wrs[k + 1];
+    if (!PostSegment(*batch, uint32_t(posted), &wrs[posted], &sges[posted], n).ok()) {
+      return handle();  // the channel failed, and the batch with it
     }
-    ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(res_->qp, &wrs[posted], &bad); rc != 0) {
-      Fail(Status::Unavailable(std::string("RDMA channel: ibv_post_send (Submit): ") +
-                               std::strerror(rc)));
-      // Work requests before `bad` were posted; they flush with the QP.
-      size_t accepted = bad == nullptr ? 0 : size_t(bad - &wrs[posted]);
-      sq_outstanding_ += uint32_t(accepted);
-      batch_flushing_ = true;
-      return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
-    }
-    segments_.push_back({id, uint32_t(posted), uint32_t(n), posted + n == wrs.size(), uncovered_});
-    sq_outstanding_ += uint32_t(n);
-    uncovered_ = 0;
     posted += n;
   }
-  if (!notification.empty()) {
+  if (!notification.empty() && !batch->done) {
     bool reads = std::any_of(ops.begin(), ops.end(), [](const TransferOp& op) {
       return op.kind == TransferOp::Kind::kRead;
     });
-    Status notified = PostNotification(lock, notification, reads);
-    if (!notified.ok() && !batch->done) {
+    if (batch->open_pieces > 0 || batch->redo > 0 || !notes_out_.empty()) {
+      // After its rails' pieces (and the notifications before it).
+      batch->note = std::string(notification);
+      batch->fence = reads;
+      batch->note_waits = true;
+      notes_out_.push_back(batch);
+    } else if (Status notified = PostNotification(lock, notification, reads);
+               !notified.ok() && !batch->done) {
       batch->done = true;
       batch->status = notified;
+      batches_.erase(batch->id);
     }
   }
-  return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+  batch->posting = false;
+  if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
+  MaybeFinishBatch(batch);
+  return handle();
+}
+
+uint32_t RdmaChannel::BatchWrsFor(uint64_t len) const {
+  uint64_t max_wr = std::min<uint64_t>(
+      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+  return len == 0 ? 1 : uint32_t((len + max_wr - 1) / max_wr);
+}
+
+void RdmaChannel::AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
+                                 const RdmaMemoryRegion& region, uint64_t offset, uint64_t len,
+                                 std::vector<ibv_sge>& sges, std::vector<ibv_send_wr>& wrs) {
+  uint64_t max_wr = std::min<uint64_t>(
+      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+  // A zero-length op is one work request all the same (it orders as one).
+  if (len == 0 && o.len != 0) return;  // all of it on the rails
+  for (uint64_t done = 0; done < len || (len == 0 && done == 0);) {
+    auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
+    ibv_sge sge{};
+    sge.addr = region.iova() + o.local_offset + offset + done;
+    sge.length = n;
+    sge.lkey = region.lkey();
+    sges.push_back(sge);
+    ibv_send_wr wr{};
+    wr.opcode = o.kind == TransferOp::Kind::kWrite ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+    wr.num_sge = 1;
+    wr.wr.rdma.remote_addr = o.remote.address + o.remote_offset + offset + done;
+    wr.wr.rdma.rkey = o.remote.rkey;
+    wrs.push_back(wr);
+    batch.op_of_wr.push_back(op);
+    done += n;
+    if (len == 0) break;
+  }
+  (o.kind == TransferOp::Kind::kWrite ? first_written_ : first_read_) += len;
+}
+
+Status RdmaChannel::PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wrs, ibv_sge* sges,
+                                size_t n) {
+  for (size_t k = 0; k < n; ++k) {
+    wrs[k].wr_id = MakeBatchWrId(batch.id, first_wr + uint32_t(k));
+    wrs[k].sg_list = &sges[k];
+    wrs[k].send_flags = k + 1 == n ? IBV_SEND_SIGNALED : 0;
+    wrs[k].next = k + 1 == n ? nullptr : &wrs[k + 1];
+  }
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, wrs, &bad); rc != 0) {
+    Status failed = Status::Unavailable(std::string("RDMA channel: ibv_post_send (Submit): ") +
+                                        std::strerror(rc));
+    Fail(failed);
+    // Work requests before `bad` were posted; they flush with the QP.
+    size_t accepted = bad == nullptr ? 0 : size_t(bad - wrs);
+    sq_outstanding_ += uint32_t(accepted);
+    batch_flushing_ = true;
+    return failed;
+  }
+  segments_.push_back({batch.id, first_wr, uint32_t(n), uncovered_});
+  ++batch.segments;
+  sq_outstanding_ += uint32_t(n);
+  uncovered_ = 0;
+  return Status::Ok();
+}
+
+void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
+  if (batch->done || batch->posting || batch->segments > 0 || batch->open_pieces > 0 ||
+      batch->redo > 0 || batch->note_waits) {
+    return;
+  }
+  batch->done = true;
+  batches_.erase(batch->id);
+  ++batches_done_;
+  signal_.Notify();
+  cv_.notify_all();
 }
 
 // After the batch's work requests: one NOTIFY fragment (wire.h), fenced
@@ -182,11 +238,9 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     uint32_t covered = std::min(segment.covered, silent_);
     silent_ -= covered;
     sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs + covered);
-    if (segment.last && batch != nullptr) {
-      batch->done = true;
-      batches_.erase(id);
-      ++batches_done_;
-      signal_.Notify();
+    if (batch != nullptr) {
+      --batch->segments;
+      MaybeFinishBatch(batch);
     }
     cv_.notify_all();
     return;
@@ -216,6 +270,8 @@ void RdmaChannel::FailBatches() {
     batch->status = error_;
   }
   batches_.clear();
+  redo_.clear();
+  notes_out_.clear();
 }
 
 Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,

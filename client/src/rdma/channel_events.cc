@@ -4,7 +4,9 @@
 // is an epoll set over the CQ's completion channel, readable once the
 // armed CQ has a completion, and over the CompletionSignal, readable when
 // another thread of the application (a blocking call, or the one that
-// took the CQ event) processed news while the channel was armed.
+// took the CQ event) processed news while the channel was armed. While a
+// striped batch has pieces on further rails, their completion channels are
+// in the set too (ArmRails).
 
 #include <infiniband/verbs.h>
 #include <sys/epoll.h>
@@ -15,6 +17,7 @@
 #include <cstring>
 
 #include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/channel_rail.h"
 
 namespace rdmad::internal {
 StatusOr<int> RdmaChannel::CompletionFd() {
@@ -43,19 +46,39 @@ bool RdmaChannel::Arm() {
   if (epoll_fd_ < 0) return false;
   // A thread asleep in Sleep() waits for the event taken here: it must look again.
   if (TakeCqEvents() && poller_) Wake();
+  if (!rails_.empty()) TakeRailCqEvents();
   Drain();
   bool pending = Pending();
   if (!pending) {
     if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
       Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     }
-    Drain();  // what arrived before the CQ was armed raises no event
+    ArmRails();
+    Drain();  // what arrived before the CQs were armed raises no event
     pending = Pending();
   }
   batches_done_ = 0;
   if (pending) return false;
   signal_.Armed();
   return true;
+}
+
+// The rails with work requests out (a striped batch's pieces): their CQs
+// armed, their completion channels in the epoll set (a rail's QP and
+// channel are new after it came back; a closed fd leaves the set itself).
+void RdmaChannel::ArmRails() {
+  for (const auto& rail : rails_) {
+    if (rail->outstanding == 0) continue;
+    int fd = rail->res->comp_channel->fd;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0 && errno != EEXIST) {
+      TakeRailOut(*rail, std::string("CompletionFd: epoll_ctl: ") + std::strerror(errno));
+      continue;
+    }
+    ibv_req_notify_cq(rail->res->cq, 0);
+  }
 }
 
 bool RdmaChannel::Pending() const {

@@ -175,13 +175,25 @@ std::string RdmaChannel::StateForLog() const {
       error_.ok() ? "none" : error_.ToString());
 }
 
-// Arms the CQ and sleeps on the completion channel and the wake eventfd.
+// Arms the CQ and sleeps on the completion channel and the wake eventfd,
+// and on the completion channels of the rails with work requests out (a
+// second at most then: a busy rail's port is looked at once a second).
 void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
     Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     return;
   }
+  std::vector<pollfd> fds = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  for (const auto& rail : rails_) {
+    if (rail->outstanding == 0) continue;
+    ibv_req_notify_cq(rail->res->cq, 0);
+    fds.push_back({rail->res->comp_channel->fd, POLLIN, 0});
+  }
   if (Drain() > 0) return;  // arrived before arming: no event will tell
+  if (fds.size() > 2) {
+    auto look = Clock::now() + std::chrono::seconds(1);
+    deadline = deadline ? std::min(*deadline, look) : look;
+  }
   poller_ = true;
   int timeout_ms = -1;
   if (deadline) {
@@ -189,8 +201,7 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     timeout_ms = static_cast<int>(std::max<int64_t>(left.count(), 0));
   }
   lock.unlock();
-  pollfd fds[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  int n = poll(fds, 2, timeout_ms);
+  int n = poll(fds.data(), fds.size(), timeout_ms);
   lock.lock();
   poller_ = false;
   if (n > 0 && (fds[1].revents & POLLIN) && error_.ok() && !closed_) {
@@ -199,6 +210,7 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     }
   }
   if (n > 0 && (fds[0].revents & POLLIN)) TakeCqEvents();
+  if (fds.size() > 2) TakeRailCqEvents();
   cv_.notify_all();
 }
 
@@ -216,11 +228,13 @@ int RdmaChannel::Drain() {
     total += n;
     if (n < kPollBatch) break;
   }
+  if (!rails_.empty()) total += PollRails();
   if (total > 0) {
     MaybeSendCredits();
     if (!rail_outbox_.empty()) FlushRails();
     cv_.notify_all();
   }
+  if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
   return total;
 }
 
@@ -391,6 +405,9 @@ void RdmaChannel::Fail(Status status) {
     if (!closed_) ClientLog().warn("{}", error_.message());
   }
   FailBatches();
+  for (const auto& rail : rails_) {  // what they have in flight flushes
+    if (rail->outstanding > 0) TakeRailOut(*rail, "the channel failed");
+  }
   Wake();
   signal_.Notify();
   cv_.notify_all();

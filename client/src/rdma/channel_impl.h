@@ -158,6 +158,7 @@ class RdmaChannel final : public AbortableChannel {
   // Takes the completion channel's events without blocking, acknowledging
   // them in batches (mu_ held). True if there were any.
   bool TakeCqEvents();
+  void ArmRails();
 
   // channel_data.cc: messages.
   Status SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region);
@@ -225,13 +226,40 @@ class RdmaChannel final : public AbortableChannel {
   static constexpr size_t kStripeMin = 64u << 10;  // the smallest piece a rail gets
   StatusOr<bool> Stripe(Lock& lock, bool write, const RdmaMemoryRegion& own, size_t local_offset,
                         const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
+  // A piece of a striped transfer: on the first QP (rail null) or a rail,
+  // with the local region's registration and the peer's key there.
+  struct StripePiece {
+    RailQp* rail = nullptr;
+    const RdmaMemoryRegion* local = nullptr;
+    uint32_t rkey = 0;
+    uint64_t weight = 1;
+    uint64_t offset = 0, len = 0;  // within the transfer
+  };
+  // [0, len) split by the weights of the first QP and the rails that are
+  // up and have keys; the first QP's piece first. Fewer than two pieces:
+  // not striped (mu_ held).
+  std::vector<StripePiece> SplitOverRails(const RdmaMemoryRegion& own,
+                                          const RegionDescriptor& remote, size_t len);
+  // Posts [local_offset, +len) on the rail, each work request signaled
+  // with wr_id, waiting for the rail's send slots (mu_ held through lock);
+  // *posted (if given) counts each one posted.
   Status PostOnRail(Lock& lock, RailQp& rail, bool write, const RdmaMemoryRegion& local,
-                    size_t local_offset, uint64_t remote_address, uint32_t rkey, size_t len);
-  // Polls the rails' CQs until each has at most at_most requests out,
-  // sleeping on their completion channels with mu_ released; a failed
-  // completion takes its rail out.
+                    size_t local_offset, uint64_t remote_address, uint32_t rkey, size_t len,
+                    uint64_t wr_id, uint32_t* posted = nullptr);
+  // Progress until each of rails has at most at_most requests out: the
+  // rails' CQs are drained with the first one's (Drain), and the waiter
+  // sleeps on their completion channels too (Sleep).
   void AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint32_t at_most);
+  // Takes the rail out, its QP to the error state: what it has in flight
+  // completes flushed, and is done again on the first QP.
   void TakeRailOut(RailQp& rail, const std::string& why);
+  // The completions waiting in the rails' CQs (mu_ held). Returns how many.
+  int PollRails();
+  void OnRailCompletion(RailQp& rail, const ibv_wc& wc);
+  // Work requests in flight on any rail; the rails' completion channel
+  // events taken and acknowledged.
+  bool RailsBusy() const;
+  bool TakeRailCqEvents();
 
   // channel_rail_return.cc (mu_ held): the rails' ports watched, and rails
   // coming back through RAIL messages.
@@ -246,16 +274,44 @@ class RdmaChannel final : public AbortableChannel {
   // channel_batch.cc: Submit's batches. Each batch's work requests go out
   // in segments of at most the free send slots, the last of each signaled;
   // RC completes in order, so a segment's completion frees all of it.
+  // A batch's op striped over rails (channel_batch_rails.cc): its piece
+  // on a further rail. One whose rail fails is done again on the first QP.
+  struct RailPiece {
+    RailQp* rail = nullptr;
+    uint32_t op = 0;               // in the batch
+    uint64_t offset = 0, len = 0;  // within the op
+    uint32_t wrs = 0;              // its work requests not completed
+    bool posting = false;          // PostOnRail is still at it
+    bool failed = false;
+  };
+  // A batch is done once Submit has posted it, its first-QP segments and
+  // its rail pieces have completed, the pieces of failed rails have been
+  // done again, and its notification is posted.
   struct Batch {
+    uint32_t id = 0;
     bool done = false;
     Status status;
     int failed_op = -1;
-    std::vector<uint32_t> op_of_wr;  // the op each work request belongs to
+    std::vector<uint32_t> op_of_wr;  // the op each first-QP work request belongs to
+    bool posting = true;             // Submit is still posting it
+    uint32_t segments = 0;           // first-QP segments not completed
+    // Striped: the ops (for pieces done again), their first-QP regions,
+    // the rails' pieces, their work requests not completed, the failed
+    // pieces not yet posted again.
+    std::vector<TransferOp> ops;
+    std::vector<const RdmaMemoryRegion*> regions;
+    std::vector<RailPiece> pieces;
+    uint32_t open_pieces = 0;  // not yet completed (or found failed)
+    uint32_t redo = 0;
+    // A notification that waits for the rails (or an earlier one): posted
+    // by FlushBatchWork, in Submit's order.
+    std::string note;
+    bool fence = false;
+    bool note_waits = false;
   };
   struct Segment {
     uint32_t batch = 0;
     uint32_t first_wr = 0, wrs = 0;  // within the batch
-    bool last = false;               // the batch's last segment
     uint32_t covered = 0;            // unsignaled inline SENDs posted just before it
   };
   friend class RdmaTransfer;
@@ -267,6 +323,31 @@ class RdmaChannel final : public AbortableChannel {
   void OnBatchCompletion(const ibv_wc& wc);
   // Ends every batch in flight with the channel's error (mu_ held).
   void FailBatches();
+  // Marks the batch done once nothing of it is left (mu_ held).
+  void MaybeFinishBatch(const std::shared_ptr<Batch>& batch);
+  // Appends the first-QP work requests of [offset, +len) of the batch's op
+  // (sges hold their addresses; sg_list is set at posting), counting the
+  // bytes in first_written_/first_read_.
+  void AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
+                      const RdmaMemoryRegion& region, uint64_t offset, uint64_t len,
+                      std::vector<ibv_sge>& sges, std::vector<ibv_send_wr>& wrs);
+  uint32_t BatchWrsFor(uint64_t len) const;
+  // Posts n work requests of the batch (its WR indices from first_wr on)
+  // as one segment, the last signaled (mu_ held; slots are free). A
+  // refused post fails the channel.
+  Status PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wrs, ibv_sge* sges, size_t n);
+  // channel_batch_rails.cc: a batch's large ops striped over the rails:
+  // the rails' pieces posted, each op's first-QP share (from offset 0) left
+  // in first_len (mu_ held through lock).
+  void StripeBatch(Lock& lock, const std::shared_ptr<Batch>& batch,
+                   std::vector<uint64_t>& first_len);
+  void OnRailPieceCompletion(const ibv_wc& wc);
+  // A rail piece completed or failed as a whole (mu_ held).
+  void FinishPiece(const std::shared_ptr<Batch>& batch, uint32_t index);
+  // Without blocking (mu_ held): failed rails' pieces posted again on the
+  // first QP while send slots last, then the notifications whose batches'
+  // rails are done, in order, while credits last.
+  void FlushBatchWork();
 
   std::shared_ptr<RdmaDevice> device_;  // outlives res_: chunks go back after the QP
   std::unique_ptr<ChannelResources> res_;
@@ -335,6 +416,10 @@ class RdmaChannel final : public AbortableChannel {
   // the one-sided bytes of the first QP.
   std::vector<std::unique_ptr<RailQp>> rails_;
   std::deque<RailMessage> rail_outbox_;  // RAIL messages waiting for a credit
+  // Batches' pieces to do again on the first QP, and notifications waiting
+  // for their batches' rails (FlushBatchWork).
+  std::deque<std::pair<std::shared_ptr<Batch>, uint32_t>> redo_;
+  std::deque<std::shared_ptr<Batch>> notes_out_;
   uint64_t first_written_ = 0, first_read_ = 0;
 };
 

@@ -1,17 +1,21 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // RdmaChannel: a further rail's port and GID watched, and the rail coming
-// back (docs/topology.md, "Rails in a channel"). Before it stripes, the
-// sending side looks at each rail's port at most once a second: a rail
-// whose port left ACTIVE or whose GID changed is taken out before any
-// transfer waits on it. Once a rail that is out has its port ACTIVE again
-// (and its backoff has passed: 1 s after it was taken out, doubling while
-// it keeps failing, up to a minute), this side opens a new QP on the rail's device and offers it to
-// the peer in a RAIL message on the first QP (the rail's index, the QP number and PSN; wire.h). The
-// peer opens a new QP of its own, connects it to the offered one, puts it in place of its old one
-// and answers with it; this side connects its new QP on the answer and the rail is up again. An
-// offer not answered within kOfferTimeout is dropped, and made again later. A rail's QP is replaced
-// only while no transfer waits on it (busy), else when that transfer ends.
+// back (docs/topology.md, "Rails in a channel"). Before it stripes, and
+// while transfers wait on the rails, the sending side looks at each rail's
+// port at most once a second: a rail whose port left ACTIVE or whose GID
+// changed is taken out (what it has in flight flushes and is done again on
+// the first QP). Once a rail that is out has its port ACTIVE again, its
+// backoff has passed (1 s after it was taken out, doubling while it keeps
+// failing, up to a minute) and nothing of it is in flight, this side opens
+// a new QP on the rail's device and offers it to the peer in a RAIL
+// message on the first QP (the rail's index, the QP number and PSN;
+// wire.h). The peer opens a new QP of its own, connects it to the offered
+// one, puts it in place of its old one and answers with it; this side
+// connects its new QP on the answer and the rail is up again. An offer not
+// answered within kOfferTimeout is dropped, and made again later. A rail's
+// QP is replaced only while no transfer waits on it (busy, or work
+// requests out), else when that transfer ends.
 
 #include <infiniband/verbs.h>
 
@@ -59,14 +63,15 @@ void RdmaChannel::WatchRails() {
           info_.id, rail.local.device, rail.remote.device);
       rail.next.reset();
     }
-    if (now < rail.next_look || rail.busy || rail.next != nullptr) continue;
-    rail.next_look = now + kLookEvery;
-    std::string trouble = PortTrouble(rail);
-    if (rail.up) {
-      if (!trouble.empty()) TakeRailOut(rail, trouble);
+    if (now < rail.next_look || rail.next != nullptr) continue;
+    if (rail.up) {  // even while transfers wait on it: they flush, and are done again
+      rail.next_look = now + kLookEvery;
+      if (std::string trouble = PortTrouble(rail); !trouble.empty()) TakeRailOut(rail, trouble);
       continue;
     }
-    if (!trouble.empty() || now < rail.retry_at) continue;
+    if (rail.busy || rail.outstanding > 0 || now < rail.retry_at) continue;
+    rail.next_look = now + kLookEvery;
+    if (!PortTrouble(rail).empty()) continue;
     // Back: a new QP, offered to the peer.
     auto res = ChannelResources::CreateRail(res_->plan, rail.plan);
     StatusOr<RailEndpoint> local =
@@ -131,7 +136,7 @@ void RdmaChannel::RailBack(RailQp& rail, std::unique_ptr<ChannelResources> res,
 void RdmaChannel::FlushRails() {
   for (size_t i = 0; i < rails_.size(); ++i) {
     RailQp& rail = *rails_[i];
-    if (rail.busy) continue;
+    if (rail.busy || rail.outstanding > 0) continue;
     if (rail.offer) {  // the peer's rail came back: a QP of ours for it
       RailMessage offer = *rail.offer;
       rail.offer.reset();

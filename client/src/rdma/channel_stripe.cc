@@ -6,16 +6,20 @@
 // first QP and every further rail that is up, where the local region has a
 // registration on the rail's device and the peer's descriptor a key for the
 // peer's device. The further rails' pieces are posted first, then the first
-// QP's (which the caller waits for as usual), then the caller polls the
-// rails' CQs, sleeping on their completion channels. A piece whose rail
-// fails is taken out of the channel and done again on the first QP: WRITE
-// and READ may be repeated, so the transfer completes once and whole.
+// QP's (which the caller waits for as usual), then the caller waits for
+// the rails: Drain takes their completions with the first QP's, and Sleep
+// sleeps on their completion channels too, so Submit's striped batches
+// (channel_batch_rails.cc) progress in any wait, Poll or Arm. A piece
+// whose rail fails is taken out of the channel (its QP to the error
+// state, so that what it has in flight flushes at once) and done again on
+// the first QP: WRITE and READ may be repeated, so the transfer completes
+// once and whole.
 
 #include <infiniband/verbs.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
@@ -47,7 +51,7 @@ std::vector<ChannelRail> RdmaChannel::rails() const {
   ChannelRail first;
   first.local_device = local_.device;
   first.peer_device = remote_.device;
-  first.weight = res_ ? res_->plan.weight : 1;
+  first.weight = !res_ ? 1 : res_->plan.first_striped ? res_->plan.weight : 0;
   first.bytes_written = first_written_;
   first.bytes_read = first_read_;
   first.up = error_.ok();
@@ -67,28 +71,24 @@ std::vector<ChannelRail> RdmaChannel::rails() const {
   return out;
 }
 
-StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegion& own,
-                                   size_t local_offset, const RegionDescriptor& remote,
-                                   uint64_t remote_offset, size_t len) {
-  if (rails_.empty() || len < 2 * kStripeMin) return false;
+std::vector<RdmaChannel::StripePiece> RdmaChannel::SplitOverRails(const RdmaMemoryRegion& own,
+                                                                  const RegionDescriptor& remote,
+                                                                  size_t len) {
+  std::vector<StripePiece> pieces;
+  if (rails_.empty() || len < 2 * kStripeMin) return pieces;
   WatchRails();
-  struct Piece {
-    RailQp* rail = nullptr;  // null: the first QP
-    const RdmaMemoryRegion* local = nullptr;
-    uint32_t rkey = 0;
-    uint64_t weight = 1;
-    uint64_t offset = 0, len = 0;
-  };
   auto piece = [](RailQp* rail, const RdmaMemoryRegion* local, uint32_t rkey, uint64_t weight) {
-    Piece p;
+    StripePiece p;
     p.rail = rail;
     p.local = local;
     p.rkey = rkey;
     p.weight = weight;
     return p;
   };
-  std::vector<Piece> pieces;
-  pieces.push_back(piece(nullptr, &own, remote.rkey, std::max<uint32_t>(res_->plan.weight, 1)));
+  // Outside the process's rail plan, the first rail takes no share while
+  // a further rail is up.
+  uint64_t first_weight = res_->plan.first_striped ? std::max<uint32_t>(res_->plan.weight, 1) : 0;
+  pieces.push_back(piece(nullptr, &own, remote.rkey, first_weight));
   size_t most = len / kStripeMin;
   for (const auto& rail : rails_) {
     if (pieces.size() >= most) break;
@@ -98,9 +98,9 @@ StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegio
     if (there == nullptr || key == nullptr) continue;
     pieces.push_back(piece(rail.get(), there, key->rkey, rail->weight));
   }
-  if (pieces.size() < 2) return false;
+  if (pieces.size() < 2) return {};
   uint64_t total_weight = 0;
-  for (const Piece& p : pieces) total_weight += p.weight;
+  for (const StripePiece& p : pieces) total_weight += p.weight;
   uint64_t at = 0;
   for (size_t i = 0; i < pieces.size(); ++i) {
     uint64_t n = i + 1 == pieces.size() ? len - at : len * pieces[i].weight / total_weight;
@@ -109,17 +109,26 @@ StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegio
     pieces[i].len = n;
     at += n;
   }
+  return pieces;
+}
+
+StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegion& own,
+                                   size_t local_offset, const RegionDescriptor& remote,
+                                   uint64_t remote_offset, size_t len) {
+  std::vector<StripePiece> pieces = SplitOverRails(own, remote, len);
+  if (pieces.empty()) return false;
   // The further rails' pieces first, then the first QP's.
   std::vector<RailQp*> posted;
-  for (const Piece& p : pieces) {
+  for (const StripePiece& p : pieces) {
     if (p.rail == nullptr || p.len == 0) continue;
     p.rail->busy = true;
     Status s = PostOnRail(lock, *p.rail, write, *p.local, local_offset + p.offset,
-                          remote.address + remote_offset + p.offset, p.rkey, p.len);
+                          remote.address + remote_offset + p.offset, p.rkey, p.len,
+                          MakeWrId(WrKind::kOneSided, 0));
     if (!s.ok()) TakeRailOut(*p.rail, s.message());
     posted.push_back(p.rail);  // what it did post completes (or flushes) all the same
   }
-  const Piece& first = pieces.front();
+  const StripePiece& first = pieces.front();
   Status mine = PostOneSided(lock, write, own, local_offset + first.offset,
                              remote.address + remote_offset + first.offset, remote.rkey, first.len);
   if (mine.ok()) mine = AwaitOneSided(lock);
@@ -129,7 +138,7 @@ StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegio
   for (RailQp* r : posted) r->busy = false;
   FlushRails();  // what came for them meanwhile
   if (!mine.ok()) return mine;
-  for (const Piece& p : pieces) {
+  for (const StripePiece& p : pieces) {
     if (p.rail == nullptr || p.len == 0) continue;
     if (p.rail->up) {
       (write ? p.rail->bytes_written : p.rail->bytes_read) += p.len;
@@ -147,26 +156,26 @@ StatusOr<bool> RdmaChannel::Stripe(Lock& lock, bool write, const RdmaMemoryRegio
 
 Status RdmaChannel::PostOnRail(Lock& lock, RailQp& rail, bool write, const RdmaMemoryRegion& local,
                                size_t local_offset, uint64_t remote_address, uint32_t rkey,
-                               size_t len) {
-  const ChannelResources& r = *rail.res;
-  uint64_t max_wr =
-      std::min<uint64_t>(kMaxRailWrBytes, r.max_msg_size ? r.max_msg_size : kMaxRailWrBytes);
+                               size_t len, uint64_t wr_id, uint32_t* posted) {
+  uint64_t max_wr = std::min<uint64_t>(
+      kMaxRailWrBytes, rail.res->max_msg_size ? rail.res->max_msg_size : kMaxRailWrBytes);
   for (uint64_t done = 0; done < len;) {
-    if (rail.outstanding >= r.send_depth) {
+    if (rail.outstanding >= rail.res->send_depth) {
       std::vector<RailQp*> one{&rail};
-      AwaitRails(lock, one, r.send_depth - 1);
-      if (!rail.up) return Status::Unavailable(rail.reason);
+      AwaitRails(lock, one, rail.res->send_depth - 1);
     }
+    if (!rail.up) return Status::Unavailable(rail.reason);
     auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
     ibv_sge sge;
     ibv_send_wr wr;
     FillOneSided(write, local.iova() + local_offset + done, n, local.lkey(), remote_address + done,
-                 rkey, MakeWrId(WrKind::kOneSided, 0), &sge, &wr);
+                 rkey, wr_id, &sge, &wr);
     ibv_send_wr* bad = nullptr;
-    if (int rc = ibv_post_send(r.qp, &wr, &bad); rc != 0) {
+    if (int rc = ibv_post_send(rail.res->qp, &wr, &bad); rc != 0) {
       return Status::Unavailable(std::string("ibv_post_send: ") + std::strerror(rc));
     }
     ++rail.outstanding;
+    if (posted != nullptr) ++*posted;
     done += n;
   }
   return Status::Ok();
@@ -179,10 +188,63 @@ void RdmaChannel::TakeRailOut(RailQp& rail, const std::string& why) {
   ++rail.failures;
   int64_t backoff_s = std::min<int64_t>(60, int64_t(1) << std::min<uint32_t>(rail.failures - 1, 6));
   rail.retry_at = RailQp::Clock::now() + std::chrono::seconds(backoff_s);
+  // Whatever it has in flight flushes now, rather than after the QP's
+  // retries (its port may be down).
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  ibv_modify_qp(rail.res->qp, &attr, IBV_QP_STATE);
   ClientLog().warn(
       "RDMA channel {}: rail {} -> {} taken out: {}; its transfers go on the other "
       "rails",
       info_.id, rail.local.device, rail.remote.device, why);
+}
+
+bool RdmaChannel::RailsBusy() const {
+  return std::any_of(rails_.begin(), rails_.end(),
+                     [](const auto& r) { return r->outstanding > 0; });
+}
+
+int RdmaChannel::PollRails() {
+  int total = 0;
+  ibv_wc wcs[16];
+  for (const auto& rail : rails_) {
+    if (rail->outstanding == 0) continue;
+    for (;;) {
+      int n = ibv_poll_cq(rail->res->cq, 16, wcs);
+      if (n < 0) {
+        TakeRailOut(*rail, "ibv_poll_cq failed");
+        break;
+      }
+      for (int i = 0; i < n; ++i) OnRailCompletion(*rail, wcs[i]);
+      total += n;
+      if (n < 16) break;
+    }
+  }
+  // A busy rail's port is looked at; one idle now may come back.
+  if (total > 0 || RailsBusy()) WatchRails();
+  return total;
+}
+
+void RdmaChannel::OnRailCompletion(RailQp& rail, const ibv_wc& wc) {
+  if (rail.outstanding > 0) --rail.outstanding;
+  if (wc.status != IBV_WC_SUCCESS) {
+    TakeRailOut(rail, std::string(ibv_wc_status_str(wc.status)) + " on QP " +
+                          std::to_string(rail.local.qpn));
+  }
+  if (WrIdKind(wc.wr_id) == WrKind::kBatch) OnRailPieceCompletion(wc);
+}
+
+bool RdmaChannel::TakeRailCqEvents() {
+  bool took = false;
+  for (const auto& rail : rails_) {
+    ibv_cq* cq = nullptr;
+    void* ctx = nullptr;
+    while (ibv_get_cq_event(rail->res->comp_channel, &cq, &ctx) == 0) {
+      ibv_ack_cq_events(cq, 1);
+      took = true;
+    }
+  }
+  return took;
 }
 
 void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint32_t at_most) {
@@ -192,44 +254,20 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
     }
     return false;
   };
-  // Takes up to `most` completions of each rail; true if there were any.
-  auto poll = [&](int most) {
-    ibv_wc wcs[16];
-    bool any = false;
-    for (RailQp* r : rails) {
-      int n = ibv_poll_cq(r->res->cq, most, wcs);
-      for (int i = 0; i < n; ++i) {
-        any = true;
-        if (r->outstanding > 0) --r->outstanding;
-        if (wcs[i].status != IBV_WC_SUCCESS) {
-          TakeRailOut(*r, std::string(ibv_wc_status_str(wcs[i].status)) + " on QP " +
-                              std::to_string(r->local.qpn));
-        }
-      }
-      if (n < 0) TakeRailOut(*r, "ibv_poll_cq failed");
-    }
-    return any;
-  };
   auto spin_until = std::chrono::steady_clock::now() + spin_;
   while (pending()) {
-    if (poll(16) || !pending()) continue;
-    if (std::chrono::steady_clock::now() < spin_until) continue;
-    // Sleep on the rails' completion channels (armed, then polled once
-    // more so that nothing completes unseen), with the mutex released.
-    std::vector<pollfd> fds;
-    for (RailQp* r : rails) {
-      if (r->outstanding <= at_most) continue;
-      ibv_req_notify_cq(r->res->cq, 0);
-      fds.push_back(pollfd{r->res->comp_channel->fd, POLLIN, 0});
-    }
-    if (poll(16)) continue;
-    lock.unlock();
-    ::poll(fds.data(), fds.size(), 100);
-    lock.lock();
-    for (RailQp* r : rails) {
-      ibv_cq* cq = nullptr;
-      void* ctx = nullptr;
-      while (ibv_get_cq_event(r->res->comp_channel, &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    Drain();  // the rails' CQs with the first one's
+    if (!pending()) break;
+    WatchRails();  // a port gone down: taken out, its requests flush
+    auto now = std::chrono::steady_clock::now();
+    if (now < spin_until) {
+      lock.unlock();
+      std::this_thread::yield();
+      lock.lock();
+    } else if (poller_) {
+      cv_.wait_until(lock, now + std::chrono::milliseconds(100));
+    } else {
+      Sleep(lock, now + std::chrono::milliseconds(100));
     }
   }
 }

@@ -6,7 +6,11 @@
 #  2. On both: TwoHostRailsTest (rdmad_integration_tests): a striped 8 MiB
 #     Write and Read with bytes on both rails, the daemon's table showing
 #     them; then a's rail-1 link down in the middle: the next Write
-#     completes whole, the rail is out.
+#     completes whole, the rail is out. TwoHostRailsBatchTest: Submit's
+#     batches striped, b checking each is whole at its notification; a's
+#     rail-1 link down while a batch is in flight: it completes, no error.
+#     TwoHostRailsPlanTest: a process balanced onto rxe1 by the host-wide
+#     rail plan (another holds rxe0) stripes its channel on rxe1 alone.
 #  3. On a: `rdmactl channels --json` showed the rails (checked in the test);
 #     the daemon logged the rail taken out.
 set -euo pipefail
@@ -32,8 +36,8 @@ if [[ $LAB_NODE == a ]]; then
   grep -q "$LAB_DEV" "$work/route.txt" || fail "route to $LAB_PEER_IP does not take $LAB_DEV"
 fi
 
-"$build/tests/integration/rdmad_integration_tests" --gtest_filter='TwoHostRailsTest.*' ||
-  fail "TwoHostRailsTest on node $LAB_NODE"
+"$build/tests/integration/rdmad_integration_tests" --gtest_filter='TwoHostRails*' ||
+  fail "TwoHostRails tests on node $LAB_NODE"
 lab_barrier rails-done 300
 
 if [[ $LAB_NODE == a ]]; then
