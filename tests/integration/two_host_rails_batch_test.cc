@@ -2,13 +2,14 @@
 //
 // Lab, two VMs with two rails each (tests/lab/channels/rails.sh, run with
 // --rails 2): Submit's batches striped over rxe0 and rxe1. Node a submits
-// batches of 1 MiB Writes with a notification; node b, on each
+// batches of 24 x 1 MiB Writes with a notification; node b, on each
 // notification, checks that the whole batch is in its region (the
 // notification must wait for the rails' pieces, which are not ordered
 // with it) and answers. The three ways an application waits all drive
 // the rails: Wait; Poll (in a loop, as NIXL's check_xfer_state); and Arm
 // with the completion fd. In the second batch a's rail-1 link goes down
-// while the batch is in flight: the batch completes without an error,
+// while the batch is in flight (after its first piece on rail 1 is done):
+// the batch completes without an error,
 // the rail's pieces done again on rxe0, and b still sees it whole. The
 // link comes back, so does the rail, and a striped batch of Reads brings
 // the last batch back whole.
@@ -36,7 +37,7 @@ using std::chrono::seconds;
 
 constexpr char kService[] = "lab.rails.batch";
 constexpr size_t kOp = 1u << 20;
-constexpr size_t kOps = 16;
+constexpr size_t kOps = 24;  // enough on rail 1 for its link to go down mid-batch, under load too
 constexpr size_t kBytes = kOp * kOps;
 
 void Ip(const std::string& args) {
@@ -168,13 +169,20 @@ void TwoHostRailsBatchTest::DriveFromA() {
   EXPECT_GE(on1, kBytes / 4) << "the batch was not striped";
   answer(1);
 
-  // 2. Rail 1's link goes down while the batch is in flight; Poll drives it.
+  // 2. Rail 1's link goes down while the batch is in flight (once the
+  // first of its pieces there is done); Poll drives it.
   before = c.rails();
   t = c.Submit(Ops(Kind::kWrite, *regions[1], *remote), "2");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
+  Status polled;
+  bool done = false;
+  while (!(done = (*t)->Poll(&polled)) && c.rails()[1].bytes_written == before[1].bytes_written) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  ASSERT_FALSE(done) << "the batch was done before a piece on rail 1 was seen done";
   auto t0 = std::chrono::steady_clock::now();
   Ip(Env("LAB_NETDEV1") + " down");
-  Status polled = PollUntilDone(**t);
+  polled = PollUntilDone(**t);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(polled.ok()) << polled.ToString();

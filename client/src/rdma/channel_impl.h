@@ -376,7 +376,7 @@ class RdmaChannel final : public AbortableChannel {
   std::map<uint32_t, std::shared_ptr<Batch>> batches_;  // in flight, by id
   std::deque<Segment> segments_;                        // posted, not completed
   bool batch_flushing_ = false;  // after a batch error: each completion frees one slot
-  const char* one_sided_op_ = "RDMA WRITE";
+  const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
   std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
   std::deque<Fragment> ready_;
   std::deque<Fragment> notes_;    // received notifications, not yet taken

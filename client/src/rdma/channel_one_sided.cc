@@ -112,7 +112,7 @@ Status RdmaChannel::PostOneSided(Lock& lock, bool write, const RdmaMemoryRegion&
                                  size_t len) {
   uint64_t max_wr = std::min<uint64_t>(kMaxOneSidedBytes,
                                        res_->max_msg_size ? res_->max_msg_size : kMaxOneSidedBytes);
-  one_sided_op_ = write ? "RDMA WRITE" : "RDMA READ";
+  one_sided_op_ = write ? "WRITE" : "READ";
   for (uint64_t done = 0; done < len;) {
     auto n = static_cast<uint32_t>(std::min<uint64_t>(max_wr, len - done));
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };

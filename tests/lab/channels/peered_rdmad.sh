@@ -31,12 +31,17 @@ TOML
   rm -f "$RDMAD_SOCKET"
   "$build/daemon/rdmad" --config "$work/rdmad.toml" 2>>"$work/rdmad.log" &
   RDMAD_PID=$!
-  for _ in $(seq 100); do [[ -S $RDMAD_SOCKET ]] && break; sleep 0.1; done
-  ctl status >/dev/null || fail "rdmad did not start"
+  # Up to a minute: a TCG VM on a loaded host starts slowly.
+  for _ in $(seq 600); do [[ -S $RDMAD_SOCKET ]] && break; sleep 0.1; done
+  for _ in 1 2 3; do ctl status >/dev/null 2>&1 && return 0; sleep 1; done
+  ctl status >/dev/null || fail "rdmad did not start within a minute"
 }
 
+# peered_rdmad_start [TABLES]: TABLES go before the [[peers]] entry.
 peered_rdmad_start() {
-  rdmad_start_with "" "[[peers]]
+  rdmad_start_with "" "${1:-}
+
+[[peers]]
 name = \"node-$([[ $LAB_NODE == a ]] && echo b || echo a)\"
 address = \"$LAB_PEER_IP\""
 }
