@@ -3,6 +3,7 @@
 
 #include "daemon/echo/echo_factory.h"
 #include "daemon/lifecycle/daemon_main.h"
+#include "daemon/metrics/metrics_server.h"
 #include "daemon/rpc/etcd_store.h"
 #include "daemon/rpc/grpc_api_server.h"
 #include "daemon/rpc/peer_server.h"
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
   const rdmad::GrpcPeerTransportFactory peer;
   const rdmad::EchoServiceFactory echo;
   const rdmad::EtcdStoreFactory cluster;
-  return rdmad::DaemonMain(argc, argv,
-                           {.local = &local, .peer = &peer, .echo = &echo, .cluster = &cluster});
+  const rdmad::PrometheusMetricsFactory metrics;
+  return rdmad::DaemonMain(
+      argc, argv,
+      {.local = &local, .peer = &peer, .echo = &echo, .cluster = &cluster, .metrics = &metrics});
 }

@@ -59,7 +59,14 @@ StatusOr<PlannedChannel> Broker::PlanChannel(const Caller& caller, const std::st
 
 StatusOr<ChannelEndpoints> Broker::Connect(const Caller& caller,
                                            const std::vector<ChannelOpening>& channels) {
-  return handshake_.Connect(caller, channels);
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<ChannelEndpoints> reply = handshake_.Connect(caller, channels);
+  if (reply.ok()) {
+    stats_.Succeeded(std::chrono::steady_clock::now() - start);
+  } else {
+    stats_.Failed("initiator", reply.status().code());
+  }
+  return reply;
 }
 
 StatusOr<ChannelEndpoint> Broker::Connect(const Caller& caller, uint64_t channel_id,
@@ -71,7 +78,9 @@ StatusOr<ChannelEndpoint> Broker::Connect(const Caller& caller, uint64_t channel
 
 StatusOr<ChannelEndpoints> Broker::OnOpenChannel(const OpenChannelCall& call,
                                                  const std::string& peer_ip) {
-  return handshake_.OnOpenChannel(call, peer_ip);
+  StatusOr<ChannelEndpoints> reply = handshake_.OnOpenChannel(call, peer_ip);
+  if (!reply.ok()) stats_.Failed("acceptor", reply.status().code());
+  return reply;
 }
 
 StatusOr<ChannelLease> Broker::LeaseOf(uint64_t channel_id, EndpointKind transport) const {

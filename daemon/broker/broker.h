@@ -67,6 +67,7 @@
 #include "daemon/broker/channel_record.h"
 #include "daemon/broker/channel_table.h"
 #include "daemon/broker/channel_teller.h"
+#include "daemon/broker/handshake_stats.h"
 #include "daemon/broker/lease_sealer.h"
 #include "daemon/broker/service_registry.h"
 #include "daemon/clients/caller.h"
@@ -230,6 +231,8 @@ class Broker final : public InboundChannels, public SessionUser {
                        const std::string& instance_id) const;
   // The channels caller reaches: its uid's, or all for an admin.
   std::vector<ChannelRecord> ChannelsFor(const Caller& caller) const;
+  // Connects' durations and the handshakes' failures so far (/metrics).
+  HandshakeCounts handshake_counts() const { return stats_.Snapshot(); }
 
  private:
   using Entry = ChannelTable::Entry;
@@ -244,6 +247,7 @@ class Broker final : public InboundChannels, public SessionUser {
   ChannelTable table_;
   ChannelHandshake handshake_;
   ChannelReattach reattach_;
+  HandshakeStats stats_;
   std::condition_variable sweep_cv_;  // with the table's lock
   std::thread sweeper_;
 };

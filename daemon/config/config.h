@@ -139,6 +139,13 @@ struct Config {
     friend bool operator==(const Rails&, const Rails&) = default;
   } rails;
 
+  struct Metrics {
+    bool enabled = false;               // serve /metrics (read at start)
+    std::string address = "127.0.0.1";  // the HTTP listener's address
+    int port = 9581;
+    friend bool operator==(const Metrics&, const Metrics&) = default;
+  } metrics;
+
   struct Cluster {
     std::vector<std::string> endpoints;  // etcd HOST[:PORT]; empty: no cluster
     std::string prefix = "/rdmad/v1/";   // key prefix, "/" at both ends

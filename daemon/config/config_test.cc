@@ -270,7 +270,7 @@ TEST(ParseConfigErrorTest, UnknownSection) {
             "t.toml:1:2: unknown section \"qpp\"; did you mean \"qp\"?");
   EXPECT_EQ(ErrorOf("[unrelated_things]\n"),
             "t.toml:1:2: unknown section \"unrelated_things\"; known sections: "
-            "daemon, devices, gid, mtu, qp, limits, echo, rails, cluster, peers, pool");
+            "daemon, devices, gid, mtu, qp, limits, echo, metrics, rails, cluster, peers, pool");
 }
 
 TEST(ParseConfigErrorTest, WrongType) {

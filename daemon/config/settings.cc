@@ -408,6 +408,33 @@ std::vector<Setting> EchoSettings() {
   };
 }
 
+std::vector<Setting> MetricsSettings() {
+  return {
+      {.key = "metrics.enabled",
+       .kind = K::kBool,
+       .default_toml = "false",
+       .help = "Serve Prometheus metrics over HTTP at /metrics; read at start.",
+       .env = "RDMAD_METRICS_ENABLED",
+       .store = Store<&C::metrics, &C::Metrics::enabled>},
+      {.key = "metrics.address",
+       .kind = K::kString,
+       .default_toml = "\"127.0.0.1\"",
+       .help = "Address the metrics listener binds to (loopback unless told otherwise).",
+       .env = "RDMAD_METRICS_ADDRESS",
+       .check = CheckListenHost,
+       .check_doc = "IP address or host name",
+       .store = Store<&C::metrics, &C::Metrics::address>},
+      {.key = "metrics.port",
+       .kind = K::kInt,
+       .default_toml = "9581",
+       .help = "TCP port of the metrics listener.",
+       .env = "RDMAD_METRICS_PORT",
+       .min = 1,
+       .max = 65535,
+       .store = Store<&C::metrics, &C::Metrics::port>},
+  };
+}
+
 std::vector<Setting> RailSettings() {
   return {
       {.key = "rails.topology_xml",
@@ -526,7 +553,7 @@ std::vector<Setting> ArraySettings() {
 std::vector<Setting> BuildSettings() {
   std::vector<Setting> all;
   for (auto part : {DaemonSettings(), DeviceAndGidSettings(), QpAndLimitSettings(), EchoSettings(),
-                    RailSettings(), ClusterSettings(), ArraySettings()}) {
+                    MetricsSettings(), RailSettings(), ClusterSettings(), ArraySettings()}) {
     for (Setting& s : part) all.push_back(std::move(s));
   }
   return all;
@@ -550,6 +577,7 @@ const std::vector<SettingSection>& SettingSections() {
       {"qp", "Queue pair attributes."},
       {"limits", "Resource limits."},
       {"echo", "The daemon's own echo service, rdmad.echo."},
+      {"metrics", "Prometheus metrics over HTTP (docs/operations.md, \"Metrics\")."},
       {"rails", "The host's topology and the rails (NICs) planned for each process."},
       {"cluster", "Cluster membership on etcd: members become peers without [[peers]] entries."},
       {"peers", "Peer daemons, one [[peers]] table each.", true,

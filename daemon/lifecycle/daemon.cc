@@ -174,7 +174,24 @@ Status Daemon::StartServing(const DaemonEdge& edge) {
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
   StartBroker();
   RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, edge.peer));
-  return StartCluster(edge);
+  RDMAD_RETURN_IF_ERROR(StartCluster(edge));
+  return StartMetrics(edge);
+}
+
+Status Daemon::StartMetrics(const DaemonEdge& edge) {
+  const Config::Metrics& m = config()->metrics;
+  if (!m.enabled) return Status::Ok();
+  if (edge.metrics == nullptr) {
+    spdlog::warn("metrics.enabled, but this build serves no metrics");
+    return Status::Ok();
+  }
+  auto server = edge.metrics->Make(this, m.address, m.port);
+  if (!server.ok()) return server.status();
+  metrics_ = std::move(server).value();
+  spdlog::info("serving Prometheus metrics on http://{}:{}/metrics",
+               m.address.find(':') != std::string::npos ? "[" + m.address + "]" : m.address,
+               metrics_->port());
+  return Status::Ok();
 }
 
 int Daemon::Run(const DaemonEdge& edge) {
@@ -323,6 +340,9 @@ void Daemon::Reload() {
   if (previous->cluster != config()->cluster) {
     spdlog::warn("cluster.* changed; the cluster membership takes it on restart");
   }
+  if (previous->metrics != config()->metrics) {
+    spdlog::warn("metrics.* changed; the metrics endpoint takes it on restart");
+  }
   ApplyChannelSettings(*config());
   UpdateEcho(*config());
   topology_.Update(config()->rails.topology_xml, *inventory()).IgnoreError();
@@ -341,6 +361,7 @@ void Daemon::Stop(int signo) {
   events_.Publish(EventKind::kDaemonStopping,
                   std::string("rdmad is stopping (SIG") + sigabbrev_np(signo) + ")");
   events_.Close();
+  metrics_.reset();          // no scrape reads what stops below
   if (echo_) echo_->Stop();  // first: it is a client of the server below
   listener_->Stop();
   if (broker_) broker_->Shutdown();                 // holders and peers told while sessions are up

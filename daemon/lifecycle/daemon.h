@@ -101,16 +101,35 @@ class ApiServerFactory {
   virtual StatusOr<std::unique_ptr<ApiServer>> Make(DaemonCore* core) const = 0;
 };
 
+// The metrics endpoint (metrics.enabled): an HTTP listener serving the
+// daemon's series at /metrics, read from core at each scrape. metrics/
+// implements it (prometheus-cpp). Stops listening when destroyed.
+class MetricsServer {
+ public:
+  virtual ~MetricsServer() = default;
+  virtual int port() const = 0;  // the port it listens on
+};
+class MetricsServerFactory {
+ public:
+  virtual ~MetricsServerFactory() = default;
+  // UNAVAILABLE naming the address when it cannot listen there.
+  virtual StatusOr<std::unique_ptr<MetricsServer>> Make(DaemonCore* core,
+                                                        const std::string& address,
+                                                        int port) const = 0;
+};
+
 // The edge the binary builds and passes in, so that the core stays
 // gRPC-free: the local API server, the peer transport (the peer listener
 // and the connector for sessions; null: no peer sessions), the built-in
-// echo service (started when echo.enabled; null: none) and the cluster's
-// store (null: no cluster membership). Not owned; each outlives Run.
+// echo service (started when echo.enabled; null: none), the cluster's
+// store (null: no cluster membership) and the metrics endpoint (null:
+// none). Not owned; each outlives Run.
 struct DaemonEdge {
   const ApiServerFactory* local = nullptr;
   const PeerTransportFactory* peer = nullptr;
   const BuiltinServiceFactory* echo = nullptr;
   const MembershipStoreFactory* cluster = nullptr;
+  const MetricsServerFactory* metrics = nullptr;
 };
 
 struct DaemonOptions {
@@ -157,6 +176,7 @@ class Daemon : public DaemonCore,
 
  private:
   Status StartServing(const DaemonEdge& edge);
+  Status StartMetrics(const DaemonEdge& edge);
   void MainLoop(int signal_fd);
   void Reload();
   void Stop(int signo);
@@ -213,6 +233,8 @@ class Daemon : public DaemonCore,
   PoolRegistry pool_;
   std::atomic<int64_t> admin_gid_{-1};    // daemon.admin_group resolved; -1: none
   std::unique_ptr<BuiltinStarter> echo_;  // main thread only; made in Run
+  // Last, so that it goes first: its scrapes read every part above.
+  std::unique_ptr<MetricsServer> metrics_;
 };
 
 // Blocks the signals the daemon handles in the calling thread (and so in

@@ -64,9 +64,9 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   auto handle = [&] { return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch)); };
   // Large ops on a channel with rails: their rails' pieces first
   // (channel_batch_rails.cc); the first QP takes the rest.
-  std::vector<uint64_t> first_len(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) first_len[i] = ops[i].len;
+  std::vector<uint64_t> first_len;  // only with rails: each op's first-QP share
   if (!rails_.empty()) {
+    for (const TransferOp& op : ops) first_len.push_back(op.len);
     batch->ops = ops;
     batch->regions = regions;
     StripeBatch(lock, batch, first_len);
@@ -74,7 +74,8 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   std::vector<ibv_sge> sges;
   std::vector<ibv_send_wr> wrs;
   for (size_t i = 0; i < ops.size(); ++i) {
-    AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, first_len[i], sges, wrs);
+    uint64_t len = first_len.empty() ? ops[i].len : first_len[i];
+    AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, len, sges, wrs);
   }
   for (size_t posted = 0; posted < wrs.size() && !batch->done;) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
