@@ -40,11 +40,6 @@ constexpr size_t kOp = 1u << 20;
 constexpr size_t kOps = 24;  // enough on rail 1 for its link to go down mid-batch, under load too
 constexpr size_t kBytes = kOp * kOps;
 
-void Ip(const std::string& args) {
-  std::string cmd = "ip link set " + args;
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
-
 std::vector<TransferOp> Ops(TransferOp::Kind kind, const MemoryRegion& local,
                             const RegionDescriptor& remote) {
   std::vector<TransferOp> ops;
@@ -91,7 +86,7 @@ Status ArmUntilDone(Channel& c, Transfer& t) {
 class TwoHostRailsBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Env("LAB_VMS") != "2" || Env("LAB_RAILS") != "2" || Env("RDMAD_SOCKET").empty()) {
+    if (!lab::TwoVmsTwoRails()) {
       GTEST_SKIP() << "lab, two VMs with two rails only (tests/lab/channels/rails.sh)";
     }
     auto client = Client::Open();
@@ -99,7 +94,8 @@ class TwoHostRailsBatchTest : public ::testing::Test {
     client_ = std::move(client).value();
   }
   void TearDown() override {
-    if (Env("LAB_NODE") == "a" && !Env("LAB_NETDEV1").empty()) Ip(Env("LAB_NETDEV1") + " up");
+    if (Env("LAB_NODE") == "a" && !Env("LAB_NETDEV1").empty())
+      lab::SetLink(Env("LAB_NETDEV1") + " up");
   }
   void ServeOnB();
   void DriveFromA();
@@ -181,7 +177,7 @@ void TwoHostRailsBatchTest::DriveFromA() {
   }
   ASSERT_FALSE(done) << "the batch was done before a piece on rail 1 was seen done";
   auto t0 = std::chrono::steady_clock::now();
-  Ip(Env("LAB_NETDEV1") + " down");
+  lab::SetLink(Env("LAB_NETDEV1") + " down");
   polled = PollUntilDone(**t);
   double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -200,7 +196,7 @@ void TwoHostRailsBatchTest::DriveFromA() {
 
   // 3. The link comes back, so does the rail (small striped batches look);
   // the next batch, driven by Arm and the completion fd, uses it again.
-  Ip(Env("LAB_NETDEV1") + " up");
+  lab::SetLink(Env("LAB_NETDEV1") + " up");
   bool back = false;
   for (int i = 0; i < 100 && !back; ++i) {
     std::vector<TransferOp> look = Ops(Kind::kWrite, *regions[1], *remote);

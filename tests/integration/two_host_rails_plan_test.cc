@@ -35,7 +35,7 @@ constexpr size_t kBytes = 8u << 20;
 class TwoHostRailsPlanTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Env("LAB_VMS") != "2" || Env("LAB_RAILS") != "2" || Env("RDMAD_SOCKET").empty()) {
+    if (!lab::TwoVmsTwoRails()) {
       GTEST_SKIP() << "lab, two VMs with two rails only (tests/lab/channels/rails.sh)";
     }
     auto client = Client::Open();

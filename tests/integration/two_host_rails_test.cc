@@ -42,15 +42,10 @@ uint64_t TxBytes(const std::string& netdev) {
   return v;
 }
 
-void Ip(const std::string& args) {
-  std::string cmd = "ip link set " + args;
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-}
-
 class TwoHostRailsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (Env("LAB_VMS") != "2" || Env("LAB_RAILS") != "2" || Env("RDMAD_SOCKET").empty()) {
+    if (!lab::TwoVmsTwoRails()) {
       GTEST_SKIP() << "lab, two VMs with two rails only (tests/lab/channels/rails.sh)";
     }
     auto client = Client::Open();
@@ -58,7 +53,8 @@ class TwoHostRailsTest : public ::testing::Test {
     client_ = std::move(client).value();
   }
   void TearDown() override {
-    if (Env("LAB_NODE") == "a" && !Env("LAB_NETDEV1").empty()) Ip(Env("LAB_NETDEV1") + " up");
+    if (Env("LAB_NODE") == "a" && !Env("LAB_NETDEV1").empty())
+      lab::SetLink(Env("LAB_NETDEV1") + " up");
   }
 
   void ServeOnB();
@@ -177,7 +173,7 @@ void TwoHostRailsTest::DriveFromA() {
   std::vector<uint8_t> again = Pattern(kBytes, 8);
   auto again_region = c.RegisterMemory(again.data(), again.size());
   ASSERT_TRUE(again_region.ok());
-  Ip(net1 + " down");
+  lab::SetLink(net1 + " down");
   auto t0 = std::chrono::steady_clock::now();
   Status written = c.Write(*again_region.value(), 0, *remote, 0, kBytes);
   double ms =
@@ -195,7 +191,7 @@ void TwoHostRailsTest::DriveFromA() {
 
   // The link comes back: so does the rail, offered to b and answered, and
   // the next Write is striped over both again.
-  Ip(net1 + " up");
+  lab::SetLink(net1 + " up");
   auto back_from = std::chrono::steady_clock::now();
   bool back = false;
   for (int i = 0; i < 100 && !back; ++i) {

@@ -1,13 +1,16 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// What the two-VM lab's application tests (two_host_test.cc,
-// two_host_rails_test.cc) share: the lab's environment, deterministic
-// bytes, and connecting to node b's application once it listens.
+// What the two-VM lab's application tests (two_host_test.cc and the
+// two_host_rails*_test.cc) share: the lab's environment, a link set up or
+// down, deterministic bytes, and connecting to node b's application once it
+// listens.
 //
 // Thread safety: functions; one test at a time.
 
 #ifndef RDMAD_TESTS_INTEGRATION_TWO_HOST_SUPPORT_H_
 #define RDMAD_TESTS_INTEGRATION_TWO_HOST_SUPPORT_H_
+
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +27,18 @@ namespace rdmad::lab {
 inline std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? v : "";
+}
+
+// The two-VM lab with two rails each (tests/lab/channels/rails.sh), a
+// daemon on this node: where the TwoHostRails* tests run.
+inline bool TwoVmsTwoRails() {
+  return Env("LAB_VMS") == "2" && Env("LAB_RAILS") == "2" && !Env("RDMAD_SOCKET").empty();
+}
+
+// `ip link set ARGS` ("eth1 down"), failing the test if it fails.
+inline void SetLink(const std::string& args) {
+  std::string cmd = "ip link set " + args;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 }
 
 inline std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {

@@ -124,17 +124,20 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   return handle();
 }
 
+uint64_t RdmaChannel::BatchMaxWr() const {
+  return std::min<uint64_t>(kMaxWorkRequestBytes,
+                            res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+}
+
 uint32_t RdmaChannel::BatchWrsFor(uint64_t len) const {
-  uint64_t max_wr = std::min<uint64_t>(
-      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+  uint64_t max_wr = BatchMaxWr();
   return len == 0 ? 1 : uint32_t((len + max_wr - 1) / max_wr);
 }
 
 void RdmaChannel::AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
                                  const RdmaMemoryRegion& region, uint64_t offset, uint64_t len,
                                  std::vector<ibv_sge>& sges, std::vector<ibv_send_wr>& wrs) {
-  uint64_t max_wr = std::min<uint64_t>(
-      kMaxWorkRequestBytes, res_->max_msg_size ? res_->max_msg_size : kMaxWorkRequestBytes);
+  uint64_t max_wr = BatchMaxWr();
   // A zero-length op is one work request all the same (it orders as one).
   if (len == 0 && o.len != 0) return;  // all of it on the rails
   for (uint64_t done = 0; done < len || (len == 0 && done == 0);) {
@@ -201,10 +204,7 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
 Status RdmaChannel::PostNotification(Lock& lock, std::string_view notification, bool fence) {
   auto len = static_cast<uint32_t>(notification.size());
   bool staged = len > res_->max_inline;
-  auto can_post = [&] {
-    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
-           (!staged || !free_chunks_.empty());
-  };
+  auto can_post = [&] { return CanPostFragment(staged); };
   if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
   return PostFragment(reinterpret_cast<const uint8_t*>(notification.data()), len, nullptr, true,

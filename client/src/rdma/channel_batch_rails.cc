@@ -51,10 +51,10 @@ void RdmaChannel::StripeBatch(Lock& lock, const std::shared_ptr<Batch>& batch,
     RailPiece& p = batch->pieces[k];
     const TransferOp& op = ops[p.op];
     p.posting = true;
-    Status posted = PostOnRail(
-        lock, *p.rail, op.kind == TransferOp::Kind::kWrite, *where[k].local,
-        op.local_offset + p.offset, op.remote.address + op.remote_offset + p.offset,
-        where[k].rkey, p.len, MakeBatchWrId(batch->id, uint32_t(k)), &p.wrs);
+    Status posted =
+        PostOnRail(lock, *p.rail, op.kind == TransferOp::Kind::kWrite, *where[k].local,
+                   op.local_offset + p.offset, op.remote.address + op.remote_offset + p.offset,
+                   where[k].rkey, p.len, MakeBatchWrId(batch->id, uint32_t(k)), &p.wrs);
     p.posting = false;
     if (!posted.ok()) {
       TakeRailOut(*p.rail, posted.message());
@@ -121,11 +121,7 @@ void RdmaChannel::FlushBatchWork() {
     }
     if (batch->posting || batch->open_pieces > 0 || batch->redo > 0) break;
     auto len = static_cast<uint32_t>(batch->note.size());
-    bool staged = len > res_->max_inline;
-    if (!credits_.CanSendData() || sq_outstanding_ >= res_->send_depth ||
-        (staged && free_chunks_.empty())) {
-      break;  // at the next credit or completion
-    }
+    if (!CanPostFragment(len > res_->max_inline)) break;  // at the next credit or completion
     notes_out_.pop_front();
     batch->note_waits = false;
     if (!PostFragment(reinterpret_cast<const uint8_t*>(batch->note.data()), len, nullptr, true,

@@ -103,10 +103,7 @@ Status RdmaChannel::SendEager(Lock& lock, const uint8_t* data, size_t len, size_
   do {
     auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, end - offset));
     bool staged = region == nullptr && n > res_->max_inline;
-    auto can_post = [&] {
-      return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
-             (!staged || !free_chunks_.empty());
-    };
+    auto can_post = [&] { return CanPostFragment(staged); };
     if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
     RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
     RDMAD_RETURN_IF_ERROR(PostFragment(data + offset, n, region, offset == 0, offset + n == len));

@@ -165,6 +165,12 @@ class RdmaChannel final : public AbortableChannel {
   // DATA fragments for [begin, end) of a message of len bytes.
   Status SendEager(Lock& lock, const uint8_t* data, size_t len, size_t begin, size_t end,
                    const RdmaMemoryRegion* region);
+  // A fragment may be posted now: a data credit, a send slot and, for a
+  // staged one (not inline), a free staging chunk (mu_ held).
+  bool CanPostFragment(bool staged) const {
+    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
+           (!staged || !free_chunks_.empty());
+  }
   // type kData or kNotify; fence: after RDMA READs of the same batch.
   Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
                       bool last, MessageType type = MessageType::kData, bool fence = false);
@@ -331,6 +337,7 @@ class RdmaChannel final : public AbortableChannel {
   void AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
                       const RdmaMemoryRegion& region, uint64_t offset, uint64_t len,
                       std::vector<ibv_sge>& sges, std::vector<ibv_send_wr>& wrs);
+  uint64_t BatchMaxWr() const;  // the most bytes one batch work request carries
   uint32_t BatchWrsFor(uint64_t len) const;
   // Posts n work requests of the batch (its WR indices from first_wr on)
   // as one segment, the last signaled (mu_ held; slots are free). A
@@ -375,9 +382,9 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t next_batch_ = 1;
   std::map<uint32_t, std::shared_ptr<Batch>> batches_;  // in flight, by id
   std::deque<Segment> segments_;                        // posted, not completed
-  bool batch_flushing_ = false;  // after a batch error: each completion frees one slot
+  bool batch_flushing_ = false;         // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
-  std::vector<uint32_t> free_chunks_;  // staging chunks not in flight
+  std::vector<uint32_t> free_chunks_;   // staging chunks not in flight
   std::deque<Fragment> ready_;
   std::deque<Fragment> notes_;    // received notifications, not yet taken
   std::vector<uint8_t> partial_;  // the message being reassembled

@@ -175,11 +175,7 @@ void RdmaChannel::FlushRails() {
   // The RAIL messages, while credits, send slots and staging chunks last;
   // the rest go at the next chance (Drain, the next transfer).
   while (!rail_outbox_.empty() && error_.ok() && !closed_ && !peer_closed_) {
-    bool staged = kRailMessageBytes > res_->max_inline;
-    if (!credits_.CanSendData() || sq_outstanding_ >= res_->send_depth ||
-        (staged && free_chunks_.empty())) {
-      break;
-    }
+    if (!CanPostFragment(kRailMessageBytes > res_->max_inline)) break;
     uint8_t raw[kRailMessageBytes];
     EncodeRail(rail_outbox_.front(), raw);
     rail_outbox_.pop_front();

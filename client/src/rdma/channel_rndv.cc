@@ -60,10 +60,7 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
     if (chunk) own_chunks_.Give(*chunk);
   };
   bool staged = res_->max_inline < kRndvDescriptorBytes;
-  auto can_post = [&] {
-    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
-           (!staged || !free_chunks_.empty());
-  };
+  auto can_post = [&] { return CanPostFragment(staged); };
   Status s = Usable(Side::kSend);
   if (s.ok() && !can_post()) s = WaitFor(lock, can_post, std::nullopt, Side::kSend);
   if (s.ok()) s = Usable(Side::kSend);
@@ -284,9 +281,7 @@ bool RdmaChannel::DoneDue() const {
 
 Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len) {
   Lock lock(mu_);
-  auto can_post = [&] {
-    return credits_.CanSendData() && sq_outstanding_ < res_->send_depth && !free_chunks_.empty();
-  };
+  auto can_post = [&] { return CanPostFragment(/*staged=*/true); };
   RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
   uint32_t chunk = free_chunks_.back();
   free_chunks_.pop_back();
