@@ -66,6 +66,7 @@ TEST(RecordFieldsTest, EveryListNamesEveryFieldOfItsMessageAndNothingElse) {
   ExpectListMatchesMessage<rdmad::PeerInfo>();
   ExpectListMatchesMessage<rdmad::Event>();
   ExpectListMatchesMessage<rdmad::ChannelSummary>();
+  ExpectListMatchesMessage<rdmad::ChannelTraffic>();
   ExpectListMatchesMessage<rdmad::TopologyPlace>();
   ExpectListMatchesMessage<rdmad::TopologyNic>();
   ExpectListMatchesMessage<rdmad::TopologyGpu>();

@@ -11,6 +11,7 @@
 #ifndef RDMAD_CLIENT_SRC_ABORTABLE_CHANNEL_H_
 #define RDMAD_CLIENT_SRC_ABORTABLE_CHANNEL_H_
 
+#include "client/src/traffic_meter.h"
 #include "rdmad/channel.h"
 #include "rdmad/status.h"
 
@@ -25,8 +26,14 @@ class AbortableChannel : public Channel {
   // messages Recv still delivers first). RDMA moves the QP to the error
   // state (its work requests flush); TCP shuts the socket down.
   virtual void Abort(const Status& status) = 0;
+  // Where the transport counts Submit's batches (traffic_meter.h); set once,
+  // before the application has the channel, and outliving it. None: not
+  // counted.
+  void SetMeter(TrafficMeter* meter) { meter_ = meter; }
 
  protected:
+  TrafficMeter* meter_ = nullptr;
+
   // Expose's rules for both transports: INVALID_ARGUMENT for kLocal, or for
   // read-write on a region registered read-only.
   static Status CheckExposure(const MemoryRegion& region, MemoryAccess access);

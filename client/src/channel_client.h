@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "client/src/traffic_reporter.h"
 #include "rdmad/client.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -28,6 +29,8 @@ struct DaemonRpc {
   // How long a channel whose lifeline broke waits for the next rdmad
   // (ClientOptions::reattach_timeout).
   std::chrono::milliseconds reattach_timeout{10000};
+  // Where the channels' traffic goes (null: not reported).
+  std::shared_ptr<TrafficReporter> reporter;
 };
 
 StatusOr<std::unique_ptr<Listener>> ListenOn(DaemonRpc rpc, const std::string& service);

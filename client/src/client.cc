@@ -94,7 +94,8 @@ class GrpcClient final : public Client {
       : path_(std::move(path)),
         channel_(std::move(channel)),
         stub_(v1::Rdmad::NewStub(channel_)),
-        options_(options) {
+        options_(options),
+        reporter_(internal::TrafficReporter::Make(channel_, options.traffic_report_interval)) {
     if (options_.follow_pool) Follower();
   }
 
@@ -159,12 +160,15 @@ class GrpcClient final : public Client {
 
   StatusOr<std::unique_ptr<Channel>> Connect(const std::string& peer, const std::string& service,
                                              const ConnectOptions& options) override {
+    auto started = std::chrono::steady_clock::now();
     internal::PoolFollower* follower = FollowerIfAny();
     if (follower != nullptr && !options.force_tcp) {
       std::unique_ptr<Channel> warm = follower->pool().Acquire(peer, service);
-      if (warm) return warm;
+      if (warm) return Timed(std::move(warm), true, started);
     }
-    return internal::ConnectTo(Rpc(), peer, service, options);
+    auto cold = internal::ConnectTo(Rpc(), peer, service, options);
+    if (!cold.ok()) return cold;
+    return Timed(std::move(cold).value(), false, started);
   }
 
   StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectMany(
@@ -174,8 +178,13 @@ class GrpcClient final : public Client {
     std::vector<std::unique_ptr<Channel>> channels;
     while (channels.size() < count) {
       size_t n = std::min(count - channels.size(), internal::kMaxChannelBatch);
+      auto started = std::chrono::steady_clock::now();
       auto batch = internal::ConnectBatch(Rpc(), peer, service, n, options);
       if (!batch.ok()) return batch.status();  // the channels made so far close
+      if (reporter_) {                         // one timing per batch, as its first channel's
+        reporter_->Connected(batch->front()->info().id, false,
+                             std::chrono::steady_clock::now() - started);
+      }
       for (auto& channel : batch.value()) channels.push_back(std::move(channel));
     }
     return channels;
@@ -260,7 +269,15 @@ class GrpcClient final : public Client {
     return FromGrpc((stub_.get()->*method)(&context, request, response), what);
   }
 
-  internal::DaemonRpc Rpc() const { return {channel_, options_.reattach_timeout}; }
+  internal::DaemonRpc Rpc() const { return {channel_, options_.reattach_timeout, reporter_}; }
+  // A Connect's channel, its time told to rdmad (cold or from the pool).
+  std::unique_ptr<Channel> Timed(std::unique_ptr<Channel> channel, bool pooled,
+                                 std::chrono::steady_clock::time_point started) {
+    if (reporter_) {
+      reporter_->Connected(channel->info().id, pooled, std::chrono::steady_clock::now() - started);
+    }
+    return channel;
+  }
 
   // The pool follower, started on first use.
   internal::PoolFollower* Follower() {
@@ -280,6 +297,7 @@ class GrpcClient final : public Client {
   }
 
   ClientOptions options_;
+  std::shared_ptr<internal::TrafficReporter> reporter_;  // null: not reporting
   std::mutex follower_mu_;
   std::unique_ptr<internal::PoolFollower> follower_;  // guarded by follower_mu_ (set once)
 };

@@ -57,6 +57,7 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> HoldAndFinish(
   } else {  // one lifeline stream for the batch
     holds = HoldStream::OpenBatch(rpc.channel, ids, leases, rpc.reattach_timeout);
   }
+  for (auto& hold : holds) hold->SetReporter(rpc.reporter);
   std::vector<std::unique_ptr<Channel>> channels;
   for (size_t i = 0; i < ids.size(); ++i) {
     StatusOr<std::unique_ptr<Channel>> channel = finish(i, std::move(holds[i]));

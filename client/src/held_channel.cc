@@ -6,6 +6,7 @@
 #include <map>
 
 #include "client/src/client_log.h"
+#include "common/traffic_convert.h"
 
 namespace rdmad::internal {
 namespace {
@@ -377,7 +378,13 @@ void HoldStream::Finished(const std::optional<Status>& end) {
   cv_.notify_all();
 }
 
-void HoldStream::Release(const std::string& reason) {
+void HoldStream::Release(const std::string& reason) { Release(reason, std::nullopt); }
+
+void HoldStream::Release(const std::string& reason, const TrafficTotals& traffic) {
+  Release(reason, std::optional<TrafficTotals>(traffic));
+}
+
+void HoldStream::Release(const std::string& reason, const std::optional<TrafficTotals>& traffic) {
   {
     std::lock_guard lock(mu_);
     if (released_) return;
@@ -387,6 +394,7 @@ void HoldStream::Release(const std::string& reason) {
   }
   release_request_.set_channel_id(channel_id_);
   release_request_.set_reason(reason);
+  if (traffic) ToProto(*traffic, release_request_.mutable_traffic());
   release_context_.set_deadline(std::chrono::system_clock::now() + kReleaseTimeout);
   stub_->async()->ReleaseChannel(&release_context_, &release_request_, &release_response_,
                                  [this](grpc::Status status) { Released(status); });
@@ -474,7 +482,9 @@ HeldChannel::HeldChannel(std::unique_ptr<AbortableChannel> channel,
     : channel_(std::move(channel)),
       hold_(std::move(hold)),
       has_rails_(channel_->rails().size() > 1) {  // fixed at the handshake
+  channel_->SetMeter(&meter_);
   hold_->Attach(channel_.get());
+  if (hold_->reporter()) hold_->reporter()->Add(hold_->channel_id(), &meter_);
 }
 
 HeldChannel::~HeldChannel() {
@@ -487,19 +497,64 @@ HeldChannel::~HeldChannel() {
 void HeldChannel::Close() {
   channel_->Close();  // the peer hears it on the data path first
   if (has_rails_ && reported_.load()) hold_->ReportRails(channel_->rails());  // the last account
-  hold_->Release();
+  if (const auto& reporter = hold_->reporter()) {
+    reporter->Remove(hold_->channel_id());
+    hold_->Release("", meter_.Snapshot());
+  } else {
+    hold_->Release();
+  }
+}
+
+Status HeldChannel::Send(const void* buf, size_t len) {
+  Status s = channel_->Send(buf, len);
+  if (s.ok()) meter_.Sent(len);
+  return s;
+}
+
+Status HeldChannel::TrySend(const void* buf, size_t len) {
+  Status s = channel_->TrySend(buf, len);
+  if (s.ok()) meter_.Sent(len);
+  return s;
+}
+
+Status HeldChannel::Send(const MemoryRegion& region, size_t offset, size_t len) {
+  Status s = channel_->Send(region, offset, len);
+  if (s.ok()) meter_.Sent(len);
+  return s;
+}
+
+StatusOr<std::vector<uint8_t>> HeldChannel::Recv(std::chrono::milliseconds timeout) {
+  StatusOr<std::vector<uint8_t>> m = channel_->Recv(timeout);
+  if (m.ok()) meter_.Received(m->size());
+  return m;
+}
+
+StatusOr<size_t> HeldChannel::RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                                       std::chrono::milliseconds timeout) {
+  StatusOr<size_t> n = channel_->RecvInto(region, offset, max_len, timeout);
+  if (n.ok()) meter_.Received(*n);
+  return n;
 }
 
 Status HeldChannel::Write(const MemoryRegion& local, size_t local_offset,
                           const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
-  Status s = channel_->Write(local, local_offset, remote, remote_offset, len);
-  MaybeReport();
-  return s;
+  return OneSided(true, local, local_offset, remote, remote_offset, len);
 }
 
 Status HeldChannel::Read(const MemoryRegion& local, size_t local_offset,
                          const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
-  Status s = channel_->Read(local, local_offset, remote, remote_offset, len);
+  return OneSided(false, local, local_offset, remote, remote_offset, len);
+}
+
+Status HeldChannel::OneSided(bool write, const MemoryRegion& local, size_t local_offset,
+                             const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
+  uint64_t started = MeterNowNs();
+  Status s = write ? channel_->Write(local, local_offset, remote, remote_offset, len)
+                   : channel_->Read(local, local_offset, remote, remote_offset, len);
+  if (s.ok()) {
+    meter_.OneSided(write, 1, len);
+    meter_.Completed(MeterNowNs() - started);
+  }
   MaybeReport();
   return s;
 }

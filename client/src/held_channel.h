@@ -52,6 +52,7 @@
 
 #include "client/src/abortable_channel.h"
 #include "client/src/forwarding_channel.h"
+#include "client/src/traffic_reporter.h"
 #include "rdmad/channel.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -82,11 +83,18 @@ class HoldStream final {
   // Tells the daemon that the application let go (reason "" for a plain
   // close), then cancels the stream. Later calls do nothing.
   void Release(const std::string& reason = "");
+  // The same with the application's last account of the channel's traffic.
+  void Release(const std::string& reason, const TrafficTotals& traffic);
   // Tells the daemon the channel's rails (ReportChannel), asynchronously:
   // one report in flight, the newest one next. Nothing after Release.
   void ReportRails(const std::vector<ChannelRail>& rails);
   // Until gRPC is done with the stream, the release and the reports.
   void Wait();
+  // Where the channel's traffic is reported (null: nowhere); set before
+  // the channel is made.
+  void SetReporter(std::shared_ptr<TrafficReporter> reporter) { reporter_ = std::move(reporter); }
+  const std::shared_ptr<TrafficReporter>& reporter() const { return reporter_; }
+  uint64_t channel_id() const { return channel_id_; }
 
  private:
   class Current;  // what the stream waits on: a call of its own, or its share of a batch's
@@ -101,6 +109,7 @@ class HoldStream final {
   };
   void SendReport();
   void Reported(const grpc::Status& status);
+  void Release(const std::string& reason, const std::optional<TrafficTotals>& traffic);
   HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
              std::chrono::milliseconds reattach_timeout);
   Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
@@ -118,6 +127,7 @@ class HoldStream final {
 
   std::shared_ptr<grpc::Channel> rpc_;
   std::unique_ptr<v1::Rdmad::Stub> stub_;
+  std::shared_ptr<TrafficReporter> reporter_;
   const uint64_t channel_id_;
   std::string lease_;  // the latest the daemon gave; guarded by mu_
   const std::chrono::milliseconds reattach_timeout_;
@@ -149,7 +159,14 @@ class HeldChannel final : public ForwardingChannel {
 
   const ChannelInfo& info() const override { return channel_->info(); }
   void Close() override;
-  // As the transport's, then the rails' bytes to the daemon (MaybeReport).
+  // As the transport's, counted in the channel's meter (traffic_meter.h);
+  // Write and Read then tell the daemon the rails' bytes (MaybeReport).
+  Status Send(const void* buf, size_t len) override;
+  Status TrySend(const void* buf, size_t len) override;
+  Status Send(const MemoryRegion& region, size_t offset, size_t len) override;
+  StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds timeout) override;
+  StatusOr<size_t> RecvInto(const MemoryRegion& region, size_t offset, size_t max_len,
+                            std::chrono::milliseconds timeout) override;
   Status Write(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
@@ -161,7 +178,10 @@ class HeldChannel final : public ForwardingChannel {
  private:
   static constexpr std::chrono::milliseconds kReportInterval{200};
   void MaybeReport();
+  Status OneSided(bool write, const MemoryRegion& local, size_t local_offset,
+                  const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
 
+  TrafficMeter meter_;  // before channel_: the transport counts in it
   std::unique_ptr<AbortableChannel> channel_;
   std::unique_ptr<HoldStream> hold_;
   const bool has_rails_;  // further rails: MaybeReport has something to tell

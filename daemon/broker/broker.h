@@ -158,6 +158,25 @@ class Broker final : public InboundChannels, public SessionUser {
   Status ReportRails(const Caller& caller, uint64_t channel_id,
                      const std::vector<ChannelRailRecord>& rails,
                      std::vector<std::string>* changes = nullptr);
+  // The library's account of its channels' traffic (rdmad.v1.ReportTraffic,
+  // broker_traffic.cc): each channel's totals replace its record's, and
+  // each Connect's time goes to the ledger under the channel's peer and
+  // service. Returns how many entries were skipped: a channel the caller
+  // does not own (or the accepting side of a channel to itself, as with
+  // ReportRails), or totals below the record's (an older report).
+  struct ReportedTraffic {
+    uint64_t channel_id = 0;
+    TrafficTotals totals;
+  };
+  struct ReportedConnect {
+    uint64_t channel_id = 0;
+    bool pooled = false;
+    uint64_t duration_ns = 0;
+  };
+  size_t ReportTraffic(const Caller& caller, const std::vector<ReportedTraffic>& channels,
+                       const std::vector<ReportedConnect>& connects);
+  // Every (peer, service)'s totals, the ended channels' kept (/metrics).
+  TrafficView Traffic() const;
   // A peer daemon's CloseChannel. INVALID_ARGUMENT for channel id 0 or a
   // malformed instance id; NOT_FOUND unless the channel is shared with
   // call.initiator_instance; OK for an ended channel.

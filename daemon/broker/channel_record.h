@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/traffic.h"
 #include "daemon/broker/channel_machine.h"
 #include "daemon/clients/caller.h"
 #include "daemon/peers/channel_endpoint.h"
@@ -69,6 +70,9 @@ struct ChannelRecord : ChannelFacts {
   // listener's uid owns its side too.
   uid_t self_acceptor_uid = kNoUid;
   std::vector<ChannelRailRecord> rails;  // RDMA, once established
+  // What the application reported it moved (rdmad.v1.ReportTraffic); of a
+  // channel to this daemon itself, the initiating process's.
+  TrafficTotals traffic;
 };
 
 // What a daemon needs to take a channel back after it restarted (the

@@ -28,12 +28,20 @@ ChannelTable::Entry* ChannelTable::FindOwnedLocked(const Caller& caller, uint64_
 
 ChannelTable::Entry& ChannelTable::AddLocked(uint64_t channel_id, ChannelPhase phase) {
   Entry& e = entries_[channel_id];
+  ledger_.Retire(e.record);  // an ended channel replaced (nothing for a new entry)
   e = Entry{};
   e.phase = phase;
   e.since = Now();
   e.record.channel_id = channel_id;
   e.record.state = PublicState(phase);
   return e;
+}
+
+void ChannelTable::EraseLocked(uint64_t channel_id) {
+  auto it = entries_.find(channel_id);
+  if (it == entries_.end()) return;
+  ledger_.Retire(it->second.record);
+  entries_.erase(it);
 }
 
 bool ChannelTable::ApplyLocked(Entry& e, ChannelEvent event) {

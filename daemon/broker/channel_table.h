@@ -27,6 +27,7 @@
 #include "daemon/broker/channel_machine.h"
 #include "daemon/broker/channel_record.h"
 #include "daemon/broker/channel_teller.h"
+#include "daemon/broker/traffic_ledger.h"
 #include "daemon/clients/caller.h"
 #include "rdmad/status.h"
 
@@ -98,7 +99,10 @@ class ChannelTable {
   Entry* FindOwnedLocked(const Caller& caller, uint64_t channel_id, bool admin);
   // A new entry channel_id in phase (replacing an ended one), since now.
   Entry& AddLocked(uint64_t channel_id, ChannelPhase phase);
-  void EraseLocked(uint64_t channel_id) { entries_.erase(channel_id); }
+  // Drops an entry; its traffic stays counted in the ledger.
+  void EraseLocked(uint64_t channel_id);
+  TrafficLedger& LedgerLocked() { return ledger_; }
+  TrafficView TrafficLocked() const { return ledger_.View(RecordsLocked()); }
 
   // Moves entry by event as the machine's table says (changing since when
   // the phase changes); false, and nothing changes, when the table has no
@@ -133,6 +137,7 @@ class ChannelTable {
   const Clock* const clock_;
   mutable std::mutex mu_;
   Entries entries_;          // guarded by mu_
+  TrafficLedger ledger_;     // guarded by mu_
   ChannelLimits limits_;     // guarded by mu_
   bool stopping_ = false;    // guarded by mu_
   uint64_t next_token_ = 1;  // guarded by mu_

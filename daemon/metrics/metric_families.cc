@@ -13,31 +13,16 @@
 #include <sstream>
 #include <tuple>
 
+#include "daemon/metrics/family_builder.h"
+
 namespace rdmad {
 namespace {
 
+using metrics_internal::Add;
+using metrics_internal::Family;
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-MetricFamily Family(std::string name, std::string help, MetricType type) {
-  MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = type;
-  return f;
-}
-
-void Add(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
-  ClientMetric m;
-  m.label = std::move(labels);
-  if (f.type == MetricType::Counter) {
-    m.counter.value = value;
-  } else {
-    m.gauge.value = value;
-  }
-  f.metric.push_back(std::move(m));
-}
 
 std::string TransportLabel(EndpointKind kind) {
   switch (kind) {

@@ -21,6 +21,7 @@
 
 #include "daemon/broker/channel_record.h"
 #include "daemon/broker/handshake_stats.h"
+#include "daemon/broker/traffic_ledger.h"
 #include "daemon/discovery/inventory.h"
 #include "daemon/peers/peer_session.h"
 #include "rdmad/status.h"
@@ -41,6 +42,13 @@ void AddChannelFamilies(const std::vector<ChannelRecord>& channels, Families* ou
 // peer daemon and the listener's accept included) and
 // rdmad_handshake_failures_total{side,reason}.
 void AddHandshakeFamilies(const HandshakeCounts& counts, Families* out);
+
+// What the applications' channels moved (traffic_families.cc):
+// rdmad_channel_bytes_total and rdmad_channel_operations_total{peer,
+// service,op} (op: send, recv, write, read), rdmad_transfer_duration_seconds
+// {peer,service} and rdmad_channel_open_duration_seconds{peer,service,
+// source} (source: cold, pool).
+void AddTrafficFamilies(const TrafficView& view, Families* out);
 
 // A port's hardware counters by name (sysfs counters/ and hw_counters/).
 using PortCounterReader =

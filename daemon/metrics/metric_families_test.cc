@@ -156,5 +156,61 @@ TEST(MetricFamiliesTest, TheProcessReadsItsOwnFigures) {
   EXPECT_NE(text.find("\nprocess_open_fds "), std::string::npos) << text;
 }
 
+TEST(MetricFamiliesTest, TrafficByPeerServiceAndOpWithLatencyHistograms) {
+  TrafficView view;
+  TrafficTotals& t = view.totals[{"node-b", "kv"}];
+  t.messages_sent = 3;
+  t.bytes_sent = 300;
+  t.messages_received = 1;
+  t.bytes_received = 8;
+  t.writes = 2;
+  t.bytes_written = 1 << 20;
+  t.latency.Observe(1500);       // the 2 us bucket
+  t.latency.Observe(3'000'000);  // 5 ms
+  view.connects[{"node-b", "kv", true}].Observe(900);
+  view.connects[{"node-b", "kv", false}].Observe(2'000'000'000);  // slower than 1 s
+  Families f;
+  AddTrafficFamilies(view, &f);
+  std::string text = Text(f);
+  EXPECT_TRUE(
+      Has(text, "rdmad_channel_bytes_total{op=\"send\",peer=\"node-b\",service=\"kv\"} 300"))
+      << text;
+  EXPECT_TRUE(
+      Has(text, "rdmad_channel_bytes_total{op=\"write\",peer=\"node-b\",service=\"kv\"} 1048576"))
+      << text;
+  EXPECT_TRUE(
+      Has(text, "rdmad_channel_operations_total{op=\"recv\",peer=\"node-b\",service=\"kv\"} 1"))
+      << text;
+  EXPECT_TRUE(
+      Has(text, "rdmad_channel_operations_total{op=\"read\",peer=\"node-b\",service=\"kv\"} 0"))
+      << text;
+  EXPECT_TRUE(
+      Has(text,
+          "rdmad_transfer_duration_seconds_bucket{peer=\"node-b\",service=\"kv\",le=\"1e-06\"} 0"))
+      << text;
+  EXPECT_TRUE(
+      Has(text,
+          "rdmad_transfer_duration_seconds_bucket{peer=\"node-b\",service=\"kv\",le=\"2e-06\"} 1"))
+      << text;
+  EXPECT_TRUE(
+      Has(text,
+          "rdmad_transfer_duration_seconds_bucket{peer=\"node-b\",service=\"kv\",le=\"0.005\"} 2"))
+      << text;
+  EXPECT_TRUE(Has(text, "rdmad_transfer_duration_seconds_count{peer=\"node-b\",service=\"kv\"} 2"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "rdmad_channel_open_duration_seconds_bucket{peer=\"node-b\",service=\"kv\","
+                  "source=\"pool\",le=\"1e-06\"} 1"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "rdmad_channel_open_duration_seconds_bucket{peer=\"node-b\",service=\"kv\","
+                  "source=\"cold\",le=\"1\"} 0"))
+      << text;
+  EXPECT_TRUE(Has(text,
+                  "rdmad_channel_open_duration_seconds_bucket{peer=\"node-b\",service=\"kv\","
+                  "source=\"cold\",le=\"+Inf\"} 1"))
+      << text;
+}
+
 }  // namespace
 }  // namespace rdmad

@@ -29,6 +29,7 @@ class DaemonCollector final : public prometheus::Collectable {
       if (Broker* broker = core_->broker()) {
         AddChannelFamilies(broker->Channels(), &out);
         AddHandshakeFamilies(broker->handshake_counts(), &out);
+        AddTrafficFamilies(broker->Traffic(), &out);
       }
       AddPortFamilies(
           *core_->inventory(),

@@ -2,6 +2,7 @@
 
 #include "daemon/rpc/channel_convert.h"
 
+#include "common/traffic_convert.h"
 #include "daemon/rpc/proto_convert.h"
 
 namespace rdmad {
@@ -57,6 +58,8 @@ void ToProto(const ChannelRecord& r, std::chrono::system_clock::time_point now,
     row->set_up(rail.up);
     row->set_reason(rail.reason);
   }
+  internal::ToProto(r.traffic, out->mutable_traffic());
+  out->mutable_traffic()->set_channel_id(r.channel_id);
 }
 
 void ToProto(const ChannelOpening& opening, v1::ChannelOpening* out) {

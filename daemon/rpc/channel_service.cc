@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/traffic_convert.h"
 #include "daemon/rpc/channel_convert.h"
 #include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/hold_reactor.h"
@@ -173,6 +174,12 @@ grpc::ServerUnaryReactor* LocalService::ReleaseChannel(grpc::CallbackServerConte
     return Reply(context, Status::InvalidArgument("channel_id: required"));
   }
   Caller caller = CallerOf(context);
+  if (request->has_traffic()) {  // the application's last account, before the close
+    StatusOr<TrafficTotals> last = internal::FromProto(request->traffic());
+    if (!last.ok())
+      return Reply(context, Status::InvalidArgument("traffic: " + last.status().message()));
+    broker->ReportTraffic(caller, {{request->channel_id(), *last}}, {});
+  }
   std::string reason = "closed by the application";
   if (!request->reason().empty()) reason += ": " + request->reason();
   return Reply(context, broker->Release(caller, request->channel_id(), reason));
@@ -205,6 +212,34 @@ grpc::ServerUnaryReactor* LocalService::ReportChannel(grpc::CallbackServerContex
   for (std::string& line : changes)
     core_->events().Publish(EventKind::kRailChanged, std::move(line));
   return Reply(context, s);
+}
+
+grpc::ServerUnaryReactor* LocalService::ReportTraffic(grpc::CallbackServerContext* context,
+                                                      const v1::ReportTrafficRequest* request,
+                                                      v1::ReportTrafficResponse* response) {
+  Broker* broker = core_->broker();
+  if (broker == nullptr) return Reply(context, NoBroker());
+  constexpr int kMaxEntries = 4096;  // what the library sends at most (TrafficReporter)
+  if (request->channels_size() > kMaxEntries || request->connects_size() > kMaxEntries) {
+    return Reply(context, Status::InvalidArgument(fmt::format(
+                              "{} channels and {} connects reported, at most {} of each",
+                              request->channels_size(), request->connects_size(), kMaxEntries)));
+  }
+  std::vector<Broker::ReportedTraffic> channels;
+  for (int i = 0; i < request->channels_size(); ++i) {
+    StatusOr<TrafficTotals> totals = internal::FromProto(request->channels(i));
+    if (!totals.ok()) {
+      return Reply(context, Status::InvalidArgument(
+                                fmt::format("channels[{}]: {}", i, totals.status().message())));
+    }
+    channels.push_back({request->channels(i).channel_id(), *totals});
+  }
+  std::vector<Broker::ReportedConnect> connects;
+  for (const v1::ConnectTiming& c : request->connects()) {
+    connects.push_back({c.channel_id(), c.pooled(), c.duration_ns()});
+  }
+  response->set_skipped(uint32_t(broker->ReportTraffic(CallerOf(context), channels, connects)));
+  return Reply(context, Status::Ok());
 }
 
 grpc::ServerUnaryReactor* LocalService::ListChannels(grpc::CallbackServerContext* context,

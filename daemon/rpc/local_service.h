@@ -93,6 +93,9 @@ class LocalService final : public v1::Rdmad::CallbackService {
   grpc::ServerUnaryReactor* ReportChannel(grpc::CallbackServerContext* context,
                                           const v1::ReportChannelRequest* request,
                                           v1::ReportChannelResponse* response) override;
+  grpc::ServerUnaryReactor* ReportTraffic(grpc::CallbackServerContext* context,
+                                          const v1::ReportTrafficRequest* request,
+                                          v1::ReportTrafficResponse* response) override;
 
   // Pooling (pool_service.cc): the PoolRegistry's targets and counts.
   grpc::ServerWriteReactor<v1::PoolEvent>* WatchPool(grpc::CallbackServerContext* context,

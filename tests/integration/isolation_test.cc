@@ -311,8 +311,14 @@ TEST_F(IsolationTest, AnotherUidNeitherSeesNorTouchesAChannel) {
     EXPECT_TRUE(Says(Probe(*n, {"hold", sid}), "NOT_FOUND")) << n->name;
     EXPECT_TRUE(Says(Probe(*n, {"release", sid}), "NOT_FOUND")) << n->name;
     EXPECT_TRUE(Says(Probe(*n, {"report-rails", sid}), "NOT_FOUND")) << n->name;
+    // Nor account for it: its forged traffic is skipped, counted nowhere.
+    EXPECT_EQ(Probe(*n, {"report-traffic", sid}), "PROBE OK skipped=2\n") << n->name;
     EXPECT_EQ(Probe(*n, {"list-channels"}, true), "PROBE OK ids=" + sid + ",\n") << n->name;
   }
+  std::string listed = Rdmactl(a_, {"channels", "--json"}, true);
+  EXPECT_EQ(listed.find("1099511627776"), std::string::npos) << "nobody's forged bytes counted\n"
+                                                             << listed;
+  EXPECT_NE(listed.find("\"traffic\""), std::string::npos) << listed;
   std::string table = Rdmactl(a_, {"channels"}, true);
   EXPECT_NE(table.find("uid 0 pid " + std::to_string(getpid())), std::string::npos) << table;
   // Nobody's own channel: it sees that one only; root sees both.

@@ -10,6 +10,7 @@
 //   local_api_probe SOCKET hold CHANNEL-ID
 //   local_api_probe SOCKET release CHANNEL-ID
 //   local_api_probe SOCKET report-rails CHANNEL-ID
+//   local_api_probe SOCKET report-traffic CHANNEL-ID
 //   local_api_probe SOCKET accept REQUEST-ID
 //   local_api_probe SOCKET reject REQUEST-ID
 //   local_api_probe SOCKET prewarm CLIENT-ID
@@ -24,14 +25,13 @@
 // with the lease given (hex), as an attacker who edited one would.
 // It prints one line, "PROBE CODE message" (CODE as gRPC names it), and
 // for the lists and plan what it saw: "PROBE OK ids=ID,ID" (channel ids,
-// or pool client ids) and "PROBE OK id=ID". A hold that is granted stays
-// open: after 2 s it is DEADLINE_EXCEEDED. flood-plan plans channels as
-// fast as it can and prints "PROBE FLOOD ok=N exhausted=N other=N
-// refusal=MESSAGE" (the first RESOURCE_EXHAUSTED). hog opens N plain
-// connections to the socket, and after 1 s counts those the daemon closed,
-// makes one call of its own (ListChannels, on a connection of its own),
-// holds the rest SECONDS more and prints "PROBE HOG open=N closed=N
-// call=CODE". Exit status 0 once it printed, 2 on a usage error.
+// or pool client ids) and "PROBE OK id=ID". report-traffic claims 1 TiB
+// sent and a Connect of 1 s on CHANNEL-ID and prints "PROBE OK skipped=N". A hold that is granted
+// stays open: after 2 s it is DEADLINE_EXCEEDED. flood-plan plans channels as fast as it can and
+// prints "PROBE FLOOD ok=N exhausted=N other=N refusal=MESSAGE" (the first RESOURCE_EXHAUSTED). hog
+// opens N plain connections to the socket, and after 1 s counts those the daemon closed, makes one
+// call of its own (ListChannels, on a connection of its own), holds the rest SECONDS more and
+// prints "PROBE HOG open=N closed=N call=CODE". Exit status 0 once it printed, 2 on a usage error.
 
 #include <grpcpp/grpcpp.h>
 #include <sys/socket.h>
@@ -196,6 +196,21 @@ int main(int argc, char** argv) {
     req.set_channel_id(id);
     v1::ReportChannelResponse out;
     return Print(stub->ReportChannel(&ctx, req, &out));
+  }
+  if (call == "report-traffic") {
+    v1::ReportTrafficRequest req;
+    v1::ChannelTraffic* t = req.add_channels();
+    t->set_channel_id(id);
+    t->set_messages_sent(1);
+    t->set_bytes_sent(uint64_t(1) << 40);
+    v1::ConnectTiming* c = req.add_connects();
+    c->set_channel_id(id);
+    c->set_duration_ns(1000000000);
+    v1::ReportTrafficResponse out;
+    grpc::Status s = stub->ReportTraffic(&ctx, req, &out);
+    if (!s.ok()) return Print(s);
+    std::printf("PROBE OK skipped=%u\n", out.skipped());
+    return 0;
   }
   if (call == "accept") {
     v1::AcceptRequest req;

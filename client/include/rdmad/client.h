@@ -71,6 +71,11 @@ struct ClientOptions {
   // called, if given. By default warnings and errors go to stderr.
   std::optional<LogLevel> log_level;
   LogSink log_sink;
+  // How often the library tells rdmad what this client's channels moved
+  // (bytes and operations each way, completion latency, Connect times),
+  // in one call for all of them; rdmad serves it in its metrics
+  // (docs/operations.md, "Metrics"). 0: never.
+  std::chrono::milliseconds traffic_report_interval{1000};
 };
 
 // One row of rdmad's pool table (rdmactl pools): a following client's
@@ -85,6 +90,21 @@ struct PoolSummary {
   uint32_t warm = 0;    // established, waiting in the pool
   uint32_t in_use = 0;  // handed out by Connect
   std::string last_error;
+};
+
+// What a channel's application reported it moved (its library does so
+// about once a second, and when the channel closes): messages each way and
+// this side's one-sided operations, with their completion latency as
+// counts per bucket (docs/operations.md, "Metrics": the bounds, 1 us to
+// 1 s, then slower; empty when none).
+struct ChannelTraffic {
+  uint64_t channel_id = 0;
+  uint64_t messages_sent = 0, bytes_sent = 0;
+  uint64_t messages_received = 0, bytes_received = 0;
+  uint64_t writes = 0, bytes_written = 0;
+  uint64_t reads = 0, bytes_read = 0;
+  std::vector<uint64_t> latency_buckets;
+  uint64_t latency_sum_ns = 0;
 };
 
 // One row of the daemon's channel table (rdmactl channels).
@@ -104,6 +124,7 @@ struct ChannelSummary {
   // RDMA: every rail, the first the one messages take, with the bytes its
   // application last reported (weight is not known to the daemon: 0).
   std::vector<ChannelRail> rails;
+  ChannelTraffic traffic;
 };
 
 // How Client::Connect sets a channel up.

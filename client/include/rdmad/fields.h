@@ -322,6 +322,23 @@ struct RecordFields<ChannelRail> {
                       MakeField("up", &ChannelRail::up), MakeField("reason", &ChannelRail::reason));
 };
 
+template <>
+struct RecordFields<ChannelTraffic> {
+  static constexpr const char* kName = "ChannelTraffic";
+  static constexpr auto kFields =
+      std::make_tuple(MakeField("channel_id", &ChannelTraffic::channel_id),
+                      MakeField("messages_sent", &ChannelTraffic::messages_sent),
+                      MakeField("bytes_sent", &ChannelTraffic::bytes_sent),
+                      MakeField("messages_received", &ChannelTraffic::messages_received),
+                      MakeField("bytes_received", &ChannelTraffic::bytes_received),
+                      MakeField("writes", &ChannelTraffic::writes),
+                      MakeField("bytes_written", &ChannelTraffic::bytes_written),
+                      MakeField("reads", &ChannelTraffic::reads),
+                      MakeField("bytes_read", &ChannelTraffic::bytes_read),
+                      MakeField("latency_buckets", &ChannelTraffic::latency_buckets),
+                      MakeField("latency_sum_ns", &ChannelTraffic::latency_sum_ns));
+};
+
 // A row of the daemon's channel table (Client::ListChannels).
 template <>
 struct RecordFields<ChannelSummary> {
@@ -334,7 +351,7 @@ struct RecordFields<ChannelSummary> {
       MakeField("age_seconds", &ChannelSummary::age_seconds),
       MakeField("owner_uid", &ChannelSummary::owner_uid),
       MakeField("owner_pid", &ChannelSummary::owner_pid),
-      MakeField("rails", &ChannelSummary::rails));
+      MakeField("rails", &ChannelSummary::rails), MakeField("traffic", &ChannelSummary::traffic));
 };
 
 // rdmactl status and Client.status() in Python show these under names of

@@ -55,6 +55,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     regions.push_back(own.value());
   }
   auto batch = std::make_shared<Batch>();
+  if (meter_ != nullptr) batch->started_ns = MeterNowNs();
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
   batch->id = next_batch_;
@@ -119,6 +120,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     }
   }
   batch->posting = false;
+  if (meter_ != nullptr) meter_->Batch(ops);
   if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
   MaybeFinishBatch(batch);
   return handle();
@@ -193,6 +195,8 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
   }
   batch->done = true;
   batches_.erase(batch->id);
+  if (batch->started_ns != 0 && batch->status.ok())
+    meter_->Completed(MeterNowNs() - batch->started_ns);
   ++batches_done_;
   signal_.Notify();
   cv_.notify_all();

@@ -314,6 +314,7 @@ class RdmaChannel final : public AbortableChannel {
     std::string note;
     bool fence = false;
     bool note_waits = false;
+    uint64_t started_ns = 0;  // when Submit took it, for the meter (0: not metered)
   };
   struct Segment {
     uint32_t batch = 0;

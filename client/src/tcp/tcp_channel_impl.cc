@@ -140,10 +140,15 @@ StatusOr<std::vector<uint8_t>> TcpChannel::Recv(std::chrono::milliseconds timeou
 StatusOr<std::unique_ptr<Transfer>> TcpChannel::Submit(const std::vector<TransferOp>& ops,
                                                        std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  uint64_t started = meter_ != nullptr ? MeterNowNs() : 0;
   auto transfer = Channel::Submit(ops, std::string_view());
   if (!transfer.ok()) return transfer;
   Status done;
   (*transfer)->Poll(&done);  // finished: the ops ran in Submit
+  if (done.ok() && meter_ != nullptr) {
+    meter_->Batch(ops);
+    meter_->Completed(MeterNowNs() - started);
+  }
   if (done.ok() && !notification.empty()) {
     FrameHeader header;
     header.type = FrameType::kNotify;

@@ -3,8 +3,11 @@
 # rdmad on each node with [metrics] enabled; on a, Debian's prometheus
 # server scrapes a's daemon every second while `rdmactl ping` holds a
 # channel to b's echo service over RDMA. A query over Prometheus's HTTP API
-# then sees the channel established over RDMA, the session to b up, and
-# rxe0's hardware counters grown by the ping's packets.
+# then sees the channel established over RDMA, the session to b up,
+# rxe0's hardware counters grown by the ping's packets, and the bytes the
+# ping's library reported (exactly its messages'); `rdmactl bench` Writes
+# show as one-sided bytes with their completions. b's own /metrics has its
+# echo service's side: the ping's messages received.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 source "$LAB_ROOT/tests/lab/lib.sh"
@@ -67,7 +70,35 @@ PY
   grown=$(query "increase(rdmad_port_hw_counter_total{device=\"$LAB_DEV\",counter=\"sent_pkts\"}[2m])")
   python3 -c "import sys; sys.exit(0 if float('${grown:-0}') >= 30 else 1)" ||
     fail "$LAB_DEV's sent_pkts did not grow by the ping's 30 messages (got '$grown')"
-  lab_log "Prometheus saw: an RDMA channel established, the peer up, $LAB_DEV sent_pkts +$grown"
+  # The ping's library: a 16-byte header and 30 messages of 64 bytes.
+  sent=$(query 'sum(rdmad_channel_bytes_total{op="send",service="rdmad.echo"})')
+  [[ $sent == 1936 ]] || fail "the ping's 1936 bytes sent are counted as '$sent'"
+  ctl bench "$LAB_PEER_IP" --test write --size 64K --iters 200 >"$work/bench.txt" ||
+    fail "rdmactl bench --test write: $(cat "$work/bench.txt")"
+  sleep 3 # its last report, then a scrape
+  written=$(query 'sum(rdmad_channel_bytes_total{op="write",service="rdmad.echo"})')
+  python3 -c "import sys; sys.exit(0 if float('${written:-0}') >= 200 * 65536 else 1)" ||
+    fail "the bench's 200 Writes of 64 KiB are counted as '$written' bytes"
+  done_count=$(query 'sum(rdmad_transfer_duration_seconds_count{service="rdmad.echo"})')
+  python3 -c "import sys; sys.exit(0 if float('${done_count:-0}') >= 1 else 1)" ||
+    fail "no one-sided completion counted (got '$done_count')"
+  lab_log "Prometheus saw: an RDMA channel established, the peer up, $LAB_DEV sent_pkts +$grown," \
+    "the ping's $sent bytes, the bench's $written bytes written in $done_count completions"
 fi
 lab_barrier metrics-done 300
+if [[ $LAB_NODE == b ]]; then
+  # b's echo service is an application of b's rdmad: its side of the ping.
+  received=$(python3 - <<'PY'
+import re, urllib.request
+text = urllib.request.urlopen("http://127.0.0.1:9581/metrics", timeout=5).read().decode()
+m = re.search(r'^rdmad_channel_operations_total\{op="recv",peer="[^"]*",service="rdmad.echo"\} (\S+)$',
+              text, re.M)
+print(m.group(1) if m else "")
+PY
+  )
+  python3 -c "import sys; sys.exit(0 if float('${received:-0}') >= 31 else 1)" ||
+    fail "b's echo service's messages received are counted as '$received' (the ping sent 31)"
+  lab_log "b counted its echo service's $received messages received"
+fi
+lab_barrier traffic-done 60
 lab_log "OK: Prometheus scrapes rdmad over RDMA"
