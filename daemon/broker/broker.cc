@@ -43,11 +43,11 @@ BrokerOptions WithDefaults(BrokerOptions o) {
 
 Broker::Broker(BrokerOptions options)
     : options_(WithDefaults(std::move(options))),
-      services_(options_.host_name),
+      services_(options_.host_name, options_.refusals),
       teller_(options_.network, &services_, options_.instance_id),
-      table_(
-          options_.host_name, options_.clock,
-          ChannelLimits(options_.host_name, options_.max_channels, options_.max_channels_per_peer)),
+      table_(options_.host_name, options_.clock,
+             ChannelLimits(options_.host_name, options_.max_channels,
+                           options_.max_channels_per_peer, options_.refusals)),
       handshake_(&options_, &table_, &services_, &teller_),
       reattach_(&options_, &table_, &teller_) {}
 

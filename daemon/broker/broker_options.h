@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "daemon/broker/broker_network.h"
 #include "daemon/broker/lease_sealer.h"
+#include "daemon/clients/quota_refusals.h"
 #include "daemon/discovery/route_lookup.h"
 #include "daemon/peers/channel_endpoint.h"
 
@@ -55,6 +56,9 @@ struct BrokerOptions {
   // Seals the leases given to applications (LeaseSealer); default: a key
   // of its own in memory.
   std::shared_ptr<const LeaseSealer> lease_sealer;
+  // Where the channel and listener quotas count their refusals (not owned,
+  // outlives the broker; null: not counted).
+  QuotaRefusals* refusals = nullptr;
 };
 
 struct PlannedChannel {

@@ -21,6 +21,7 @@
 
 #include "daemon/broker/channel_record.h"
 #include "daemon/clients/caller.h"
+#include "daemon/clients/quota_refusals.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -37,11 +38,14 @@ struct OwnerLimits {
 
 class ChannelLimits {
  public:
-  // host_name: this daemon's, for the messages.
-  ChannelLimits(std::string host_name, size_t max_channels, size_t max_channels_per_peer)
+  // host_name: this daemon's, for the messages; refusals (may be null,
+  // outlives this) counts each refusal by its limit's key.
+  ChannelLimits(std::string host_name, size_t max_channels, size_t max_channels_per_peer,
+                QuotaRefusals* refusals = nullptr)
       : host_name_(std::move(host_name)),
         max_channels_(max_channels),
-        max_channels_per_peer_(max_channels_per_peer) {}
+        max_channels_per_peer_(max_channels_per_peer),
+        refusals_(refusals) {}
 
   // New limits (a config reload); channels already open stay.
   void SetDaemonLimits(size_t max_channels, size_t max_channels_per_peer) {
@@ -92,6 +96,7 @@ class ChannelLimits {
   size_t max_channels_;
   size_t max_channels_per_peer_;
   OwnerLimits owner_;
+  QuotaRefusals* refusals_;
 };
 
 }  // namespace rdmad

@@ -65,6 +65,28 @@ TEST(ChannelLimitsTest, AnOwnersLimitsCountItsClientAndItsUid) {
   EXPECT_TRUE(limits.CheckOwner(records, Caller::Daemon(), /*planning=*/true, 100).ok());
 }
 
+TEST(ChannelLimitsTest, EachRefusalIsCountedUnderItsLimitsKey) {
+  QuotaRefusals refusals;
+  ChannelLimits limits("hostA", 1, 1, &refusals);
+  OwnerLimits owner;
+  owner.channels_per_client = 1;
+  owner.plans_per_uid = 1;
+  limits.SetOwnerLimits(owner);
+  const Caller app = Caller::User(1000, 42);
+  std::vector<ChannelRecord> records = {Live(1, "B", 1000, 42),
+                                        Live(2, "C", 1000, 7, ChannelState::kPlanned)};
+  EXPECT_FALSE(limits.CheckDaemon(records, "B", 1).ok());  // 2 live: the total first
+  EXPECT_FALSE(limits.CheckOwner(records, app, /*planning=*/false, 1).ok());
+  EXPECT_FALSE(limits.CheckOwner(records, app, /*planning=*/true, 1).ok());
+  EXPECT_FALSE(limits.CheckOwner(records, app, /*planning=*/true, 1).ok());
+  EXPECT_TRUE(limits.CheckOwner(records, Caller::Daemon(), /*planning=*/true, 1).ok());
+  auto counts = refusals.Snapshot();
+  EXPECT_EQ(counts.size(), 3u);
+  EXPECT_EQ(counts["limits.max_channels"], 1u);
+  EXPECT_EQ(counts["limits.max_channels_per_client"], 1u);
+  EXPECT_EQ(counts["limits.max_plans_per_uid"], 2u);
+}
+
 TEST(ChannelLimitsTest, AChannelToThisDaemonCountsForItsListenersUidToo) {
   ChannelLimits limits("hostA", 0, 0);
   limits.SetOwnerLimits({.channels_per_uid = 1});

@@ -51,11 +51,13 @@ StatusOr<std::unique_ptr<ServiceRegistration>> ServiceRegistry::Add(
     if (entry.owner.pid == owner.pid) ++client;
   }
   if (!caller.self && max_per_client_ > 0 && client >= max_per_client_) {
+    CountRefusal(refusals_, "limits.max_listeners_per_client");
     return Status::ResourceExhausted(
         fmt::format("client {} has {} listeners, its limit (limits.max_listeners_per_client = {})",
                     caller.name, client, max_per_client_));
   }
   if (!caller.self && max_per_uid_ > 0 && uid >= max_per_uid_) {
+    CountRefusal(refusals_, "limits.max_listeners_per_uid");
     return Status::ResourceExhausted(
         fmt::format("uid {} has {} listeners, its limit (limits.max_listeners_per_uid = {})",
                     caller.uid, uid, max_per_uid_));

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "daemon/clients/caller.h"
+#include "daemon/clients/quota_refusals.h"
 #include "daemon/peers/channel_endpoint.h"
 #include "rdmad/status.h"
 
@@ -90,7 +91,10 @@ class ServicesObserver {
 
 class ServiceRegistry {
  public:
-  explicit ServiceRegistry(std::string host_name) : host_name_(std::move(host_name)) {}
+  // refusals (may be null, outlives this): counts the listener quotas'
+  // refusals.
+  explicit ServiceRegistry(std::string host_name, QuotaRefusals* refusals = nullptr)
+      : host_name_(std::move(host_name)), refusals_(refusals) {}
 
   // A listener of caller's. INVALID_ARGUMENT for a malformed name (1..64
   // of [A-Za-z0-9._-]), ALREADY_EXISTS when another listener has it,
@@ -159,6 +163,7 @@ class ServiceRegistry {
   Status Answer(const Caller& caller, uint64_t request_id, StatusOr<ChannelEndpoints> answer);
 
   const std::string host_name_;
+  QuotaRefusals* const refusals_;
   ServicesObserver* observer_ = nullptr;  // set before use
   mutable std::mutex mu_;
   std::condition_variable answered_;

@@ -34,17 +34,19 @@ StatusOr<ClientLimiter::Lease> ClientLimiter::Acquire(const std::string& client,
   auto it = held_.find(client);
   size_t mine = it == held_.end() ? 0 : it->second;
   if (per_client_max > 0 && mine >= per_client_max) {
-    return Refuse(fmt::format("client {} has {} {}, its limit ({} = {})", client, mine, names_.what,
+    return Refuse(names_.per_client_key,
+                  fmt::format("client {} has {} {}, its limit ({} = {})", client, mine, names_.what,
                               names_.per_client_key, per_client_max));
   }
   auto by_uid = uid.empty() ? by_uid_.end() : by_uid_.find(uid);
   size_t ours = by_uid == by_uid_.end() ? 0 : by_uid->second;
   if (!uid.empty() && per_uid_max > 0 && ours >= per_uid_max) {
-    return Refuse(fmt::format("{} has {} {}, its limit ({} = {})", uid, ours, names_.what,
-                              names_.per_uid_key, per_uid_max));
+    return Refuse(names_.per_uid_key, fmt::format("{} has {} {}, its limit ({} = {})", uid, ours,
+                                                  names_.what, names_.per_uid_key, per_uid_max));
   }
   if (total_max > 0 && total_ >= total_max) {
-    return Refuse(fmt::format("rdmad has {} {} from all clients, its limit ({} = {})", total_,
+    return Refuse(names_.total_key,
+                  fmt::format("rdmad has {} {} from all clients, its limit ({} = {})", total_,
                               names_.what, names_.total_key, total_max));
   }
   ++held_[client];
@@ -53,8 +55,9 @@ StatusOr<ClientLimiter::Lease> ClientLimiter::Acquire(const std::string& client,
   return Lease(this, client, uid);
 }
 
-Status ClientLimiter::Refuse(std::string message) {
+Status ClientLimiter::Refuse(const std::string& key, std::string message) {
   ++refused_;
+  CountRefusal(refusals_, key);
   if (std::has_single_bit(refused_)) {
     spdlog::warn("local API: refused: {} ({} refused so far)", message, refused_);
   }

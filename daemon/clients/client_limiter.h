@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 
+#include "daemon/clients/quota_refusals.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -65,7 +66,9 @@ class ClientLimiter {
     std::string uid_;  // "" when not counted by uid
   };
 
-  explicit ClientLimiter(Names names) : names_(std::move(names)) {}
+  // refusals (may be null; outlives this) counts each refusal by its key.
+  explicit ClientLimiter(Names names, QuotaRefusals* refusals = nullptr)
+      : names_(std::move(names)), refusals_(refusals) {}
   ClientLimiter(const ClientLimiter&) = delete;
   ClientLimiter& operator=(const ClientLimiter&) = delete;
 
@@ -83,9 +86,10 @@ class ClientLimiter {
 
  private:
   void Release(const std::string& client, const std::string& uid);
-  Status Refuse(std::string message);  // mu_ held
+  Status Refuse(const std::string& key, std::string message);  // mu_ held
 
   const Names names_;
+  QuotaRefusals* const refusals_;
   mutable std::mutex mu_;
   std::map<std::string, size_t> held_;    // by client; guarded by mu_; no zero entries
   std::map<std::string, size_t> by_uid_;  // by uid; guarded by mu_; no zero entries

@@ -127,5 +127,25 @@ TEST(ClientLimiterTest, AUidIsLimitedAcrossItsProcesses) {
   EXPECT_TRUE(limiter.Acquire("pid 4", "uid 1000", 2, 3, 0).ok());
 }
 
+TEST(ClientLimiterTest, EachRefusalIsCountedUnderItsLimitsKey) {
+  QuotaRefusals refusals;
+  ClientLimiter limiter({"streams open", "limits.max_streams_per_client", "limits.max_streams",
+                         "limits.max_streams_per_uid"},
+                        &refusals);
+  auto held = limiter.Acquire("pid 10", "uid 1000", 1, 2, 3);
+  ASSERT_TRUE(held.ok());
+  EXPECT_FALSE(limiter.Acquire("pid 10", "uid 1000", 1, 2, 3).ok());  // the client's
+  auto other = limiter.Acquire("pid 11", "uid 1000", 1, 2, 3);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(limiter.Acquire("pid 12", "uid 1000", 1, 2, 3).ok());  // the uid's
+  auto third = limiter.Acquire("pid 13", "uid 2000", 1, 2, 3);
+  ASSERT_TRUE(third.ok());
+  EXPECT_FALSE(limiter.Acquire("pid 14", "uid 3000", 1, 2, 3).ok());  // the total
+  auto counts = refusals.Snapshot();
+  EXPECT_EQ(counts["limits.max_streams_per_client"], 1u);
+  EXPECT_EQ(counts["limits.max_streams_per_uid"], 1u);
+  EXPECT_EQ(counts["limits.max_streams"], 1u);
+}
+
 }  // namespace
 }  // namespace rdmad

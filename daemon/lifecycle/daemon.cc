@@ -150,6 +150,7 @@ Status Daemon::StartServing(const DaemonEdge& edge) {
   listen.allowed_uids = cfg.daemon.allowed_uids;
   listen.owns_directory = *owns_directory;
   listen.max_connections_per_uid = cfg.limits.max_connections_per_uid;
+  listen.refusals = &refusals_;
   auto listener = UnixListener::Bind(listen);
   if (!listener.ok()) return listener.status();
   listener_ = std::move(listener).value();

@@ -67,6 +67,10 @@ class DaemonCore {
   virtual PoolRegistry* pool() { return nullptr; }
   // The local API's per-client limits (limits.*); none where unset (fakes).
   virtual ClientLimits client_limits() const { return {}; }
+  // Where the quotas count their refusals; null where nothing counts (fakes).
+  virtual QuotaRefusals* quota_refusals() { return nullptr; }
+  // The local API's clients connected now.
+  virtual LocalClientCount LocalClients() { return {}; }
   // The group whose members are admins besides root (daemon.admin_group);
   // none when unset or unknown.
   virtual std::optional<gid_t> admin_group() const { return std::nullopt; }
@@ -165,6 +169,10 @@ class Daemon : public DaemonCore,
   }
   Broker* broker() override { return broker_.get(); }
   PoolRegistry* pool() override { return &pool_; }
+  QuotaRefusals* quota_refusals() override { return &refusals_; }
+  LocalClientCount LocalClients() override {
+    return listener_ ? listener_->Clients() : LocalClientCount{};
+  }
   ClientLimits client_limits() const override;            // daemon_broker.cc
   std::optional<gid_t> admin_group() const override;      // daemon_broker.cc
   StatusOr<ClusterView> ClusterMembers() const override;  // daemon_cluster.cc
@@ -211,6 +219,7 @@ class Daemon : public DaemonCore,
   SystemdNotifier notifier_;
   EventBus events_;
   const std::chrono::steady_clock::time_point started_;
+  QuotaRefusals refusals_;  // before every part that counts in it
   mutable std::mutex mu_;
   std::shared_ptr<const Config> config_;  // guarded by mu_
   uint64_t config_generation_ = 1;        // guarded by mu_

@@ -31,6 +31,7 @@ BrokerOptions Daemon::MakeBrokerOptions() {
   o.peer_grace = std::chrono::seconds(config()->daemon.peer_channel_grace_s);
   o.network = this;
   o.lease_sealer = lease_sealer_;
+  o.refusals = &refusals_;
   return o;
 }
 

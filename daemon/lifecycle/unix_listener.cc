@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "spdlog/spdlog.h"
 
@@ -190,22 +191,24 @@ void UnixListener::AcceptOne() {
     close(fd);
     return;
   }
-  if (!UnderQuota(cred.uid)) {
-    // Logged on the 1st, 2nd, 4th, 8th ... refusal.
-    ++refused_;
-    if ((refused_ & (refused_ - 1)) == 0) {
-      spdlog::warn(
-          "local API: refused connection from uid {} pid {}: the uid has {} connections open, "
-          "its limit (limits.max_connections_per_uid = {}); {} refused in all",
-          cred.uid, cred.pid, options_.max_connections_per_uid, options_.max_connections_per_uid,
-          refused_);
+  {
+    std::lock_guard lock(mu_);
+    if (!UnderQuotaLocked(cred.uid)) {
+      // Logged on the 1st, 2nd, 4th, 8th ... refusal.
+      ++refused_;
+      CountRefusal(options_.refusals, "limits.max_connections_per_uid");
+      if ((refused_ & (refused_ - 1)) == 0) {
+        spdlog::warn(
+            "local API: refused connection from uid {} pid {}: the uid has {} connections open, "
+            "its limit (limits.max_connections_per_uid = {}); {} refused in all",
+            cred.uid, cred.pid, options_.max_connections_per_uid, options_.max_connections_per_uid,
+            refused_);
+      }
+      close(fd);
+      return;
     }
-    close(fd);
-    return;
-  }
-  if (Limited(cred.uid)) {
     struct stat st {};
-    if (fstat(fd, &st) == 0) handed_[fd] = Handed{cred.uid, st.st_ino};
+    if (fstat(fd, &st) == 0) handed_[fd] = Handed{cred.uid, cred.pid, st.st_ino};
   }
   accepted_.fetch_add(1);
   spdlog::info("local API: client connected: uid {} pid {}", cred.uid, cred.pid);
@@ -216,19 +219,31 @@ bool UnixListener::Limited(uid_t uid) const {
   return options_.max_connections_per_uid > 0 && uid != 0 && uid != getuid();
 }
 
-bool UnixListener::UnderQuota(uid_t uid) {
-  if (!Limited(uid)) return true;
-  int open = 0;
+void UnixListener::PruneLocked() {
   for (auto it = handed_.begin(); it != handed_.end();) {
     struct stat st {};
     if (fstat(it->first, &st) != 0 || st.st_ino != it->second.inode) {
       it = handed_.erase(it);  // gRPC closed it
-      continue;
+    } else {
+      ++it;
     }
-    open += it->second.uid == uid;
-    ++it;
   }
+}
+
+bool UnixListener::UnderQuotaLocked(uid_t uid) {
+  if (!Limited(uid)) return true;
+  PruneLocked();
+  int open = 0;
+  for (const auto& [fd, h] : handed_) open += h.uid == uid;
   return open < options_.max_connections_per_uid;
+}
+
+LocalClientCount UnixListener::Clients() {
+  std::lock_guard lock(mu_);
+  PruneLocked();
+  std::set<pid_t> pids;
+  for (const auto& [fd, h] : handed_) pids.insert(h.pid);
+  return {handed_.size(), pids.size()};
 }
 
 bool UnixListener::Allowed(uid_t uid) const {

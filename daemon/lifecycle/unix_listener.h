@@ -22,10 +22,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "daemon/clients/quota_refusals.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -51,6 +53,15 @@ struct UnixListenerOptions {
   // Open connections of one uid (root and the daemon's uid excepted); 0:
   // no limit (limits.max_connections_per_uid).
   int max_connections_per_uid = 0;
+  // Counts the refusals of that limit (not owned; may be null).
+  QuotaRefusals* refusals = nullptr;
+};
+
+// The local API's clients connected now: connections and the processes
+// behind them.
+struct LocalClientCount {
+  size_t connections = 0;
+  size_t processes = 0;
 };
 
 class UnixListener {
@@ -64,6 +75,8 @@ class UnixListener {
   void Stop();
 
   uint64_t accepted() const { return accepted_.load(); }
+  // The connections gRPC has not closed yet, and their processes.
+  LocalClientCount Clients();
   const std::string& path() const { return options_.path; }
 
  private:
@@ -71,10 +84,12 @@ class UnixListener {
   void AcceptLoop();
   void AcceptOne();
   bool Allowed(uid_t uid) const;
-  // Whether uid's connections are counted, and whether it may open one
-  // more; UnderQuota forgets connections gRPC has closed (accept thread).
+  // Whether uid's connections are counted against the limit, and whether it
+  // may open one more (mu_ held).
   bool Limited(uid_t uid) const;
-  bool UnderQuota(uid_t uid);
+  bool UnderQuotaLocked(uid_t uid);
+  // Forgets the connections gRPC has closed (mu_ held).
+  void PruneLocked();
 
   UnixListenerOptions options_;
   int fd_;
@@ -83,13 +98,16 @@ class UnixListener {
   std::thread thread_;
   std::atomic<uint64_t> accepted_{0};
   bool stopped_ = false;
-  // The connections handed over, by fd: the uid and the socket's inode,
-  // which tells a live one from a number gRPC closed and the kernel reused.
+  // The connections handed over, by fd: the uid, the pid and the socket's
+  // inode, which tells a live one from a number gRPC closed and the kernel
+  // reused.
   struct Handed {
     uid_t uid;
+    pid_t pid;
     ino_t inode;
   };
-  std::map<int, Handed> handed_;  // accept thread only
+  std::mutex mu_;
+  std::map<int, Handed> handed_;  // guarded by mu_
   uint64_t refused_ = 0;
 };
 

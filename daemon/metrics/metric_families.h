@@ -23,7 +23,9 @@
 #include "daemon/broker/handshake_stats.h"
 #include "daemon/broker/traffic_ledger.h"
 #include "daemon/discovery/inventory.h"
+#include "daemon/lifecycle/unix_listener.h"
 #include "daemon/peers/peer_session.h"
+#include "daemon/pool/pool_registry.h"
 #include "rdmad/status.h"
 
 namespace rdmad {
@@ -49,6 +51,15 @@ void AddHandshakeFamilies(const HandshakeCounts& counts, Families* out);
 // {peer,service} and rdmad_channel_open_duration_seconds{peer,service,
 // source} (source: cold, pool).
 void AddTrafficFamilies(const TrafficView& view, Families* out);
+
+// The daemon's local side (host_families.cc): rdmad_quota_refusals_total
+// {quota} (the config key), rdmad_local_connections and rdmad_local_clients,
+// and per peer and service rdmad_pool_target_channels,
+// rdmad_pool_warm_channels and rdmad_pool_in_use_channels (summed over the
+// following clients).
+void AddQuotaFamilies(const std::map<std::string, uint64_t, std::less<>>& refusals, Families* out);
+void AddLocalClientFamilies(const LocalClientCount& clients, Families* out);
+void AddPoolFamilies(const std::vector<PoolRow>& rows, Families* out);
 
 // A port's hardware counters by name (sysfs counters/ and hw_counters/).
 using PortCounterReader =

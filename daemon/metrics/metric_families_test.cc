@@ -212,5 +212,34 @@ TEST(MetricFamiliesTest, TrafficByPeerServiceAndOpWithLatencyHistograms) {
       << text;
 }
 
+TEST(MetricFamiliesTest, QuotaRefusalsLocalClientsAndPoolsSummedOverClients) {
+  std::map<std::string, uint64_t, std::less<>> refusals = {{"limits.max_channels_per_uid", 4}};
+  auto row = [](uint64_t client, const char* peer, int target, int warm, int in_use) {
+    PoolRow r;
+    r.client_id = client;
+    r.peer = peer;
+    r.service = "kv";
+    r.target = target;
+    r.warm = warm;
+    r.in_use = in_use;
+    return r;
+  };
+  std::vector<PoolRow> rows = {row(1, "node-b", 2, 2, 0), row(2, "node-b", 2, 1, 1),
+                               row(2, "node-c", 1, 0, 0)};
+  Families f;
+  AddQuotaFamilies(refusals, &f);
+  AddLocalClientFamilies({.connections = 5, .processes = 3}, &f);
+  AddPoolFamilies(rows, &f);
+  std::string text = Text(f);
+  EXPECT_TRUE(Has(text, "rdmad_quota_refusals_total{quota=\"limits.max_channels_per_uid\"} 4"))
+      << text;
+  EXPECT_TRUE(Has(text, "rdmad_local_connections 5")) << text;
+  EXPECT_TRUE(Has(text, "rdmad_local_clients 3")) << text;
+  EXPECT_TRUE(Has(text, "rdmad_pool_target_channels{peer=\"node-b\",service=\"kv\"} 4")) << text;
+  EXPECT_TRUE(Has(text, "rdmad_pool_warm_channels{peer=\"node-b\",service=\"kv\"} 3")) << text;
+  EXPECT_TRUE(Has(text, "rdmad_pool_in_use_channels{peer=\"node-b\",service=\"kv\"} 1")) << text;
+  EXPECT_TRUE(Has(text, "rdmad_pool_warm_channels{peer=\"node-c\",service=\"kv\"} 0")) << text;
+}
+
 }  // namespace
 }  // namespace rdmad

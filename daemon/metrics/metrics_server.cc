@@ -31,6 +31,11 @@ class DaemonCollector final : public prometheus::Collectable {
         AddHandshakeFamilies(broker->handshake_counts(), &out);
         AddTrafficFamilies(broker->Traffic(), &out);
       }
+      if (QuotaRefusals* refusals = core_->quota_refusals()) {
+        AddQuotaFamilies(refusals->Snapshot(), &out);
+      }
+      AddLocalClientFamilies(core_->LocalClients(), &out);
+      if (PoolRegistry* pool = core_->pool()) AddPoolFamilies(pool->List(), &out);
       AddPortFamilies(
           *core_->inventory(),
           [this](const std::string& device, int port) { return core_->PortCounters(device, port); },

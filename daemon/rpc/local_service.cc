@@ -84,8 +84,10 @@ class EventStreamReactor final : public grpc::ServerWriteReactor<v1::Event>, pub
 LocalService::LocalService(DaemonCore* core)
     : core_(core),
       connects_({"Connect handshakes in flight", "limits.max_connects_per_client",
-                 "limits.max_connects", ""}),
-      streams_({"streams open", "limits.max_streams_per_client", "", "limits.max_streams_per_uid"}),
+                 "limits.max_connects", ""},
+                core_->quota_refusals()),
+      streams_({"streams open", "limits.max_streams_per_client", "", "limits.max_streams_per_uid"},
+               core_->quota_refusals()),
       handshakes_({.name = "Connect handshakes",
                    .max_workers = kDefaultHandshakeWorkers,
                    .max_queued = kDefaultHandshakeWorkers}) {}

@@ -45,12 +45,13 @@ class TrafficTest : public ::testing::Test {
  protected:
   void SetUp() override {
     port_ = testing::FreeLoopbackPort();
-    Status started =
-        pair_.Start("[metrics]\nenabled = true\nport = " + std::to_string(port_) + "\n");
+    Status started = pair_.Start("[metrics]\nenabled = true\nport = " + std::to_string(port_) +
+                                 "\n" + ExtraConfig());
     ASSERT_TRUE(started.ok()) << started.ToString() << pair_.Logs();
     ASSERT_TRUE(testing::DaemonPair::WaitForLog(pair_.a(), "serving Prometheus metrics"))
         << pair_.Logs();
   }
+  virtual std::string ExtraConfig() const { return ""; }
   // A's scrape once series reaches at least value (up to 15 s: the library
   // reports once a second).
   std::string ScrapeUntil(const std::string& series, double value) {
@@ -198,17 +199,16 @@ TEST_F(TrafficTest, ConnectsFromThePoolAreTimedApartFromColdOnes) {
   const std::string labels = std::string("{peer=\"B\",service=\"") + echo::kService;
   std::string text =
       ScrapeUntil("rdmad_channel_open_duration_seconds_count" + labels + "\",source=\"cold\"}", 1);
-  EXPECT_EQ(Sample(text, "rdmad_channel_open_duration_seconds_count" + labels +
-                             "\",source=\"pool\"}"),
-            1)
+  EXPECT_EQ(
+      Sample(text, "rdmad_channel_open_duration_seconds_count" + labels + "\",source=\"pool\"}"), 1)
       << text;
-  EXPECT_EQ(Sample(text, "rdmad_channel_open_duration_seconds_count" + labels +
-                             "\",source=\"cold\"}"),
-            1)
+  EXPECT_EQ(
+      Sample(text, "rdmad_channel_open_duration_seconds_count" + labels + "\",source=\"cold\"}"), 1)
       << text;
   // Taking a warm channel costs no handshake.
-  EXPECT_LT(Sample(text, "rdmad_channel_open_duration_seconds_sum" + labels + "\",source=\"pool\"}"),
-            Sample(text, "rdmad_channel_open_duration_seconds_sum" + labels + "\",source=\"cold\"}"))
+  EXPECT_LT(
+      Sample(text, "rdmad_channel_open_duration_seconds_sum" + labels + "\",source=\"pool\"}"),
+      Sample(text, "rdmad_channel_open_duration_seconds_sum" + labels + "\",source=\"cold\"}"))
       << text;
 }
 
@@ -233,6 +233,39 @@ TEST_F(TrafficTest, AnApplicationKilledKeepsWhatItsLibraryReported) {
   EXPECT_FALSE(Contains(text, "state=\"established\"")) << "the dead ping's channel is still up\n"
                                                         << text;
   EXPECT_GE(Sample(text, series), before) << text;
+}
+
+// A at most 2 channels: a pool of 2 fills it.
+class HostMetricsTest : public TrafficTest {
+ protected:
+  std::string ExtraConfig() const override { return "[limits]\nmax_channels = 2\n"; }
+};
+
+TEST_F(HostMetricsTest, QuotaRefusalsLocalClientsAndPoolLevelsAreServed) {
+  ClientOptions options;
+  options.socket_path = pair_.a().socket;
+  options.follow_pool = true;
+  auto app = Client::Open(options);
+  ASSERT_TRUE(app.ok()) << app.status().ToString();
+  ASSERT_TRUE((*app)->Prewarm("B", echo::kService, 2).ok());
+  const std::string pool = std::string("{peer=\"B\",service=\"") + echo::kService + "\"}";
+  std::string text = ScrapeUntil("rdmad_pool_warm_channels" + pool, 2);
+  EXPECT_EQ(Sample(text, "rdmad_pool_target_channels" + pool), 2) << text;
+  EXPECT_EQ(Sample(text, "rdmad_pool_warm_channels" + pool), 2) << text;
+  EXPECT_EQ(Sample(text, "rdmad_pool_in_use_channels" + pool), 0) << text;
+  // The pair's client and the app: two connections at least (the app's
+  // pool stream and calls may share one), from this one process.
+  EXPECT_GE(Sample(text, "rdmad_local_connections"), 2) << text;
+  EXPECT_GE(Sample(text, "rdmad_local_clients"), 1) << text;
+  // The limit is full: a cold Connect is refused, and counted under its key.
+  auto refused = pair_.a().client->Connect("B", echo::kService);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
+  text = ScrapeUntil("rdmad_quota_refusals_total{quota=\"limits.max_channels\"}", 1);
+  EXPECT_GE(Sample(text, "rdmad_quota_refusals_total{quota=\"limits.max_channels\"}"), 1) << text;
+  auto taken = (*app)->Connect("B", echo::kService);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  text = ScrapeUntil("rdmad_pool_in_use_channels" + pool, 1);
+  EXPECT_EQ(Sample(text, "rdmad_pool_in_use_channels" + pool), 1) << text;
 }
 
 }  // namespace
