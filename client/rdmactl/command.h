@@ -57,6 +57,8 @@ void DeclareRoute(CLI::App& verb, Context& ctx);     // commands_route.cc
 void DeclarePeers(CLI::App& verb, Context& ctx);     // commands_peers.cc
 void DeclareChannels(CLI::App& verb, Context& ctx);  // commands_channels.cc
 void DeclareClose(CLI::App& verb, Context& ctx);     // commands_channels.cc
+void DeclareTop(CLI::App& verb, Context& ctx);       // commands_top.cc
+void DeclareDoctor(CLI::App& verb, Context& ctx);    // commands_doctor.cc
 void DeclarePools(CLI::App& verb, Context& ctx);     // commands_pools.cc
 void DeclareCluster(CLI::App& verb, Context& ctx);   // commands_cluster.cc
 void DeclareServices(CLI::App& verb, Context& ctx);  // commands_cluster.cc
@@ -66,6 +68,12 @@ void DeclareBench(CLI::App& verb, Context& ctx);     // commands_bench.cc
 void DeclarePeerKey(CLI::App& verb, Context& ctx);   // commands_keys.cc
 void DeclareTopo(CLI::App& verb, Context& ctx);      // commands_topology.cc
 void DeclareEnv(CLI::App& verb, Context& ctx);       // commands_topology.cc
+
+// The IP to plan a path to for PEER: an IP as it is; a peer's or cluster
+// member's name (rdmactl peers) as the host of its address, resolved when
+// that is a host name; else the name resolved as a host name
+// (commands_route.cc).
+rdmad::StatusOr<std::string> PeerIp(rdmad::Client& client, const std::string& peer);
 
 // Runs fn() as the verb's callback: ctx.exit_code = fn().
 template <typename Fn>

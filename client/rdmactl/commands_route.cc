@@ -19,9 +19,8 @@ bool IsIp(const std::string& text) {
   return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
 }
 
-// The IP to plan a path to for PEER: an IP as it is; a peer's or cluster
-// member's name (rdmactl peers) as the host of its address, resolved when
-// that is a host name; else the name resolved as a host name.
+}  // namespace
+
 rdmad::StatusOr<std::string> PeerIp(rdmad::Client& client, const std::string& peer) {
   if (IsIp(peer)) return peer;
   std::string host = peer;
@@ -51,6 +50,8 @@ rdmad::StatusOr<std::string> PeerIp(rdmad::Client& client, const std::string& pe
   freeaddrinfo(found);
   return std::string(ip);
 }
+
+namespace {
 
 // No RDMA path: the channels to the peer fall back to TCP.
 int ReportTcp(Context& ctx, const std::string& peer, const rdmad::Status& status) {

@@ -106,6 +106,10 @@ std::string FormatStatus(const rdmad::DaemonStatus& s, const std::vector<rdmad::
                 s.socket_path.c_str(), s.config_file.c_str(), s.config_generation, s.device_count,
                 s.port_count, s.active_port_count);
   std::string text = head;
+  if (!s.config_reload_error.empty()) {
+    std::string first = s.config_reload_error.substr(0, s.config_reload_error.find('\n'));
+    text += "  the last reload FAILED (the config above still runs): " + first + "\n";
+  }
   Table table({});
   for (const rdmad::Device& d : devices) {
     table.AddRow(

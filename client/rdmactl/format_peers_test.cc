@@ -92,7 +92,8 @@ TEST(FormatPeersTest, JsonKeysAreTheMemberNames) {
             "\"remote_version\":\"0.1.0\",\"remote_protocol\":\"1.0\","
             "\"remote_transports\":[\"RoCE v2\"],\"configured\":true,\"origin\":\"configured\","
             "\"state_seconds\":125.0,"
-            "\"channels\":0,\"circuit_open_until_unix_ms\":0,\"failures\":0}]}");
+            "\"channels\":0,\"circuit_open_until_unix_ms\":0,\"failures\":0,"
+            "\"clock_offset_ms\":null}]}");
 }
 
 TEST(FormatPeersTest, JsonOfACircuitOpenPeer) {

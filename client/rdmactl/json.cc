@@ -73,6 +73,8 @@ Json StatusJson(const rdmad::DaemonStatus& s, const std::vector<rdmad::Device>& 
               {"cluster", s.cluster},
               {"cluster_error", s.cluster_error},
               {"cluster_members", s.cluster_members},
+              {"config_loaded_unix_ms", s.config_loaded_unix_ms},
+              {"config_reload_error", s.config_reload_error},
               {"devices", std::move(list)}};
 }
 

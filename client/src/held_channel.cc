@@ -546,6 +546,13 @@ Status HeldChannel::Read(const MemoryRegion& local, size_t local_offset,
   return OneSided(false, local, local_offset, remote, remote_offset, len);
 }
 
+StatusOr<std::unique_ptr<Transfer>> HeldChannel::Submit(const std::vector<TransferOp>& ops,
+                                                        std::string_view notification) {
+  StatusOr<std::unique_ptr<Transfer>> t = channel_->Submit(ops, notification);
+  MaybeReport();
+  return t;
+}
+
 Status HeldChannel::OneSided(bool write, const MemoryRegion& local, size_t local_offset,
                              const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
   uint64_t started = MeterNowNs();

@@ -171,6 +171,10 @@ class HeldChannel final : public ForwardingChannel {
                uint64_t remote_offset, size_t len) override;
   Status Read(const MemoryRegion& local, size_t local_offset, const RegionDescriptor& remote,
               uint64_t remote_offset, size_t len) override;
+  // As the transport's (which counts the batch), then the rails' bytes.
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override;
 
  protected:
   Channel* Enter() const override { return channel_.get(); }

@@ -110,6 +110,10 @@ DaemonStatus Daemon::GetStatus() const {
     std::lock_guard lock(mu_);
     s.config_file = config_->source;
     s.config_generation = config_generation_;
+    s.config_loaded_unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_loaded_.time_since_epoch())
+            .count();
+    s.config_reload_error = reload_error_;
   }
   s.peer_count = uint32_t(peers_.session_count());
   s.socket_path = socket_path_;
@@ -319,6 +323,10 @@ void Daemon::Reload() {
   Status valid = loaded.ok() ? ValidateConfig(*loaded) : loaded.status();
   if (!valid.ok()) {
     spdlog::error("reload failed, keeping the running configuration:\n{}", valid.message());
+    {
+      std::lock_guard lock(mu_);
+      reload_error_ = valid.message();
+    }
     events_.Publish(EventKind::kConfigReloadFailed, valid.message());
     notifier_.Status("reload failed; running with the previous configuration");
     notifier_.Ready();
@@ -336,6 +344,8 @@ void Daemon::Reload() {
     std::lock_guard lock(mu_);
     previous = std::exchange(config_, std::make_shared<const Config>(std::move(loaded).value()));
     generation = ++config_generation_;
+    config_loaded_ = std::chrono::system_clock::now();
+    reload_error_.clear();
   }
   peers_.Reload(*previous, *config());
   if (previous->cluster != config()->cluster) {

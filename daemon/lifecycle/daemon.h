@@ -223,6 +223,10 @@ class Daemon : public DaemonCore,
   mutable std::mutex mu_;
   std::shared_ptr<const Config> config_;  // guarded by mu_
   uint64_t config_generation_ = 1;        // guarded by mu_
+  // When config_ was read, and why the last reload was refused ("" when it
+  // took); guarded by mu_.
+  std::chrono::system_clock::time_point config_loaded_ = std::chrono::system_clock::now();
+  std::string reload_error_;
   std::unique_ptr<class InstanceLock> lock_;
   std::unique_ptr<UnixListener> listener_;
   DeviceMonitor monitor_;

@@ -108,6 +108,7 @@ PeerSnapshot PeerSession::snapshot() const {
   std::lock_guard lock(mu_);
   s.state = state_;
   s.rtt_ms = rtt_ms_;
+  s.clock_offset_ms = clock_offset_ms_;
   s.last_error = last_error_;
   s.remote = remote_;
   s.state_seconds = std::max(0.0, Millis(env_->options.clock->Now() - state_since_) / 1000);
@@ -280,6 +281,13 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
       probing_ = false;
     }
     SetState(PeerSessionState::kUp, "", at);
+  }
+  if (event.kind == PeerEvent::Kind::kHeartbeat && event.unix_time_ms != 0) {
+    double mine =
+        std::chrono::duration<double, std::milli>(env_->options.clock->WallNow().time_since_epoch())
+            .count();
+    std::lock_guard lock(mu_);
+    clock_offset_ms_ = double(event.unix_time_ms) + rtt_ms_ / 2 - mine;
   }
   if (event.kind == PeerEvent::Kind::kHeartbeat || event.kind == PeerEvent::Kind::kUnknown) {
     return;

@@ -77,6 +77,9 @@ struct PeerSnapshot {
   int failures = 0;                 // failed attempts since the last up
   // While circuit-open: when the half-open probe is due (wall clock).
   std::chrono::system_clock::time_point circuit_open_until{};
+  // The peer's clock minus ours, from its last heartbeat (its time, plus
+  // half the round trip, against ours on receipt); none before the first.
+  std::optional<double> clock_offset_ms;
 };
 
 struct PeerSessionOptions {
@@ -184,6 +187,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   PeerSessionState state_ = PeerSessionState::kConnecting;
   std::string last_error_;
   double rtt_ms_ = 0;
+  std::optional<double> clock_offset_ms_;  // guarded by mu_
   std::optional<PeerHello> remote_;
   SteadyTime state_since_;
   int failures_ = 0;

@@ -217,6 +217,27 @@ TEST_F(PeerSessionsTest, NoHeartbeatFor5sIsDown) {
   EXPECT_TRUE(Link().streams[0]->cancelled);
 }
 
+TEST_F(PeerSessionsTest, HeartbeatsTellThePeersClockOffset) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  clock_.Advance(milliseconds(4));  // a 4 ms round trip
+  Link().Answer(Hello(1));
+  sessions_->RunOnce();
+  Link().Beat();  // no time in it: no offset yet
+  sessions_->RunOnce();
+  EXPECT_FALSE(Peer().clock_offset_ms.has_value());
+  // The peer's clock runs 1.5 s ahead: its heartbeat was stamped 2 ms
+  // (half the round trip) before it arrived.
+  PeerEvent beat;
+  beat.unix_time_ms = std::chrono::duration_cast<milliseconds>(clock_.WallNow().time_since_epoch() +
+                                                               milliseconds(1500 - 2))
+                          .count();
+  Link().streams[0]->Send(beat);
+  sessions_->RunOnce();
+  ASSERT_TRUE(Peer().clock_offset_ms.has_value());
+  EXPECT_DOUBLE_EQ(*Peer().clock_offset_ms, 1500);
+}
+
 TEST_F(PeerSessionsTest, HelloIsRepeatedForTheRtt) {
   BringUp();
   for (int i = 0; i < 4; ++i) {

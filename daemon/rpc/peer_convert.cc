@@ -126,6 +126,7 @@ void ToProto(const PeerSnapshot& peer, v1::Peer* out) {
   out->set_origin(PeerOriginName(peer.origin));
   out->set_state_seconds(peer.state_seconds);
   out->set_failures(uint32_t(std::max(peer.failures, 0)));
+  if (peer.clock_offset_ms) out->set_clock_offset_ms(*peer.clock_offset_ms);
   if (peer.state == PeerSessionState::kCircuitOpen) {
     out->set_circuit_open_until_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
                                             peer.circuit_open_until.time_since_epoch())

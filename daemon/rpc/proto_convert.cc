@@ -71,6 +71,8 @@ void ToProto(const DaemonStatus& s, v1::GetStatusResponse* out) {
   out->set_cluster(s.cluster);
   out->set_cluster_error(s.cluster_error);
   out->set_cluster_members(s.cluster_members);
+  out->set_config_loaded_unix_ms(s.config_loaded_unix_ms);
+  out->set_config_reload_error(s.config_reload_error);
 }
 
 void ToProto(const DeviceInfo& d, v1::Device* out) {

@@ -44,6 +44,8 @@ py::dict StatusDict(const DaemonStatus& s) {
   d["cluster"] = s.cluster;
   d["cluster_error"] = s.cluster_error;
   d["cluster_members"] = s.cluster_members;
+  d["config_loaded_unix_ms"] = s.config_loaded_unix_ms;
+  d["config_reload_error"] = s.config_reload_error;
   return d;
 }
 

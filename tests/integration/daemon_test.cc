@@ -112,14 +112,29 @@ TEST_F(DaemonTest, SighupWithAGoodFileReloads) {
   auto daemon = StartDaemon();
   auto client = Connect();
   ASSERT_NE(client, nullptr);
-  auto events = client->WatchEvents({EventKind::kConfigReloaded});
+  auto events = client->WatchEvents({EventKind::kConfigReloaded, EventKind::kConfigReloadFailed});
   ASSERT_TRUE(events.ok());
-  dir_.Write("rdmad.toml", ConfigText(socket_, "log_level = \"debug\"\n"));
+  int64_t loaded = client->GetStatus()->config_loaded_unix_ms;
+  EXPECT_GT(loaded, 0);
+  // A bad file first: the status says why until a reload takes.
+  dir_.Write("rdmad.toml", ConfigText(socket_, "[qp]\ntimeout = 99\n"));
   daemon->Signal(SIGHUP);
   Event event;
   ASSERT_TRUE((*events)->Next(&event));
+  EXPECT_EQ(event.kind, EventKind::kConfigReloadFailed);
+  EXPECT_NE(client->GetStatus()->config_reload_error.find(config_ + ":5:"), std::string::npos)
+      << client->GetStatus()->config_reload_error;
+  EXPECT_EQ(client->GetStatus()->config_loaded_unix_ms, loaded);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  dir_.Write("rdmad.toml", ConfigText(socket_, "log_level = \"debug\"\n"));
+  daemon->Signal(SIGHUP);
+  ASSERT_TRUE((*events)->Next(&event));
   EXPECT_EQ(event.kind, EventKind::kConfigReloaded);
-  EXPECT_EQ(client->GetStatus()->config_generation, 2u);
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->config_generation, 2u);
+  EXPECT_EQ(status->config_reload_error, "");
+  EXPECT_GT(status->config_loaded_unix_ms, loaded);
 }
 
 TEST_F(DaemonTest, SighupWithABadFileKeepsTheOldConfig) {

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 #include "tests/integration/daemon_process.h"
 #include "tests/integration/grpc_node.h"
@@ -381,6 +382,29 @@ TEST_F(IsolationTest, TheAdminGroupSeesAndClosesEverything) {
 // every call, and its OpenChannel never reaches B's listener, whichever
 // peer it says it is. A process of the daemons' uid is admitted, but
 // cannot speak as B itself (its instance is public through Hello).
+TEST_F(IsolationTest, DoctorNamesTheSocketsGroupToAUserOutsideIt) {
+  Start();
+  // nobody with another primary group (and none besides): the socket is
+  // nogroup's, 0660.
+  group* other = getgrnam("daemon");
+  if (other == nullptr) GTEST_SKIP() << "no group 'daemon'";
+  std::string out =
+      RunAs(kNobody, other->gr_gid, {RDMACTL_BINARY, "--socket", a_.socket, "--json", "doctor"});
+  auto json = nlohmann::json::parse(out.substr(0, out.rfind('}') + 1), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_NE(out.find("(exit 2)"), std::string::npos) << out;
+  ASSERT_EQ(json["checks"][0]["name"], "socket") << out;
+  EXPECT_EQ(json["checks"][0]["status"], "fail") << out;
+  EXPECT_NE(json["checks"][0]["detail"].get<std::string>().find("group nogroup"), std::string::npos)
+      << out;
+  EXPECT_EQ(json["checks"][0]["fix"], "sudo usermod -aG nogroup $USER, then log in again") << out;
+  // In the group, it gets through.
+  out = RunAs(kNobody, gid_, {RDMACTL_BINARY, "--socket", a_.socket, "--json", "doctor"});
+  json = nlohmann::json::parse(out.substr(0, out.rfind('}') + 1), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json["checks"][0]["status"], "ok") << out;
+}
+
 TEST_F(IsolationTest, AnotherUidIsNobodyOnThePeerPort) {
   Start();
   RootListener listener(b_.stub.get());

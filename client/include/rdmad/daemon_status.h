@@ -31,6 +31,10 @@ struct DaemonStatus {
   std::string cluster;
   std::string cluster_error;
   uint32_t cluster_members = 0;
+  // When the running config was read (Unix ms), and why the last reload
+  // was refused ("" when the last one took, or there was none).
+  int64_t config_loaded_unix_ms = 0;
+  std::string config_reload_error;
 };
 
 }  // namespace rdmad

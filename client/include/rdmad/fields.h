@@ -299,7 +299,8 @@ struct RecordFields<PeerInfo> {
       MakeField("state_seconds", &PeerInfo::state_seconds),
       MakeField("channels", &PeerInfo::channels),
       MakeField("circuit_open_until_unix_ms", &PeerInfo::circuit_open_until_unix_ms),
-      MakeField("failures", &PeerInfo::failures));
+      MakeField("failures", &PeerInfo::failures),
+      MakeField("clock_offset_ms", &PeerInfo::clock_offset_ms));
 };
 
 template <>
@@ -375,7 +376,9 @@ struct RecordFields<DaemonStatus> {
       MakeField("event_subscribers", &DaemonStatus::event_subscribers),
       MakeField("cluster", &DaemonStatus::cluster),
       MakeField("cluster_error", &DaemonStatus::cluster_error),
-      MakeField("cluster_members", &DaemonStatus::cluster_members));
+      MakeField("cluster_members", &DaemonStatus::cluster_members),
+      MakeField("config_loaded_unix_ms", &DaemonStatus::config_loaded_unix_ms),
+      MakeField("config_reload_error", &DaemonStatus::config_reload_error));
 };
 
 }  // namespace rdmad

@@ -9,6 +9,7 @@
 #define RDMAD_PEERS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,9 @@ struct PeerInfo {
   // While kCircuitOpen: when rdmad next tries the peer (Unix ms); else 0.
   int64_t circuit_open_until_unix_ms = 0;
   uint32_t failures = 0;  // failed attempts since it was last up
+  // The peer's clock minus this host's (from its last heartbeat, half the
+  // round trip allowed for); none before the first.
+  std::optional<double> clock_offset_ms;
 };
 
 }  // namespace rdmad
