@@ -94,9 +94,7 @@ Status Broker::ReportRails(const Caller& caller, uint64_t channel_id,
         fmt::format("no channel {:#018x} on {}", channel_id, options_.host_name));
   }
   ChannelRecord& r = e->record;
-  if (r.initiator && r.self_acceptor_uid != kNoUid && caller.pid != r.owner_pid) {
-    return Status::Ok();  // the accepting side of a channel to itself
-  }
+  if (IsSelfAcceptorSide(r, caller)) return Status::Ok();
   if (rails.size() != r.rails.size()) {
     return Status::InvalidArgument(
         fmt::format("rails: {} reported, the channel has {}", rails.size(), r.rails.size()));

@@ -10,14 +10,10 @@ namespace rdmad {
 size_t Broker::ReportTraffic(const Caller& caller, const std::vector<ReportedTraffic>& channels,
                              const std::vector<ReportedConnect>& connects) {
   auto lock = table_.Lock();
-  // The record this caller may account for: its own, and of a channel to
-  // this daemon itself only the initiating process's side.
+  // The record this caller may account for (as ReportRails).
   auto accountable = [&](uint64_t id) -> ChannelRecord* {
     Entry* e = table_.FindOwnedLocked(caller, id, /*admin=*/false);
-    if (e == nullptr) return nullptr;
-    ChannelRecord& r = e->record;
-    if (r.initiator && r.self_acceptor_uid != kNoUid && caller.pid != r.owner_pid) return nullptr;
-    return &r;
+    return e == nullptr || IsSelfAcceptorSide(e->record, caller) ? nullptr : &e->record;
   };
   size_t skipped = 0;
   for (const ReportedTraffic& t : channels) {

@@ -75,6 +75,13 @@ struct ChannelRecord : ChannelFacts {
   TrafficTotals traffic;
 };
 
+// Whether caller is the accepting process of a channel to this daemon
+// itself: the record is the initiating process's, and so are the accounts
+// (rails, traffic) it keeps.
+inline bool IsSelfAcceptorSide(const ChannelRecord& r, const Caller& caller) {
+  return r.initiator && r.self_acceptor_uid != kNoUid && caller.pid != r.owner_pid;
+}
+
 // What a daemon needs to take a channel back after it restarted (the
 // ChannelLease message, opaque to the application that keeps it).
 struct ChannelLease : ChannelFacts {

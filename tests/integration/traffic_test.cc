@@ -63,6 +63,16 @@ class TrafficTest : public ::testing::Test {
     }
     return text;
   }
+  // A's scrape once no channel is established any more (up to 10 s).
+  std::string ScrapeUntilNoneEstablished() {
+    std::string text;
+    for (int i = 0; i < 100; ++i) {
+      text = HttpGet(port_, "/metrics");
+      if (!Contains(text, "state=\"established\"")) break;
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    return text;
+  }
   StatusOr<ChannelTraffic> TrafficOf(Client& client, uint64_t id) {
     auto channels = client.ListChannels();
     if (!channels.ok()) return channels.status();
@@ -165,11 +175,7 @@ TEST_F(TrafficTest, WhatAnApplicationMovedIsCountedPerPeerAndServiceAndOutlivesI
   c.Close();
   messages->reset();
   one_sided->reset();
-  for (int i = 0; i < 100; ++i) {
-    text = HttpGet(port_, "/metrics");
-    if (!Contains(text, "state=\"established\"")) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  text = ScrapeUntilNoneEstablished();
   EXPECT_FALSE(Contains(text, "state=\"established\"")) << text;
   EXPECT_EQ(Sample(text, EchoSeries("rdmad_channel_bytes_total", "send")), sent) << text;
   EXPECT_EQ(Sample(text, EchoSeries("rdmad_channel_bytes_total", "write")), written) << text;
@@ -225,11 +231,7 @@ TEST_F(TrafficTest, AnApplicationKilledKeepsWhatItsLibraryReported) {
   ASSERT_GE(before, 2000) << text << ping.log() << pair_.Logs();
   ping.Signal(SIGKILL);
   ASSERT_TRUE(ping.WaitExit(seconds(10)).has_value());
-  for (int i = 0; i < 100; ++i) {
-    text = HttpGet(port_, "/metrics");
-    if (!Contains(text, "state=\"established\"")) break;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
+  text = ScrapeUntilNoneEstablished();
   EXPECT_FALSE(Contains(text, "state=\"established\"")) << "the dead ping's channel is still up\n"
                                                         << text;
   EXPECT_GE(Sample(text, series), before) << text;
