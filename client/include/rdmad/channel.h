@@ -189,11 +189,12 @@ class RDMAD_EXPORT Channel {
   // peer's Recv takes it.
   virtual Status Send(const void* buf, size_t len) = 0;
   // The same from registered memory. On the RDMA path a large message
-  // (more than two of the channel's slots) is read by the peer straight
-  // from the region, with no copy, so this returns once the peer's Recv has
-  // read it; a small one from host memory is copied as above and this
-  // returns at once (a dmabuf's is sent from the region, and this returns
-  // when it has gone).
+  // (more than two of the channel's slots) from a region that grants remote
+  // read is read by the peer straight from the region, with no copy, through
+  // a memory window over the message that this closes before it returns
+  // (once the peer's Recv has read it); from a kLocal region it is copied as
+  // above. A small one from host memory is copied and this returns at once
+  // (a dmabuf's is sent from the region, and this returns when it has gone).
   virtual Status Send(const MemoryRegion& region, size_t offset, size_t len) = 0;
   // Sends one message only if that needs no waiting: the channel's buffers
   // (the peer's credits and send slots on RDMA, the socket's send buffer on

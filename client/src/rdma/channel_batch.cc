@@ -48,10 +48,14 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
   RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   std::vector<const RdmaMemoryRegion*> regions;
+  regions.reserve(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::string what = "Submit: op " + std::to_string(i);
-    auto own = OwnRegion(*ops[i].local, what.c_str());
-    if (!own.ok()) return own.status();
+    auto own = OwnRegion(*ops[i].local, "Submit");
+    if (!own.ok()) {  // "Submit: op I: ...", the op named only when it is wrong
+      std::string why = own.status().message();
+      why.insert(std::strlen("Submit"), ": op " + std::to_string(i));
+      return Status(own.status().code(), why);
+    }
     regions.push_back(own.value());
   }
   auto batch = std::make_shared<Batch>();

@@ -80,13 +80,24 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
     RDMAD_RETURN_IF_ERROR(
         SendEager(lock, data, len, 0, len, region != nullptr && region->host() ? nullptr : region));
   } else {
+    std::optional<uint32_t> window;  // the send window's rkey over the message
+    if (region != nullptr && CanUseSendWindow(*region)) {
+      auto bound = BindSendWindow(lock, *region, reinterpret_cast<uintptr_t>(data), len);
+      if (!bound.ok()) return bound.status();
+      window = *bound;
+    }
     for (size_t offset = 0; offset < len;) {
       auto n = static_cast<uint32_t>(std::min<size_t>(RndvPool::kChunkSize, len - offset));
-      auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len);
+      auto sent = PostRndv(lock, data + offset, n, region, offset == 0, offset + n == len, window);
       if (!sent.ok()) return sent.status();
       if (*sent && rndv_sent_.back() < 0) read_by_peer = rndv_done_ + rndv_sent_.size();
       if (!*sent) RDMAD_RETURN_IF_ERROR(SendEager(lock, data, len, offset, offset + n, region));
       offset += n;
+    }
+    if (window) {
+      RDMAD_RETURN_IF_ERROR(WaitFor(
+          lock, [&] { return rndv_done_ >= read_by_peer; }, std::nullopt, Side::kSend));
+      return InvalidateSendWindow(lock);
     }
   }
   if (region != nullptr && (zero_copy_outstanding_ > 0 || rndv_done_ < read_by_peer)) {

@@ -63,6 +63,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kBatch: return "WRITE/READ (Submit)";
     case WrKind::kRndvRead: return "READ (rendezvous)";
     case WrKind::kExpose: return "BIND_MW (Expose)";
+    case WrKind::kWindow: return "BIND_MW/LOCAL_INV (send window)";
   }
   return "unknown";
 }
@@ -99,6 +100,7 @@ RdmaChannel::~RdmaChannel() {
   res_->device->Unwatch(local_.qpn);
   DrainAfterError();
   FreeExposures();  // before the QP they are bound to
+  FreeSendWindow();
   res_.reset();
   direct_mr_.reset();
   ReturnChunks();
@@ -209,7 +211,7 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     while (read(wake_fd_, &count, sizeof(count)) == sizeof(count)) {
     }
   }
-  if (n > 0 && (fds[0].revents & POLLIN)) TakeCqEvents();
+  if (n > 0 && (fds[0].revents & POLLIN)) TakeCqEvents(/*one=*/true);
   if (fds.size() > 2) TakeRailCqEvents();
   cv_.notify_all();
 }
@@ -259,6 +261,7 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
   }
   if (kind == WrKind::kRecv) OnReceive(wc);
   if (kind == WrKind::kExpose) ++exposures_done_;
+  if (kind == WrKind::kWindow) ++window_ops_done_;
   if (kind == WrKind::kRndvRead) {
     ++reads_done_;
     ++done_owed_;

@@ -101,6 +101,7 @@ class RdmaChannel final : public AbortableChannel {
   // The further rails from the handshake (rdma_channel.cc), before use.
   void AdoptRails(std::vector<std::unique_ptr<RailQp>> rails);
 
+  const std::shared_ptr<RdmaDevice>& device() const { return device_; }
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
   Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);
@@ -155,9 +156,10 @@ class RdmaChannel final : public AbortableChannel {
   // Something waits for the application (mu_ held): a whole message, a
   // notification, a batch done since the last Arm, or the channel's end.
   bool Pending() const;
-  // Takes the completion channel's events without blocking, acknowledging
+  // Takes the completion channel's events without blocking (at most one
+  // when `one`: poll() saw it, and each arming raises one), acknowledging
   // them in batches (mu_ held). True if there were any.
-  bool TakeCqEvents();
+  bool TakeCqEvents(bool one = false);
   void ArmRails();
 
   // channel_data.cc: messages.
@@ -176,10 +178,12 @@ class RdmaChannel final : public AbortableChannel {
                       bool last, MessageType type = MessageType::kData, bool fence = false);
 
   // channel_rndv.cc: the rendezvous (wire.h, rndv_pool.h). PostRndv sends
-  // one descriptor of [data, data+n): false when no chunk is to be had
-  // (the caller sends the piece eagerly).
+  // one descriptor of [data, data+n): in place through the send window
+  // when window_rkey is given, else from a send chunk it is copied into;
+  // false when no chunk is to be had (the caller sends the piece eagerly).
   StatusOr<bool> PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
-                          const RdmaMemoryRegion* region, bool first, bool last);
+                          const RdmaMemoryRegion* region, bool first, bool last,
+                          std::optional<uint32_t> window_rkey = std::nullopt);
   // The peer finished reading n of our descriptors (mu_ held).
   void OnRndvDone(uint32_t n);
   // A RNDV fragment arrived in slot (mu_ held).
@@ -214,6 +218,18 @@ class RdmaChannel final : public AbortableChannel {
   // FreeExposures deallocates every window still exposed, before the QP.
   Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
   void FreeExposures();
+
+  // channel_send_window.cc: a large message from registered host memory,
+  // described in place through the channel's memory window. CanUseSendWindow
+  // allocates it at the first use; BindSendWindow binds it to the message's
+  // bytes (remote read) and returns the rkey; InvalidateSendWindow invalidates
+  // it and waits for that (mu_ held through lock); FreeSendWindow before the QP.
+  bool CanUseSendWindow(const RdmaMemoryRegion& region);
+  StatusOr<uint32_t> BindSendWindow(Lock& lock, const RdmaMemoryRegion& region, uint64_t address,
+                                    uint64_t len);
+  Status InvalidateSendWindow(Lock& lock);
+  Status PostWindowOp(Lock& lock, ibv_send_wr& wr);
+  void FreeSendWindow();
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
@@ -420,6 +436,12 @@ class RdmaChannel final : public AbortableChannel {
   std::optional<RndvDescriptor> last_rndv_;                     // the peer's latest, for tests
   std::map<uint32_t, std::shared_ptr<ExposedWindow>> exposed_;  // Expose's, by rkey
   uint64_t exposures_posted_ = 0, exposures_done_ = 0;
+  // The send window (channel_send_window.cc): its current rkey, its BIND_MW
+  // and LOCAL_INV work requests posted and completed.
+  ibv_mw* send_window_ = nullptr;
+  uint32_t send_window_rkey_ = 0;
+  bool send_window_failed_ = false;  // none to be had: copy
+  uint64_t window_ops_posted_ = 0, window_ops_done_ = 0;
   // The further rails (set once, before use; their state under mu_), and
   // the one-sided bytes of the first QP.
   std::vector<std::unique_ptr<RailQp>> rails_;

@@ -39,9 +39,12 @@ constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message 
 }  // namespace
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
-                                     const RdmaMemoryRegion* region, bool first, bool last) {
+                                     const RdmaMemoryRegion* region, bool first, bool last,
+                                     std::optional<uint32_t> window_rkey) {
   std::optional<uint32_t> chunk;
-  if (region != nullptr && !region->host()) {  // a dmabuf cannot be copied
+  if (window_rkey) {
+    // In place, through the send window (channel_send_window.cc).
+  } else if (region != nullptr && !region->host()) {  // a dmabuf cannot be copied
     if (region->access() == MemoryAccess::kLocal) return false;
   } else {
     while (!(chunk = own_chunks_.Take())) {
@@ -71,7 +74,7 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
     d.rkey = own_chunks_.rkey(*chunk);
   } else {
     d.addr = reinterpret_cast<uintptr_t>(data);  // the region's iova space
-    d.rkey = region->descriptor().rkey;
+    d.rkey = window_rkey ? *window_rkey : region->descriptor().rkey;
   }
   uint8_t raw[kRndvDescriptorBytes];
   EncodeRndv(d, raw);

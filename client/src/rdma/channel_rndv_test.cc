@@ -1,7 +1,7 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // A peer reaches only what its channel sent it (channel_rndv.cc,
-// send_chunks.h), tried as a peer that keeps the rendezvous descriptors it
+// send_chunks.h, channel_send_window.cc), tried as a peer that keeps the rendezvous descriptors it
 // was given and READs with them through the public API: at other offsets,
 // at another channel's chunks, at the process's landing pool, and after it
 // reported its pieces read. Needs an RDMA device (in the lab: rxe0,
@@ -147,15 +147,81 @@ TEST_F(DeviceLabRdmaRendezvousTest, AnotherChannelsMessagesAreOutOfReachBeforeAn
   EXPECT_TRUE(loot == message) << "the chunk holds something this peer was not sent";
 }
 
-TEST_F(DeviceLabRdmaRendezvousTest, ARegisteredRegionIsSentThroughChunksNeverShown) {
-  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
-  // More than the channel's share of chunks: every piece still goes
-  // through a chunk, never under the region's own rkey.
+TEST_F(DeviceLabRdmaRendezvousTest, ARegionForPeersIsShownThroughAWindowUntilSendReturns) {
+  // A region with other bytes before and after the message (more pieces
+  // than the channel's share of chunks): the message goes in place, under
+  // a window's rkey, never the region's.
+  constexpr size_t kEdge = RndvPool::kChunkSize;
   size_t size = size_t(RndvPool::kChannelShare + 4) * RndvPool::kChunkSize;
-  std::vector<uint8_t> buf = Pattern(size, 41);
+  std::vector<uint8_t> buf = Pattern(kEdge + size + kEdge, 41);
+  uint64_t begin = reinterpret_cast<uintptr_t>(buf.data()) + kEdge;
+  std::vector<uint8_t> message(buf.begin() + kEdge, buf.begin() + kEdge + size);
+  std::vector<uint8_t> other = Pattern(4096, 42);  // another region of the sender's
+  std::vector<uint8_t> loot;
+
+  // While the peer has not read it: the message is readable through the
+  // window; another region is not; past the region's end is not; the
+  // region around the message is not where the device enforces a window's
+  // bounds (not rxe: it checks the registration's).
+  for (uint64_t attack : {reinterpret_cast<uintptr_t>(other.data()), begin + size + kEdge,
+                          begin - 4096}) {
+    SCOPED_TRACE(attack - begin);
+    ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+    ASSERT_TRUE(Impl(*a_).device()->memory_windows()) << "the lab's rxe0 has type 2 windows";
+    auto region = a_->RegisterMemory(buf.data(), buf.size());
+    auto other_region = a_->RegisterMemory(other.data(), other.size());
+    ASSERT_TRUE(region.ok() && other_region.ok());
+    uint32_t region_rkey = (*region)->descriptor().rkey;
+    auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, kEdge, size); });
+    std::optional<RndvDescriptor> d;
+    for (auto deadline = Clock::now() + 10s; !d && Clock::now() < deadline;) {
+      Impl(*b_).DrainForTesting();
+      d = Impl(*b_).LastRndvDescriptorForTesting();
+      if (!d) std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_TRUE(d.has_value()) << "no rendezvous descriptor arrived";
+    EXPECT_NE(d->rkey, region_rkey) << "the region's own key was shown";
+    EXPECT_TRUE(d->addr >= begin && d->addr < begin + size) << "not in place";
+    ASSERT_TRUE(Steal(*b_, d->rkey, begin, 4096, &loot).ok());
+    EXPECT_TRUE(std::equal(loot.begin(), loot.end(), message.begin()));
+    Status stolen = Steal(*b_, d->rkey, attack, 4096, &loot);
+    if (attack == begin - 4096 && plan_.device.rfind("rxe", 0) == 0) {
+      std::cout << "[ rdma     ] " << plan_.device
+                << " does not enforce a window's bounds, only its registration's\n";
+      auto got = b_->Recv(30s);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_TRUE(*got == message);
+      EXPECT_TRUE(sent.get().ok());
+    } else {
+      ExpectRefused(stolen);
+      // The thief's channel ended; the Send ends with it, or with Close.
+      if (sent.wait_for(5s) != std::future_status::ready) a_->Close();
+      EXPECT_FALSE(sent.get().ok());
+    }
+  }
+
+  // Sent whole; once Send has returned the window is closed.
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   auto region = a_->RegisterMemory(buf.data(), buf.size());
   ASSERT_TRUE(region.ok()) << region.status().ToString();
-  uint32_t region_rkey = (*region)->descriptor().rkey;
+  auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, kEdge, size); });
+  auto got = b_->Recv(30s);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == message);
+  ASSERT_TRUE(sent.get().ok());
+  auto last = Impl(*b_).LastRndvDescriptorForTesting();
+  ASSERT_TRUE(last.has_value());
+  ExpectRefused(Steal(*b_, last->rkey, last->addr, 4096, &loot));
+}
+
+TEST_F(DeviceLabRdmaRendezvousTest, ALocalRegionIsSentThroughChunksNeverShown) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  // More than the channel's share of chunks: every piece still goes
+  // through a chunk, never under the region's own rkey or a window.
+  size_t size = size_t(RndvPool::kChannelShare + 4) * RndvPool::kChunkSize;
+  std::vector<uint8_t> buf = Pattern(size, 43);
+  auto region = a_->RegisterMemory(buf.data(), buf.size(), MemoryAccess::kLocal);
+  ASSERT_TRUE(region.ok()) << region.status().ToString();
   auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, 0, size); });
   auto got = b_->Recv(30s);
   ASSERT_TRUE(sent.get().ok());
@@ -163,9 +229,26 @@ TEST_F(DeviceLabRdmaRendezvousTest, ARegisteredRegionIsSentThroughChunksNeverSho
   EXPECT_TRUE(*got == buf);
   auto last = Impl(*b_).LastRndvDescriptorForTesting();
   ASSERT_TRUE(last.has_value());
-  EXPECT_NE(last->rkey, region_rkey);
   uint64_t begin = reinterpret_cast<uintptr_t>(buf.data());
   EXPECT_FALSE(last->addr >= begin && last->addr < begin + size) << "described in place";
+}
+
+TEST_F(DeviceLabRdmaRendezvousTest, RegionSendsOneAfterAnotherEachGetANewWindow) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  std::vector<uint8_t> buf = Pattern(4 * RndvPool::kChunkSize, 51);
+  auto region = a_->RegisterMemory(buf.data(), buf.size());
+  ASSERT_TRUE(region.ok()) << region.status().ToString();
+  std::vector<uint32_t> rkeys;
+  for (size_t len : {buf.size(), size_t(RndvPool::kChunkSize) + 1, buf.size() / 2}) {
+    auto sent = std::async(std::launch::async, [&] { return a_->Send(**region, 0, len); });
+    auto got = b_->Recv(30s);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(sent.get().ok());
+    EXPECT_TRUE(std::equal(got->begin(), got->end(), buf.begin()) && got->size() == len);
+    rkeys.push_back(Impl(*b_).LastRndvDescriptorForTesting()->rkey);
+  }
+  EXPECT_NE(rkeys[0], rkeys[1]);
+  EXPECT_NE(rkeys[1], rkeys[2]);
 }
 
 TEST_F(DeviceLabRdmaRendezvousTest, AChannelThatCanRegisterNoChunkSendsEagerlyAndLosesNothing) {

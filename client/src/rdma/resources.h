@@ -56,7 +56,8 @@ enum class WrKind : uint8_t {
   kOneSided = 6,
   kBatch = 7,     // a Submit batch's work request: batch id (24 bits), WR index (32)
   kRndvRead = 8,  // an RDMA READ of the peer's rendezvous descriptor
-  kExpose = 9     // Expose's BIND_MW (signaled, waited for)
+  kExpose = 9,    // Expose's BIND_MW (signaled, waited for)
+  kWindow = 10    // the send window's BIND_MW or LOCAL_INV (channel_send_window.cc)
 };
 inline uint64_t MakeWrId(WrKind kind, uint32_t index) { return (uint64_t(kind) << 56) | index; }
 inline WrKind WrIdKind(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }

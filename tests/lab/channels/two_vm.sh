@@ -83,14 +83,16 @@ nixl_run() {
 if [[ $LAB_NODE == b ]]; then
   nixl_run --mode target --ip "$LAB_IP" &
   nixl_pid=$!
-  for _ in $(seq 1200); do  # importing torch in the emulated VM takes a while
+  # Importing torch in the emulated VM takes a while (minutes on a loaded host).
+  listen_by=$((SECONDS + 330))
+  while ((SECONDS < listen_by)); do
     grep -q "service nixl.port.5555: listener registered" "$work/rdmad.log" && break
     sleep 0.1
   done
   grep -q "service nixl.port.5555: listener registered" "$work/rdmad.log" ||
     { cat "$work/nixl.txt" >&2; fail "the NIXL target did not listen"; }
 fi
-lab_barrier nixl-target-up 200
+lab_barrier nixl-target-up 360
 if [[ $LAB_NODE == a ]]; then
   nixl_run --mode initiator --ip "$LAB_PEER_IP" ||
     { cat "$work/nixl.txt" >&2; fail "the NIXL program's initiator"; }
