@@ -5,10 +5,9 @@
 # (tests/bench/bench_table.py). See docs/benchmarks.md.
 #
 #   tests/lab/run --vms 1 --rails 2 --share BUILD --env RDMAD_BUILD_DIR=BUILD \
-#       [--share OUT --env BENCH_OUT=OUT] -- tests/bench/lab_bench.sh [--quick]
+#       [--share OUT --env BENCH_OUT=OUT] -- tests/bench/lab_bench.sh [--quick] [--ucx]
 #
-# Every round runs, per row: perftest (server and client on rxe0; for the
-# put latency and bandwidth rows also UCX's ucx_perftest), then
+# Every round runs, per row: perftest (server and client on rxe0), then
 # `rdmactl bench` against a second daemon's echo service on the same rxe0
 # (two daemons as in tests/lab/echo/echo.sh; for 2 B latency and 64 KiB
 # Write also tests/bench/python_bench.py, the Python package), then the TCP
@@ -19,6 +18,10 @@
 #
 # Numbers never fail this script: it fails only when a command fails.
 # --quick: one round, short runs (the ctest smoke test lab.bench.smoke).
+# --ucx: only the peer anchor's rows, UCX's ucx_perftest and the same
+# rdmactl bench runs, in a VM of two vCPUs (tests/lab/run --cpus 2): UCX's
+# transport layer busy-polls on both sides, which on one vCPU waits for the
+# scheduler's tick every round trip (ctest: lab.bench.ucx_smoke).
 # BENCH_ROUNDS overrides the number of rounds (default 2, --quick 1);
 # BENCH_MANY the channels open at once (default 1000, --quick 100).
 set -euo pipefail
@@ -26,8 +29,17 @@ set -euo pipefail
 source "$LAB_ROOT/tests/lab/lib.sh"
 [[ $LAB_VMS == 1 ]] || { lab_log "lab_bench.sh is a single-VM script"; exit 2; }
 
-quick=0
-[[ ${1:-} == --quick ]] && quick=1
+quick=0 ucx=0
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1 ;;
+    --ucx) ucx=1 ;;
+    *)
+      lab_log "lab_bench.sh: unknown argument $arg"
+      exit 2
+      ;;
+  esac
+done
 build=${RDMAD_BUILD_DIR:-$LAB_ROOT/build}
 out=${BENCH_OUT:-$(mktemp -d)}
 here=$LAB_ROOT/tests/bench
@@ -173,6 +185,32 @@ nixlbench() {
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# await_echo CLIENT SERVER: CLIENT's socket is up and SERVER's echo service listens.
+await_echo() {
+  for _ in $(seq 150); do
+    [[ -S $work/$1/rdmad.sock ]] && grep -q "echo service: listening" "$work/$2.log" && return 0
+    sleep 0.1
+  done
+  fail "$2's echo service did not start"
+}
+
+# --- the peer anchor, two vCPUs (--ucx) -------------------------------------------
+if ((ucx)); then
+  (($(nproc) >= 2)) || fail "--ucx needs two vCPUs (tests/lab/run --cpus 2), this VM has $(nproc)"
+  await_echo A B
+  echo "ucx_vm_cpus=$(nproc)" >"$out/meta_vm_ucx.txt"
+  for ((r = 1; r <= rounds; r++)); do
+    lab_log "UCX, two vCPUs: round $r of $rounds"
+    ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters"
+    bench "ucx_lat_r$r" --test lat --sizes 8 --iters "$lat_iters"
+    ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$bw64k_iters"
+    bench "ucx_write_65536_d${depth}_r$r" --test write --size 65536 --iters "$bw64k_iters" \
+      --depth "$depth"
+  done
+  lab_log "OK: the UCX rows done (results in $out)"
+  exit 0
+fi
+
 # --- the run ---------------------------------------------------------------------
 {
   echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -188,16 +226,11 @@ rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
   done
 } >"$out/meta_vm.txt"
 
-for _ in $(seq 150); do
-  [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
-  sleep 0.1
-done
-grep -q "echo service: listening" "$work/B.log" || fail "B's echo service did not start"
+await_echo A B
 
 for ((r = 1; r <= rounds; r++)); do
   lab_log "round $r of $rounds"
   for s in "${lat_sizes[@]}"; do perftest "lat_${s}_r$r" ib_send_lat -e -s "$s" -n "$lat_iters"; done
-  ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters"
   bench "lat_rdma_r$r" --test lat --sizes "2,8,4096" --iters "$lat_iters"
   pybench "lat_2_r$r" --test lat --size 2 --iters "$lat_iters"
   for s in "${bw_sizes[@]}"; do perftest "bw_${s}_r$r" ib_send_bw -e -s "$s" -n "$(iters_for "$s")"; done
@@ -221,7 +254,6 @@ for ((r = 1; r <= rounds; r++)); do
     bench "${op}_65536_d${depth}_rdma_r$r" --test "$op" --size 65536 --iters "$bw64k_iters" \
       --depth "$depth"
   done
-  ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$bw64k_iters"
   # The KV-cache pattern, and perftest moving the same bytes in messages of a block.
   perftest "kv_${kv_size}_r$r" ib_write_bw -s "$kv_size" -n "$((kv_blocks * kv_batches))"
   bench "kv_rdma_r$r" --test kv --size "$kv_size" --blocks "$kv_blocks" --iters "$kv_batches"
@@ -297,11 +329,7 @@ if [[ ${LAB_RAILS:-1} == 2 ]]; then
   lab_log "two rails: perftest on rxe0 and on rxe1 alone, one channel over both (E to F)"
   start_daemon F 7616 E 7615
   start_daemon E 7615 F 7616
-  for _ in $(seq 150); do
-    [[ -S $work/E/rdmad.sock ]] && grep -q "echo service: listening" "$work/F.log" && break
-    sleep 0.1
-  done
-  grep -q "echo service: listening" "$work/F.log" || fail "F's echo service did not start"
+  await_echo E F
   for ((r = 1; r <= rounds; r++)); do
     for op in write read; do
       perftest_on "$LAB_DEV" "$LAB_GID_INDEX" "rail0_${op}_1048576_r$r" "ib_${op}_bw" \
