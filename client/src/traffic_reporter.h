@@ -59,6 +59,7 @@ class TrafficReporter {
   };
   TrafficReporter(std::shared_ptr<grpc::Channel> rpc, std::chrono::milliseconds interval);
   void Run();
+  void Kick();  // mu_ held
   // One report of what changed (mu_ not held); false when the call failed.
   bool ReportOnce(std::chrono::milliseconds timeout);
 
@@ -69,6 +70,7 @@ class TrafficReporter {
   std::map<uint64_t, Watched> watched_;      // guarded by mu_
   std::vector<v1::ConnectTiming> connects_;  // not yet reported; guarded by mu_
   bool stopping_ = false;                    // guarded by mu_
+  bool idle_ = false;  // the thread waits for anything to report; guarded by mu_
   std::thread thread_;                       // started by the first Add or Connected
 };
 

@@ -382,12 +382,13 @@ def ucx_final(path):
 
 def ucx_rows(d, n):
     """The peer anchor: UCX's ucx_perftest at its transport layer on the
-    same device, and the same rdmactl bench runs, in a VM of two vCPUs
-    (lab_bench.sh --ucx): UCT busy-polls on both sides, which one vCPU
-    turns into a scheduler tick per round trip. Latency: its put_lat
+    same device, and the same rdmactl bench runs, in a VM of two vCPUs in
+    real time (lab_bench.sh --ucx): UCT busy-polls on both sides, which one
+    vCPU turns into a scheduler tick per round trip. Latency: its put_lat
     (one-way, p50) against our message latency at the same size;
-    bandwidth: its zero-copy put_bw against our one-sided Write with DEPTH
-    in flight. Absent without that run's results."""
+    bandwidth: its zero-copy put_bw (overall: the bytes over the whole run,
+    as perftest's BW average) against our one-sided Write with DEPTH in
+    flight. Absent without that run's results."""
     rs = range(1, n + 1)
     rows = []
     lat_files = [d / f"ucx_put_lat_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
@@ -395,7 +396,7 @@ def ucx_rows(d, n):
     if all(f.exists() for f in lat_files + ours_lat):
         anchors = [ucx_final(f)[1] for f in lat_files]
         values = [ours_result(f, UCX_LAT_SIZE)["latency_us"]["typical"] for f in ours_lat]
-        rows.append(row(f"peer anchor UCX, 2 vCPUs: message latency {UCX_LAT_SIZE} B, RDMA "
+        rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: message latency {UCX_LAT_SIZE} B, RDMA "
                         "(us, half round trip, typical)",
                         f"ucx_perftest -t put_lat -s {UCX_LAT_SIZE} (UCT rc_verbs)",
                         median(anchors), median(values), UCX_TARGET, "lower",
@@ -403,9 +404,9 @@ def ucx_rows(d, n):
     bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]
     ours_files = [d / f"ours_ucx_write_{UCX_BW_SIZE}_d{DEPTH}_r{r}.json" for r in rs]
     if all(f.exists() for f in bw_files + ours_files):
-        anchors = [ucx_final(f)[4] for f in bw_files]
+        anchors = [ucx_final(f)[5] for f in bw_files]  # overall: bytes over the whole run
         values = [ours_result(f, UCX_BW_SIZE)["bw_avg_mbps"] for f in ours_files]
-        rows.append(row(f"peer anchor UCX, 2 vCPUs: one-sided Write 64 KiB, RDMA, {DEPTH} in "
+        rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: one-sided Write 64 KiB, RDMA, {DEPTH} in "
                         "flight (MB/s, average)",
                         f"ucx_perftest -t put_bw -D zcopy -s {UCX_BW_SIZE} (UCT rc_verbs)",
                         median(anchors), median(values), UCX_TARGET, "higher",
