@@ -136,6 +136,20 @@ TEST_P(ChannelConformanceTest, ABadBatchIsRefusedBeforeAnythingStarts) {
   EXPECT_EQ(r.remote_bytes, r.local_bytes);
 }
 
+// A batch of one op names it too (the RDMA channel keeps no op list for it).
+TEST_P(ChannelConformanceTest, AFailingSingleOpNamesItself) {
+  Regions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
+  TransferOp op = Op(TransferOp::Kind::kWrite, r, 0, 0, 4096);
+  op.remote.rkey ^= 0x5a5a5a5a;
+  auto transfer = a_->Submit({op});
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  Status done = (*transfer)->Wait(kPatience);
+  EXPECT_FALSE(done.ok());
+  EXPECT_NE(done.code(), StatusCode::kDeadlineExceeded) << done.ToString();
+  EXPECT_EQ((*transfer)->failed_op(), 0) << done.ToString();
+}
+
 // An op the peer refuses (a wrong key) fails the batch and names itself;
 // the ops before it may have landed. Nothing crashes or hangs.
 TEST_P(ChannelConformanceTest, AFailingOpNamesItself) {

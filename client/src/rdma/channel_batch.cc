@@ -47,8 +47,12 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
                                                         std::string_view notification) {
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
   RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
-  std::vector<const RdmaMemoryRegion*> regions;
-  regions.reserve(ops.size());
+  // Scratch of this thread, reused by its Submits: a batch of one op
+  // allocates only what outlives the call (the batch and its handle).
+  thread_local std::vector<const RdmaMemoryRegion*> regions;
+  thread_local std::vector<ibv_sge> sges;
+  thread_local std::vector<ibv_send_wr> wrs;
+  regions.clear();
   for (size_t i = 0; i < ops.size(); ++i) {
     auto own = OwnRegion(*ops[i].local, "Submit");
     if (!own.ok()) {  // "Submit: op I: ...", the op named only when it is wrong
@@ -59,6 +63,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     regions.push_back(own.value());
   }
   auto batch = std::make_shared<Batch>();
+  batch->op_count = uint32_t(ops.size());
   if (meter_ != nullptr) batch->started_ns = MeterNowNs();
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
@@ -76,8 +81,8 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     batch->regions = regions;
     StripeBatch(lock, batch, first_len);
   }
-  std::vector<ibv_sge> sges;
-  std::vector<ibv_send_wr> wrs;
+  sges.clear();
+  wrs.clear();
   for (size_t i = 0; i < ops.size(); ++i) {
     uint64_t len = first_len.empty() ? ops[i].len : first_len[i];
     AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, len, sges, wrs);
@@ -159,7 +164,8 @@ void RdmaChannel::AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
     wr.wr.rdma.remote_addr = o.remote.address + o.remote_offset + offset + done;
     wr.wr.rdma.rkey = o.remote.rkey;
     wrs.push_back(wr);
-    batch.op_of_wr.push_back(op);
+    if (batch.op_count > 1) batch.op_of_wr.push_back(op);
+    ++batch.wrs;
     done += n;
     if (len == 0) break;
   }
@@ -265,7 +271,11 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     }
     segments_.clear();
     if (batch != nullptr && !batch->done) {
-      batch->failed_op = index < batch->op_of_wr.size() ? int(batch->op_of_wr[index]) : -1;
+      if (batch->op_count == 1) {
+        batch->failed_op = 0;
+      } else {
+        batch->failed_op = index < batch->op_of_wr.size() ? int(batch->op_of_wr[index]) : -1;
+      }
     }
   }
   --sq_outstanding_;

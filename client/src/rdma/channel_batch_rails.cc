@@ -107,7 +107,7 @@ void RdmaChannel::FlushBatchWork() {
     const TransferOp& op = batch->ops[p.op];
     std::vector<ibv_sge> sges;
     std::vector<ibv_send_wr> wrs;
-    auto first_wr = uint32_t(batch->op_of_wr.size());
+    uint32_t first_wr = batch->wrs;
     AppendBatchWrs(*batch, p.op, op, *batch->regions[p.op], p.offset, p.len, sges, wrs);
     redo_.pop_front();
     --batch->redo;

@@ -314,7 +314,11 @@ class RdmaChannel final : public AbortableChannel {
     bool done = false;
     Status status;
     int failed_op = -1;
-    std::vector<uint32_t> op_of_wr;  // the op each first-QP work request belongs to
+    uint32_t op_count = 0;
+    uint32_t wrs = 0;  // first-QP work requests appended so far
+    // The op each first-QP work request belongs to; empty for a batch of
+    // one op (every request is op 0's), which needs no allocation for it.
+    std::vector<uint32_t> op_of_wr;
     bool posting = true;             // Submit is still posting it
     uint32_t segments = 0;           // first-QP segments not completed
     // Striped: the ops (for pieces done again), their first-QP regions,
