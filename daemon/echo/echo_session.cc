@@ -71,7 +71,7 @@ Status ServeEcho(Channel& channel, EchoSessionResult* result) {
 // cares for speed does: a large message's pieces are read straight into
 // it, no copy, no allocation. The buffer starts at kSinkStart and doubles
 // (to kSinkMax) past a message that did not fit, which is counted with the
-// bytes that did. Without a registration (TCP, no memlock left) it
+// bytes that did. Without a registration (no memlock left) it
 // receives into new vectors.
 constexpr size_t kSinkStart = size_t(1) << 20;
 constexpr size_t kSinkMax = size_t(64) << 20;

@@ -82,21 +82,29 @@ Status RdmaChannel::Revoke(const RegionDescriptor& exposed) {
 }
 
 Status RdmaChannel::PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr) {
+  RDMAD_RETURN_IF_ERROR(PostLocalOp(lock, wr, WrKind::kExpose, "BIND_MW", &exposures_posted_));
+  uint64_t mine = exposures_posted_;
+  return WaitFor(
+      lock, [&] { return exposures_done_ >= mine; }, std::nullopt, Side::kSend);
+}
+
+Status RdmaChannel::PostLocalOp(Lock& lock, ibv_send_wr& wr, WrKind kind, const char* what,
+                                uint64_t* posted) {
   auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
   if (!has_slot()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, has_slot, std::nullopt, Side::kSend));
-  wr.wr_id = MakeWrId(WrKind::kExpose, 0);
+  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  wr.wr_id = MakeWrId(kind, 0);
   wr.send_flags = IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-    Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") + "BIND_MW" +
+    Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (") + what +
                                    "): " + std::strerror(rc));
     Fail(s);
     return s;
   }
   ++sq_outstanding_;
-  uint64_t mine = ++exposures_posted_;
-  return WaitFor(
-      lock, [&] { return exposures_done_ >= mine; }, std::nullopt, Side::kSend);
+  ++*posted;
+  return Status::Ok();
 }
 
 void RdmaChannel::FreeExposures() {

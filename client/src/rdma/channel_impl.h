@@ -218,6 +218,11 @@ class RdmaChannel final : public AbortableChannel {
   // FreeExposures deallocates every window still exposed, before the QP.
   Status PostAndAwaitExposure(Lock& lock, ibv_send_wr& wr);
   void FreeExposures();
+  // A signaled local work request (BIND_MW, LOCAL_INV) of this kind, once a
+  // send slot is free (mu_ held through lock), counted in *posted; a refused
+  // post fails the channel, named by what.
+  Status PostLocalOp(Lock& lock, ibv_send_wr& wr, WrKind kind, const char* what,
+                     uint64_t* posted);
 
   // channel_send_window.cc: a large message from registered host memory,
   // described in place through the channel's memory window. CanUseSendWindow
@@ -228,7 +233,6 @@ class RdmaChannel final : public AbortableChannel {
   StatusOr<uint32_t> BindSendWindow(Lock& lock, const RdmaMemoryRegion& region, uint64_t address,
                                     uint64_t len);
   Status InvalidateSendWindow(Lock& lock);
-  Status PostWindowOp(Lock& lock, ibv_send_wr& wr);
   void FreeSendWindow();
 
   // channel_one_sided.cc

@@ -47,24 +47,6 @@ bool RdmaChannel::CanUseSendWindow(const RdmaMemoryRegion& region) {
   return true;
 }
 
-Status RdmaChannel::PostWindowOp(Lock& lock, ibv_send_wr& wr) {
-  auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
-  if (!has_slot()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, has_slot, std::nullopt, Side::kSend));
-  RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-  wr.wr_id = MakeWrId(WrKind::kWindow, 0);
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
-    Status s = Status::Unavailable(std::string("RDMA channel: ibv_post_send (send window): ") +
-                                   std::strerror(rc));
-    Fail(s);
-    return s;
-  }
-  ++sq_outstanding_;
-  ++window_ops_posted_;
-  return Status::Ok();
-}
-
 StatusOr<uint32_t> RdmaChannel::BindSendWindow(Lock& lock, const RdmaMemoryRegion& region,
                                                uint64_t address, uint64_t len) {
   uint32_t rkey = ibv_inc_rkey(send_window_rkey_);
@@ -76,7 +58,8 @@ StatusOr<uint32_t> RdmaChannel::BindSendWindow(Lock& lock, const RdmaMemoryRegio
   wr.bind_mw.bind_info.addr = address;
   wr.bind_mw.bind_info.length = len;
   wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
-  RDMAD_RETURN_IF_ERROR(PostWindowOp(lock, wr));
+  RDMAD_RETURN_IF_ERROR(
+      PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
   send_window_rkey_ = rkey;
   send_window_->rkey = rkey;
   return rkey;
@@ -86,7 +69,8 @@ Status RdmaChannel::InvalidateSendWindow(Lock& lock) {
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_LOCAL_INV;
   wr.invalidate_rkey = send_window_rkey_;
-  RDMAD_RETURN_IF_ERROR(PostWindowOp(lock, wr));
+  RDMAD_RETURN_IF_ERROR(
+      PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
   uint64_t mine = window_ops_posted_;
   return WaitFor(
       lock, [&] { return window_ops_done_ >= mine; }, std::nullopt, Side::kSend);
