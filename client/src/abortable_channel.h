@@ -17,6 +17,9 @@
 
 namespace rdmad::internal {
 
+// What a PreparedTransfer's Wait and Poll give before its first Post.
+Status NotPosted();
+
 class AbortableChannel : public Channel {
  public:
   // Puts the channel in its error state with status (UNAVAILABLE and the

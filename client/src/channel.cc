@@ -46,6 +46,41 @@ class DoneTransfer final : public Transfer {
   const int failed_op_;
 };
 
+// Channel::Prepare's default: each Post is a Submit of the ops it kept.
+class SubmittingTransfer final : public PreparedTransfer {
+ public:
+  SubmittingTransfer(Channel* channel, std::vector<TransferOp> ops)
+      : channel_(channel), ops_(std::move(ops)) {}
+  using PreparedTransfer::Post;
+  Status Post(std::string_view notification) override {
+    if (last_ != nullptr && !last_->Poll()) {
+      return Status::FailedPrecondition("Post: the transfer's last Post is still in flight");
+    }
+    RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+    auto started = channel_->Submit(ops_, notification);
+    if (!started.ok()) {  // nothing started: Wait says why
+      last_ = std::make_unique<DoneTransfer>(started.status(), -1);
+      return started.status();
+    }
+    last_ = std::move(started).value();
+    return Status::Ok();
+  }
+  Status Wait(std::chrono::milliseconds timeout) override {
+    return last_ == nullptr ? internal::NotPosted() : last_->Wait(timeout);
+  }
+  bool Poll(Status* status) override {
+    if (last_ != nullptr) return last_->Poll(status);
+    if (status != nullptr) *status = internal::NotPosted();
+    return true;
+  }
+  int failed_op() const override { return last_ == nullptr ? -1 : last_->failed_op(); }
+
+ private:
+  Channel* const channel_;
+  const std::vector<TransferOp> ops_;
+  std::unique_ptr<Transfer> last_;
+};
+
 std::string Range(uint64_t offset, uint64_t len) {
   return "[" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
          std::to_string(len) + ")";
@@ -73,6 +108,8 @@ Status ValidateTransferOps(const std::vector<TransferOp>& ops) {
 }
 
 namespace internal {
+
+Status NotPosted() { return Status::FailedPrecondition("the prepared transfer was never posted"); }
 
 Status AbortableChannel::CheckExposure(const MemoryRegion& region, MemoryAccess access) {
   if (access == MemoryAccess::kLocal) {
@@ -130,6 +167,11 @@ StatusOr<std::unique_ptr<Transfer>> Channel::Submit(const std::vector<TransferOp
     if (!done.ok()) return std::unique_ptr<Transfer>(new DoneTransfer(done, int(i)));
   }
   return std::unique_ptr<Transfer>(new DoneTransfer(Status::Ok(), -1));
+}
+
+StatusOr<std::unique_ptr<PreparedTransfer>> Channel::Prepare(const std::vector<TransferOp>& ops) {
+  RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  return std::unique_ptr<PreparedTransfer>(new SubmittingTransfer(this, ops));
 }
 
 const char* ChannelTransportName(ChannelTransport transport) {

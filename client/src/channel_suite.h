@@ -57,6 +57,20 @@ std::vector<uint8_t> Pattern(size_t n, uint64_t seed);
 StatusOr<RegionDescriptor> ExchangeDescriptor(Channel& from, Channel& to,
                                               const MemoryRegion& region);
 
+// A region of b's that a can reach (desc), and a region of a's (local,
+// filled with a pattern): the batch tests' memory.
+struct SharedRegions {
+  std::vector<uint8_t> remote_bytes, local_bytes;
+  std::unique_ptr<MemoryRegion> remote, local;
+  RegionDescriptor desc;
+};
+::testing::AssertionResult ShareRegions(Channel& a, Channel& b, size_t remote_size,
+                                        size_t local_size, SharedRegions* r);
+inline TransferOp Op(TransferOp::Kind kind, const SharedRegions& r, size_t local_offset,
+                     uint64_t remote_offset, size_t len) {
+  return TransferOp{kind, r.local.get(), local_offset, r.desc, remote_offset, len};
+}
+
 class ChannelConformanceTest : public ::testing::TestWithParam<ChannelPairFactory> {
  protected:
   void SetUp() override;

@@ -14,39 +14,11 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A region of b's that a can reach, and a region of a's.
-struct Regions {
-  std::vector<uint8_t> remote_bytes, local_bytes;
-  std::unique_ptr<MemoryRegion> remote, local;
-  RegionDescriptor desc;
-};
-
-::testing::AssertionResult ShareRegions(Channel& a, Channel& b, size_t remote_size,
-                                        size_t local_size, Regions* r) {
-  r->remote_bytes.assign(remote_size, 0);
-  r->local_bytes = Pattern(local_size, 21);
-  auto remote = b.RegisterMemory(r->remote_bytes.data(), r->remote_bytes.size());
-  if (!remote.ok()) return ::testing::AssertionFailure() << remote.status().ToString();
-  r->remote = std::move(remote).value();
-  auto desc = ExchangeDescriptor(b, a, *r->remote);
-  if (!desc.ok()) return ::testing::AssertionFailure() << desc.status().ToString();
-  r->desc = *desc;
-  auto local = a.RegisterMemory(r->local_bytes.data(), r->local_bytes.size());
-  if (!local.ok()) return ::testing::AssertionFailure() << local.status().ToString();
-  r->local = std::move(local).value();
-  return ::testing::AssertionSuccess();
-}
-
-TransferOp Op(TransferOp::Kind kind, const Regions& r, size_t local_offset, uint64_t remote_offset,
-              size_t len) {
-  return TransferOp{kind, r.local.get(), local_offset, r.desc, remote_offset, len};
-}
-
 // KV-cache style: scattered blocks written in one batch land where they
 // should; a read batch brings them back in order.
 TEST_P(ChannelConformanceTest, ABatchOfScatteredWritesAndReadsLandsInPlace) {
   constexpr size_t kBlock = 4096, kBlocks = 300;  // more than a send queue's depth
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, 2 * kBlock * kBlocks, 2 * kBlock * kBlocks, &r));
   std::vector<TransferOp> writes;
   for (size_t i = 0; i < kBlocks; ++i) {  // block i -> slot (7 i mod 2n) of the remote
@@ -83,7 +55,7 @@ TEST_P(ChannelConformanceTest, ABatchOfScatteredWritesAndReadsLandsInPlace) {
 // still flow on the same channel.
 TEST_P(ChannelConformanceTest, ManyBatchesInFlightAllComplete) {
   constexpr size_t kBatches = 64, kOps = 8, kLen = 512;
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, kBatches * kOps * kLen, kBatches * kOps * kLen, &r));
   std::vector<std::unique_ptr<Transfer>> transfers;
   for (size_t b = 0; b < kBatches; ++b) {
@@ -110,7 +82,7 @@ TEST_P(ChannelConformanceTest, ManyBatchesInFlightAllComplete) {
 // A batch that cannot start is refused whole, naming the op; the channel
 // goes on. An empty batch is done at once.
 TEST_P(ChannelConformanceTest, ABadBatchIsRefusedBeforeAnythingStarts) {
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
   std::vector<TransferOp> ops{Op(TransferOp::Kind::kWrite, r, 0, 0, 100),
                               Op(TransferOp::Kind::kWrite, r, 0, 100, 100)};
@@ -138,7 +110,7 @@ TEST_P(ChannelConformanceTest, ABadBatchIsRefusedBeforeAnythingStarts) {
 
 // A batch of one op names it too (the RDMA channel keeps no op list for it).
 TEST_P(ChannelConformanceTest, AFailingSingleOpNamesItself) {
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
   TransferOp op = Op(TransferOp::Kind::kWrite, r, 0, 0, 4096);
   op.remote.rkey ^= 0x5a5a5a5a;
@@ -153,7 +125,7 @@ TEST_P(ChannelConformanceTest, AFailingSingleOpNamesItself) {
 // An op the peer refuses (a wrong key) fails the batch and names itself;
 // the ops before it may have landed. Nothing crashes or hangs.
 TEST_P(ChannelConformanceTest, AFailingOpNamesItself) {
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, 4096, 4096, &r));
   std::vector<TransferOp> ops;
   for (size_t i = 0; i < 5; ++i) ops.push_back(Op(TransferOp::Kind::kWrite, r, i * 64, i * 64, 64));
@@ -174,7 +146,7 @@ TEST_P(ChannelConformanceTest, AFailingOpNamesItself) {
 // apart from messages, in order; a notification may come alone.
 TEST_P(ChannelConformanceTest, ANotificationFollowsItsBatchApartFromMessages) {
   constexpr size_t kBlock = 16384, kBlocks = 64;
-  Regions r;
+  SharedRegions r;
   ASSERT_TRUE(ShareRegions(*a_, *b_, kBlock * kBlocks, kBlock * kBlocks, &r));
   ASSERT_TRUE(a_->Send("before", 6).ok());
   for (int round = 0; round < 3; ++round) {

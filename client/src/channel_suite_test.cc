@@ -37,6 +37,22 @@ StatusOr<RegionDescriptor> ExchangeDescriptor(Channel& from, Channel& to,
   return RegionDescriptor::Parse(got->data(), got->size());
 }
 
+::testing::AssertionResult ShareRegions(Channel& a, Channel& b, size_t remote_size,
+                                        size_t local_size, SharedRegions* r) {
+  r->remote_bytes.assign(remote_size, 0);
+  r->local_bytes = Pattern(local_size, 21);
+  auto remote = b.RegisterMemory(r->remote_bytes.data(), r->remote_bytes.size());
+  if (!remote.ok()) return ::testing::AssertionFailure() << remote.status().ToString();
+  r->remote = std::move(remote).value();
+  auto desc = ExchangeDescriptor(b, a, *r->remote);
+  if (!desc.ok()) return ::testing::AssertionFailure() << desc.status().ToString();
+  r->desc = *desc;
+  auto local = a.RegisterMemory(r->local_bytes.data(), r->local_bytes.size());
+  if (!local.ok()) return ::testing::AssertionFailure() << local.status().ToString();
+  r->local = std::move(local).value();
+  return ::testing::AssertionSuccess();
+}
+
 namespace {
 
 using std::chrono::milliseconds;

@@ -2,6 +2,7 @@
 
 #include "rdmad/channel.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,107 @@ TEST(RegionDescriptorTest, RejectsMalformedInput) {
   auto parsed = RegionDescriptor::Parse(wraps.data(), wraps.size());
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(parsed.status().message().find("overflows"), std::string::npos);
+}
+
+// Channel::Prepare's default (PooledChannel and TCP use it): each Post is a
+// Submit; a Post while the last is in flight, or with a notification too
+// long, starts nothing.
+class HeldTransfer final : public Transfer {
+ public:
+  explicit HeldTransfer(const bool* done) : done_(done) {}
+  Status Wait(std::chrono::milliseconds) override {
+    return *done_ ? Status::Ok() : Status::DeadlineExceeded("held");
+  }
+  bool Poll(Status* status) override {
+    if (*done_ && status != nullptr) *status = Status::Ok();
+    return *done_;
+  }
+  int failed_op() const override { return -1; }
+
+ private:
+  const bool* done_;
+};
+
+class SubmitCountingChannel final : public Channel {
+ public:
+  const ChannelInfo& info() const override { return info_; }
+  Status Send(const void*, size_t) override { return Status::Unimplemented("x"); }
+  Status Send(const MemoryRegion&, size_t, size_t) override { return Status::Unimplemented("x"); }
+  StatusOr<std::vector<uint8_t>> Recv(std::chrono::milliseconds) override {
+    return Status::Unimplemented("x");
+  }
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterMemory(void*, size_t, MemoryAccess) override {
+    return Status::Unimplemented("x");
+  }
+  StatusOr<std::unique_ptr<MemoryRegion>> RegisterDmabuf(int, uint64_t, size_t) override {
+    return Status::Unimplemented("x");
+  }
+  StatusOr<RegionDescriptor> Expose(const MemoryRegion&, MemoryAccess) override {
+    return Status::Unimplemented("x");
+  }
+  Status Revoke(const RegionDescriptor&) override { return Status::Unimplemented("x"); }
+  Status Write(const MemoryRegion&, size_t, const RegionDescriptor&, uint64_t, size_t) override {
+    return Status::Unimplemented("x");
+  }
+  Status Read(const MemoryRegion&, size_t, const RegionDescriptor&, uint64_t, size_t) override {
+    return Status::Unimplemented("x");
+  }
+  using Channel::Submit;
+  StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
+                                             std::string_view notification) override {
+    if (!refusal.ok()) return refusal;
+    submitted_ops += ops.size();
+    notes.emplace_back(notification);
+    done = false;
+    return std::unique_ptr<Transfer>(new HeldTransfer(&done));
+  }
+  Status status() const override { return Status::Ok(); }
+  void Close() override {}
+
+  bool done = false;
+  Status refusal;
+  size_t submitted_ops = 0;
+  std::vector<std::string> notes;
+
+ private:
+  ChannelInfo info_;
+};
+
+class FixedRegion final : public MemoryRegion {
+ public:
+  uint8_t* data() const override { return nullptr; }
+  size_t size() const override { return 4096; }
+  RegionDescriptor descriptor() const override { return {}; }
+  MemoryAccess access() const override { return MemoryAccess::kReadWrite; }
+};
+
+TEST(PrepareByDefaultTest, PostsSubmitOnlyWhenTheLastIsDone) {
+  SubmitCountingChannel channel;
+  FixedRegion region;
+  RegionDescriptor remote;
+  remote.length = 4096;
+  std::vector<TransferOp> ops(2, TransferOp{TransferOp::Kind::kWrite, &region, 0, remote, 0, 64});
+  ops[1].len = 5000;
+  EXPECT_EQ(channel.Prepare(ops).status().code(), StatusCode::kOutOfRange);
+  ops[1].len = 64;
+  auto prepared = channel.Prepare(ops);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  EXPECT_EQ((*prepared)->Wait(std::chrono::milliseconds(0)).code(),
+            StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*prepared)->Post("one").ok());
+  EXPECT_EQ((*prepared)->Post("two").code(), StatusCode::kFailedPrecondition);
+  EXPECT_FALSE((*prepared)->Poll());
+  channel.done = true;
+  EXPECT_EQ((*prepared)->Post(std::string(kMaxNotificationBytes + 1, 'x')).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*prepared)->Wait(std::chrono::milliseconds(0)).ok());
+  ASSERT_TRUE((*prepared)->Post().ok());
+  EXPECT_EQ(channel.submitted_ops, 4u);
+  EXPECT_EQ(channel.notes, (std::vector<std::string>{"one", ""}));
+  channel.done = true;
+  channel.refusal = Status::Unavailable("gone");
+  EXPECT_EQ((*prepared)->Post().code(), StatusCode::kUnavailable);
+  EXPECT_EQ((*prepared)->Wait(std::chrono::milliseconds(0)).code(), StatusCode::kUnavailable);
 }
 
 }  // namespace

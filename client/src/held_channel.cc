@@ -553,6 +553,11 @@ StatusOr<std::unique_ptr<Transfer>> HeldChannel::Submit(const std::vector<Transf
   return t;
 }
 
+StatusOr<std::unique_ptr<PreparedTransfer>> HeldChannel::Prepare(
+    const std::vector<TransferOp>& ops) {
+  return has_rails_ ? Channel::Prepare(ops) : channel_->Prepare(ops);
+}
+
 Status HeldChannel::OneSided(bool write, const MemoryRegion& local, size_t local_offset,
                              const RegionDescriptor& remote, uint64_t remote_offset, size_t len) {
   uint64_t started = MeterNowNs();

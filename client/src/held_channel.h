@@ -175,6 +175,9 @@ class HeldChannel final : public ForwardingChannel {
   using Channel::Submit;
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                              std::string_view notification) override;
+  // The transport's, when the channel has no rails (a Post runs nothing of
+  // this wrapper's); with rails each Post is a Submit here, which reports.
+  StatusOr<std::unique_ptr<PreparedTransfer>> Prepare(const std::vector<TransferOp>& ops) override;
 
  protected:
   Channel* Enter() const override { return channel_.get(); }

@@ -41,6 +41,7 @@ from rdmad._rdmad import (
     Listener,
     MemoryRegion,
     Op,
+    PreparedTransfer,
     RegionDescriptor,
     Transfer,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "Op",
     "OutOfRange",
     "PermissionDenied",
+    "PreparedTransfer",
     "RegionDescriptor",
     "ResourceExhausted",
     "Transfer",

@@ -27,9 +27,9 @@ import asyncio
 import functools
 import select
 import weakref
-from typing import Any, Callable, Dict, List, Tuple, TypeVar
+from typing import Any, Callable, Dict, List, Tuple, TypeVar, Union
 
-from rdmad._rdmad import Channel, Client, Listener, Transfer
+from rdmad._rdmad import Channel, Client, Listener, PreparedTransfer, Transfer
 from rdmad.errors import DeadlineExceeded, OutOfRange, Unimplemented
 
 __all__ = [
@@ -175,8 +175,9 @@ async def recv_notification(channel: Channel) -> bytes:
     return await _take(channel, channel.recv_notification)
 
 
-async def wait(channel: Channel, transfer: Transfer) -> None:
-    """Returns once transfer (from channel.submit) is done; raises its failure."""
+async def wait(channel: Channel, transfer: Union[Transfer, PreparedTransfer]) -> None:
+    """Returns once transfer (from channel.submit, or a posted channel.prepare) is done;
+    raises its failure."""
     while not transfer.poll():
         await _news(channel)
 

@@ -1,9 +1,10 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// Batched one-sided transfers (Channel.submit -> rdmad.Transfer) and
+// Batched one-sided transfers (Channel.submit -> rdmad.Transfer,
+// Channel.prepare -> rdmad.PreparedTransfer) and
 // notifications (Channel.recv_notification), as rdmad/channel.h's Submit,
-// Transfer and RecvNotification. A Transfer keeps its channel and the
-// regions of its ops alive until it is collected.
+// Prepare, Transfer and RecvNotification. A Transfer (or PreparedTransfer)
+// keeps its channel and the regions of its ops alive until it is collected.
 
 #include <string>
 #include <string_view>
@@ -28,19 +29,65 @@ struct Op {
   size_t length = 0;
 };
 
-// A batch in flight and what it needs alive: its ops (their regions) and
-// the regions registered for it (ops whose local memory was no region).
-class PyTransfer {
+// A batch (in flight, or prepared: T is Transfer or PreparedTransfer) and
+// what it needs alive: its ops (their regions) and the regions registered
+// for it (ops whose local memory was no region).
+template <typename T>
+class Held {
  public:
-  PyTransfer(std::unique_ptr<Transfer> transfer, py::list ops, py::list registered)
+  Held(std::unique_ptr<T> transfer, py::list ops, py::list registered)
       : transfer_(std::move(transfer)), ops_(std::move(ops)), registered_(std::move(registered)) {}
-  Transfer& get() { return *transfer_; }
+  T& get() { return *transfer_; }
 
  private:
-  std::unique_ptr<Transfer> transfer_;
+  std::unique_ptr<T> transfer_;
   py::list ops_;
   py::list registered_;
 };
+using PyTransfer = Held<Transfer>;
+using PyPrepared = Held<PreparedTransfer>;
+
+// ops (rdmad.Op) as the channel's TransferOps; memory given as no region
+// is registered on c, and its region appended to registered.
+std::vector<TransferOp> BatchOf(Channel& c, const py::list& ops, py::list& registered) {
+  std::vector<TransferOp> batch;
+  batch.reserve(ops.size());
+  for (const py::handle& item : ops) {
+    const Op& op = item.cast<const Op&>();
+    py::object region = RegionOf(c, op.local, /*writable=*/op.kind == TransferOp::Kind::kRead);
+    if (!region.is(op.local)) registered.append(region);
+    batch.push_back(TransferOp{op.kind, &region.cast<const Region&>().get(), op.local_offset,
+                               op.remote, op.remote_offset, op.length});
+  }
+  return batch;
+}
+
+// wait, poll and failed_op, for Transfer and PreparedTransfer alike.
+template <typename T>
+void BindWaiting(py::class_<Held<T>>& cls) {
+  cls.def(
+         "wait",
+         [](Held<T>& t, std::optional<double> timeout) {
+           milliseconds limit = Timeout(timeout);
+           Check(Interruptible("wait", limit,
+                               [&](milliseconds slice) { return t.get().Wait(slice); }));
+         },
+         py::arg("timeout") = py::none(),
+         "Returns once every op is done; raises the first failure (failed_op names the op), "
+         "or DeadlineExceeded after timeout seconds (the batch goes on).")
+      .def(
+          "poll",
+          [](Held<T>& t) {
+            Status status;
+            if (!t.get().Poll(&status)) return false;
+            Check(status);
+            return true;
+          },
+          "Without blocking: False while in flight, True once done; raises its failure.")
+      .def_property_readonly(
+          "failed_op", [](Held<T>& t) { return t.get().failed_op(); },
+          "The index of the op that failed, -1 if none did.");
+}
 
 Op MakeOp(TransferOp::Kind kind, py::object local, size_t local_offset,
           const RegionDescriptor& remote, uint64_t remote_offset, size_t length) {
@@ -75,45 +122,29 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
                              [](const Op& op) { return op.kind == TransferOp::Kind::kWrite; })
       .def_readonly("length", &Op::length);
 
-  py::class_<PyTransfer>(m, "Transfer", "A batch of one-sided operations in flight.")
-      .def(
-          "wait",
-          [](PyTransfer& t, std::optional<double> timeout) {
-            milliseconds limit = Timeout(timeout);
-            Check(Interruptible("wait", limit,
-                                [&](milliseconds slice) { return t.get().Wait(slice); }));
-          },
-          py::arg("timeout") = py::none(),
-          "Returns once every op is done; raises the first failure (failed_op names the op), "
-          "or DeadlineExceeded after timeout seconds (the batch goes on).")
-      .def(
-          "poll",
-          [](PyTransfer& t) {
-            Status status;
-            if (!t.get().Poll(&status)) return false;
-            Check(status);
-            return true;
-          },
-          "Without blocking: False while in flight, True once done; raises its failure.")
-      .def_property_readonly(
-          "failed_op", [](PyTransfer& t) { return t.get().failed_op(); },
-          "The index of the op that failed, -1 if none did.");
+  py::class_<PyTransfer> transfer(m, "Transfer", "A batch of one-sided operations in flight.");
+  BindWaiting(transfer);
+  py::class_<PyPrepared> prepared(
+      m, "PreparedTransfer",
+      "A batch of one-sided operations checked once (Channel.prepare), started with post as "
+      "often as wanted; between posts, the Transfer of the last one.");
+  BindWaiting(prepared);
+  prepared.def(
+      "post",
+      [](PyPrepared& p, const py::bytes& notification) {
+        std::string note = notification;
+        Check(NoGil([&] { return p.get().Post(note); }));
+      },
+      py::arg("notification") = py::bytes(),
+      "Starts the ops again, in order, with a notification as submit's. Raises "
+      "FailedPrecondition while the last post is in flight (nothing starts).");
 
   channel
       .def(
           "submit",
           [](Channel& c, const py::list& ops, const py::bytes& notification) {
-            std::vector<TransferOp> batch;
-            batch.reserve(ops.size());
             py::list registered;  // for memory given as no region; kept with the transfer
-            for (const py::handle& item : ops) {
-              const Op& op = item.cast<const Op&>();
-              py::object region =
-                  RegionOf(c, op.local, /*writable=*/op.kind == TransferOp::Kind::kRead);
-              if (!region.is(op.local)) registered.append(region);
-              batch.push_back(TransferOp{op.kind, &region.cast<const Region&>().get(),
-                                         op.local_offset, op.remote, op.remote_offset, op.length});
-            }
+            std::vector<TransferOp> batch = BatchOf(c, ops, registered);
             std::string note = notification;
             auto transfer = Value(NoGil([&] { return c.Submit(batch, note); }));
             return PyTransfer(std::move(transfer), ops, std::move(registered));
@@ -122,6 +153,17 @@ void BindTransfers(py::module_& m, py::class_<Channel>& channel) {
           "Starts a batch of Op.write/Op.read in order and returns its Transfer. With a "
           "notification (bytes, at most 256), the peer's recv_notification gets it once every "
           "byte of the batch is in place.")
+      .def(
+          "prepare",
+          [](Channel& c, const py::list& ops) {
+            py::list registered;
+            std::vector<TransferOp> batch = BatchOf(c, ops, registered);
+            auto p = Value(NoGil([&] { return c.Prepare(batch); }));
+            return PyPrepared(std::move(p), ops, std::move(registered));
+          },
+          py::arg("ops"), py::keep_alive<0, 1>(),
+          "Checks a batch of Op.write/Op.read once and returns it as a PreparedTransfer, to "
+          "start with post (NIXL's prep/post): on RDMA each post then builds nothing again.")
       .def(
           "recv_notification",
           [](Channel& c, std::optional<double> timeout) {

@@ -56,6 +56,34 @@ def test_a_bad_batch_is_refused_before_anything_starts(channels):
     assert not remote_memory.any()
 
 
+def test_a_prepared_batch_posted_again_moves_fresh_data(channels):
+    a, b = channels
+    remote_memory, _, remote = _exposed(a, b, 16 * 1024)
+    blocks = np.zeros(8 * 1024, dtype=np.uint8)
+    local = a.register(blocks)
+    layer = a.prepare([rdmad.Op.write(local, i * 1024, remote, (7 - i) * 2048, 1024)
+                       for i in range(8)])
+    with pytest.raises(rdmad.FailedPrecondition):
+        layer.wait(timeout=0)  # never posted
+    for round_ in range(3):
+        blocks[:] = round_ + 1
+        layer.post(notification=b"layer %d" % round_)
+        assert b.recv_notification(timeout=10) == b"layer %d" % round_
+        layer.wait(timeout=30)
+        assert layer.poll() and layer.failed_op == -1
+        for i in range(8):
+            assert (remote_memory[(7 - i) * 2048:][:1024] == round_ + 1).all()
+    with pytest.raises(rdmad.InvalidArgument):
+        layer.post(notification=b"x" * 257)
+    with pytest.raises(rdmad.OutOfRange):
+        a.prepare([rdmad.Op.write(local, 0, remote, 16 * 1024 - 8, 1024)])
+    back = bytearray(1024)  # memory, no region: registered with the prepared batch
+    read = a.prepare([rdmad.Op.read(back, 0, remote, 7 * 2048, 1024)])
+    read.post()
+    asyncio.run(rdmad.aio.wait(a, read))
+    assert back == bytes([3]) * 1024
+
+
 def test_recv_into_lands_a_message_in_a_region(channels):
     a, b = channels
     target = np.zeros(1 << 20, dtype=np.uint8)

@@ -22,6 +22,11 @@ async def pull(client: rdmad.Client, peer: str) -> List[bytes]:
             replies.append(probe)
         transfer = channel.submit([], notification=b"done")
         await rdmad.aio.wait(channel, transfer)
+        again: rdmad.PreparedTransfer = channel.prepare([])
+        for round_ in range(2):
+            again.post(notification=b"round %d" % round_)
+            await rdmad.aio.wait(channel, again)
+        failed: int = again.failed_op
     return replies
 
 

@@ -321,9 +321,11 @@ def connect_rows(d):
                     WARM_TARGET, "lower"))
     rows.append(row("warm pooled acquire p99 (ms)", "cold connect p99", p99, pooled["p99"],
                     WARM_TARGET, "lower"))
+    # Reported, not a target: one Connect at a time against rdma_cm's all at
+    # once; the many-channels row (ConnectMany) carries the target.
     rows.append(row(f"connect rate, {n} sequential channels (connects/s)",
                     f"cmtime, {n} rdma_cm connections at once" if cm_rate else None, cm_rate,
-                    c["per_second"], CONNECT_RATE_TARGET if cm_rate else None, "higher"))
+                    c["per_second"]))
     for side, who in (("A", "initiator"), ("B", "acceptor, echo service")):
         before, after = rss["before"][side] / 1024, rss["after"][side] / 1024
         rows.append(row(f"daemon {side} ({who}) RSS after {n} channels (MiB)",

@@ -176,6 +176,26 @@ class RDMAD_EXPORT Transfer {
   virtual int failed_op() const = 0;
 };
 
+// A batch of one-sided operations checked and turned into work requests
+// once (Channel::Prepare), then started as often as wanted with Post: the
+// prep/post split of NIXL's transfer requests, for a batch that repeats (a
+// KV-cache layer's blocks, a pipeline's buffers). Between Posts it is the
+// Transfer of the last one: Wait, Poll and failed_op answer for it; before
+// the first, Wait and Poll give FAILED_PRECONDITION.
+//
+// Thread safety: Post from one thread at a time, and not while another
+// thread waits on it; otherwise as Transfer. It must not outlive its
+// channel, and the regions of its operations must outlive it.
+class RDMAD_EXPORT PreparedTransfer : public Transfer {
+ public:
+  // Starts the operations, in order, with a notification as Submit's
+  // (empty: none). FAILED_PRECONDITION, with nothing started, while the
+  // last Post is in flight; INVALID_ARGUMENT for a notification too long;
+  // else as Submit: the channel's error when nothing could start.
+  virtual Status Post(std::string_view notification) = 0;
+  Status Post() { return Post(std::string_view()); }
+};
+
 class RDMAD_EXPORT Channel {
  public:
   virtual ~Channel() = default;
@@ -286,6 +306,13 @@ class RDMAD_EXPORT Channel {
   // non-empty one (a transport of its own must override).
   virtual StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                                      std::string_view notification);
+  // Checks ops as Submit does (INVALID_ARGUMENT or OUT_OF_RANGE naming the
+  // op, nothing kept) and keeps them ready for PreparedTransfer::Post,
+  // which runs them as Submit would, with the same ordering, notification
+  // and rails. On an RDMA channel without rails the work requests are built
+  // here, once: a Post takes the lock, posts them with one doorbell and
+  // allocates nothing. This default Posts with Submit.
+  virtual StatusOr<std::unique_ptr<PreparedTransfer>> Prepare(const std::vector<TransferOp>& ops);
   // The peer's next notification, in the order they were sent.
   // DEADLINE_EXCEEDED after timeout; UNAVAILABLE once the peer closed the
   // channel and every notification before its close was received. It may

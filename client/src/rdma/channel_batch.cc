@@ -67,11 +67,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   if (meter_ != nullptr) batch->started_ns = MeterNowNs();
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-  batch->id = next_batch_;
-  next_batch_ = (next_batch_ + 1) & 0xffffff;
-  if (next_batch_ == 0) next_batch_ = 1;
-  batches_[batch->id] = batch;
-  auto handle = [&] { return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch)); };
+  AddBatch(batch);
   // Large ops on a channel with rails: their rails' pieces first
   // (channel_batch_rails.cc); the first QP takes the rest.
   std::vector<uint64_t> first_len;  // only with rails: each op's first-QP share
@@ -86,8 +82,24 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   for (size_t i = 0; i < ops.size(); ++i) {
     uint64_t len = first_len.empty() ? ops[i].len : first_len[i];
     AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, len, sges, wrs);
+    (ops[i].kind == TransferOp::Kind::kWrite ? first_written_ : first_read_) += len;
   }
-  for (size_t posted = 0; posted < wrs.size() && !batch->done;) {
+  RDMAD_RETURN_IF_ERROR(
+      PostBatch(lock, batch, wrs.data(), sges.data(), wrs.size(), ops, notification));
+  return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+}
+
+void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) {
+  batch->id = next_batch_;
+  next_batch_ = (next_batch_ + 1) & 0xffffff;
+  if (next_batch_ == 0) next_batch_ = 1;
+  batches_[batch->id] = batch;
+}
+
+Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs,
+                              ibv_sge* sges, size_t count, const std::vector<TransferOp>& ops,
+                              std::string_view notification) {
+  for (size_t posted = 0; posted < count && !batch->done;) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
     if (!has_slot()) {
       Status waited = WaitFor(lock, has_slot, std::nullopt, Side::kSend);
@@ -102,12 +114,12 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
           batch->status = waited;
           batches_.erase(batch->id);
         }
-        return handle();
+        return Status::Ok();
       }
     }
-    size_t n = std::min<size_t>(res_->send_depth - sq_outstanding_, wrs.size() - posted);
+    size_t n = std::min<size_t>(res_->send_depth - sq_outstanding_, count - posted);
     if (!PostSegment(*batch, uint32_t(posted), &wrs[posted], &sges[posted], n).ok()) {
-      return handle();  // the channel failed, and the batch with it
+      return Status::Ok();  // the channel failed, and the batch with it
     }
     posted += n;
   }
@@ -132,7 +144,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   if (meter_ != nullptr) meter_->Batch(ops);
   if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
   MaybeFinishBatch(batch);
-  return handle();
+  return Status::Ok();
 }
 
 uint64_t RdmaChannel::BatchMaxWr() const {
@@ -169,7 +181,6 @@ void RdmaChannel::AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
     done += n;
     if (len == 0) break;
   }
-  (o.kind == TransferOp::Kind::kWrite ? first_written_ : first_read_) += len;
 }
 
 Status RdmaChannel::PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wrs, ibv_sge* sges,

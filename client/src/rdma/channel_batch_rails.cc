@@ -112,6 +112,7 @@ void RdmaChannel::FlushBatchWork() {
     redo_.pop_front();
     --batch->redo;
     if (!PostSegment(*batch, first_wr, wrs.data(), sges.data(), wrs.size()).ok()) return;
+    (op.kind == TransferOp::Kind::kWrite ? first_written_ : first_read_) += p.len;
   }
   while (!notes_out_.empty()) {
     std::shared_ptr<Batch> batch = notes_out_.front();

@@ -51,6 +51,7 @@
 namespace rdmad::internal {
 
 struct RailQp;
+class RdmaPreparedTransfer;
 
 // How long a wait spins before it sleeps: spin_us (qp.spin_us), unless the
 // process may run on one CPU only (cpus == 1: a one-CPU VM or container,
@@ -88,6 +89,8 @@ class RdmaChannel final : public AbortableChannel {
   using Channel::Submit;
   StatusOr<std::unique_ptr<Transfer>> Submit(const std::vector<TransferOp>& ops,
                                              std::string_view notification) override;
+  // Without rails: the work requests built once (channel_prepared.cc).
+  StatusOr<std::unique_ptr<PreparedTransfer>> Prepare(const std::vector<TransferOp>& ops) override;
   StatusOr<std::vector<uint8_t>> RecvNotification(std::chrono::milliseconds timeout) override;
   // An epoll fd over the completion channel and the CompletionSignal.
   StatusOr<int> CompletionFd() override;
@@ -221,8 +224,7 @@ class RdmaChannel final : public AbortableChannel {
   // A signaled local work request (BIND_MW, LOCAL_INV) of this kind, once a
   // send slot is free (mu_ held through lock), counted in *posted; a refused
   // post fails the channel, named by what.
-  Status PostLocalOp(Lock& lock, ibv_send_wr& wr, WrKind kind, const char* what,
-                     uint64_t* posted);
+  Status PostLocalOp(Lock& lock, ibv_send_wr& wr, WrKind kind, const char* what, uint64_t* posted);
 
   // channel_send_window.cc: a large message from registered host memory,
   // described in place through the channel's memory window. CanUseSendWindow
@@ -323,8 +325,8 @@ class RdmaChannel final : public AbortableChannel {
     // The op each first-QP work request belongs to; empty for a batch of
     // one op (every request is op 0's), which needs no allocation for it.
     std::vector<uint32_t> op_of_wr;
-    bool posting = true;             // Submit is still posting it
-    uint32_t segments = 0;           // first-QP segments not completed
+    bool posting = true;    // Submit is still posting it
+    uint32_t segments = 0;  // first-QP segments not completed
     // Striped: the ops (for pieces done again), their first-QP regions,
     // the rails' pieces, their work requests not completed, the failed
     // pieces not yet posted again.
@@ -346,6 +348,18 @@ class RdmaChannel final : public AbortableChannel {
     uint32_t covered = 0;            // unsignaled inline SENDs posted just before it
   };
   friend class RdmaTransfer;
+  friend class RdmaPreparedTransfer;
+  // A new batch in batches_, with the next id (mu_ held).
+  void AddBatch(const std::shared_ptr<Batch>& batch);
+  // Posts the batch's first-QP work requests (built by the caller; the
+  // ones before count) in segments as send slots free up, then its
+  // notification, and counts it in the meter (mu_ held through lock).
+  // An error only when nothing of it started (it is then forgotten);
+  // else the batch goes on, or failed with the channel.
+  Status PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs, ibv_sge* sges,
+                   size_t count, const std::vector<TransferOp>& ops, std::string_view notification);
+  // PreparedTransfer::Post (channel_prepared.cc).
+  Status PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification);
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
   bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
   // Posts a batch's notification (mu_ held through lock).
@@ -357,8 +371,8 @@ class RdmaChannel final : public AbortableChannel {
   // Marks the batch done once nothing of it is left (mu_ held).
   void MaybeFinishBatch(const std::shared_ptr<Batch>& batch);
   // Appends the first-QP work requests of [offset, +len) of the batch's op
-  // (sges hold their addresses; sg_list is set at posting), counting the
-  // bytes in first_written_/first_read_.
+  // (sges hold their addresses; sg_list is set at posting); the caller
+  // counts the bytes in first_written_/first_read_ when it posts them.
   void AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
                       const RdmaMemoryRegion& region, uint64_t offset, uint64_t len,
                       std::vector<ibv_sge>& sges, std::vector<ibv_send_wr>& wrs);

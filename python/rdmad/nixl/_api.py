@@ -601,6 +601,7 @@ class nixl_agent:  # noqa: N801
             raise nixlNotAllowedError("the transfer is still in flight; release it once done")
         handle._released = True
         handle._transfer = None
+        handle._prepared = None
 
     def release_dlist_handle(self, handle: nixl_prepped_dlist_handle) -> None:
         handle.release()

@@ -1,9 +1,12 @@
 # Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 """NIXL's transfer handles, and a transfer as one rdmad batch.
 
-A handle keeps its descriptors; each post (``transfer``) turns them into
-rdmad ops on the channel to the remote agent, found in the ranges both
-sides showed on it, and submits them as one batch with the notification.
+A handle keeps its descriptors. Its first post (``transfer``) turns them
+into rdmad ops on the channel to the remote agent, found in the ranges both
+sides showed on it, and prepares them as one rdmad batch
+(``Channel.prepare``); each post then starts that batch with the
+notification, building nothing again until the channel or its ranges
+change.
 """
 
 from __future__ import annotations
@@ -56,13 +59,13 @@ class nixl_xfer_handle:  # noqa: N801
         self.remote = remote
         self.remote_agent = remote_agent
         self.notif = notif
-        self._transfer: Optional[rdmad.Transfer] = None
+        self._transfer: Optional[rdmad.PreparedTransfer] = None
         self._conn: Optional[Conn] = None
         self._late_notif: Optional[bytes] = None
-        # The ops built for the last post, and on which channel in which
-        # generation of its ranges: a repost reuses them (NIXL's prep/post).
-        self._ops: list[rdmad.Op] = []
-        self._ops_for: Optional[tuple[Conn, int]] = None
+        # The batch prepared for the last post, and on which channel in which
+        # generation of its ranges: a repost posts it again (NIXL's prep/post).
+        self._prepared: Optional[rdmad.PreparedTransfer] = None
+        self._prepared_for: Optional[tuple[Conn, int]] = None
         self._state = "INIT"
         self._released = False
 
@@ -78,11 +81,12 @@ def submit(handle: nixl_xfer_handle, conn: Conn, notif: bytes) -> None:
     """Posts handle on conn as one batch (conn's ranges known on both sides).
     LookupError for a range conn does not show."""
     with conn.send_lock:
-        if handle._ops_for != (conn, conn.generation):
-            handle._ops = build_ops(handle, conn)
-            handle._ops_for = (conn, conn.generation)
+        if handle._prepared is None or handle._prepared_for != (conn, conn.generation):
+            handle._prepared = conn.channel.prepare(build_ops(handle, conn))
+            handle._prepared_for = (conn, conn.generation)
         small = notif if len(notif) <= NOTIFICATION_MAX else b""
-        handle._transfer = conn.channel.submit(handle._ops, notification=small)
+        handle._prepared.post(notification=small)
+        handle._transfer = handle._prepared
     handle._conn = conn
     handle._late_notif = notif if len(notif) > NOTIFICATION_MAX else None
     handle._state = "PROC"

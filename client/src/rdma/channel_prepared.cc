@@ -1,0 +1,114 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// RdmaChannel: prepared transfers (Channel::Prepare). The ops are checked,
+// their regions looked up and their work requests built once; a Post
+// takes the channel's lock and posts those work requests as Submit's
+// segments (channel_batch.cc), reusing the batch of the Post before when
+// nothing else holds it. A channel with rails prepares with Channel's
+// default instead (each Post a Submit), which stripes as Submit does.
+
+#include <infiniband/verbs.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client/src/rdma/channel_impl.h"
+
+namespace rdmad::internal {
+
+// The prepared batch: its ops (for the meter), its work requests with their
+// scatter entries (wr_id, sg_list, flags and chain are set at each post),
+// and the batch of its last Post.
+class RdmaPreparedTransfer final : public PreparedTransfer {
+ public:
+  RdmaPreparedTransfer(RdmaChannel* channel, std::vector<TransferOp> ops)
+      : channel_(channel), ops_(std::move(ops)) {}
+  using PreparedTransfer::Post;
+  Status Post(std::string_view notification) override {
+    return channel_->PostPrepared(*this, notification);
+  }
+  Status Wait(std::chrono::milliseconds timeout) override {
+    return batch_ == nullptr ? NotPosted() : channel_->WaitBatch(batch_, timeout);
+  }
+  bool Poll(Status* status) override {
+    if (batch_ != nullptr) return channel_->PollBatch(batch_, status);
+    if (status != nullptr) *status = NotPosted();
+    return true;
+  }
+  int failed_op() const override {
+    std::lock_guard lock(channel_->mu_);
+    return batch_ == nullptr ? -1 : batch_->failed_op;
+  }
+
+ private:
+  friend class RdmaChannel;
+  RdmaChannel* const channel_;
+  const std::vector<TransferOp> ops_;
+  std::vector<ibv_sge> sges_;
+  std::vector<ibv_send_wr> wrs_;
+  RdmaChannel::Batch shape_;         // op_count, wrs and op_of_wr of every Post's batch
+  uint64_t written_ = 0, read_ = 0;  // bytes per Post
+  std::shared_ptr<RdmaChannel::Batch> batch_;
+};
+
+StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
+    const std::vector<TransferOp>& ops) {
+  if (!rails_.empty()) return Channel::Prepare(ops);  // rails_ is fixed at the handshake
+  RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
+  auto prepared = std::make_unique<RdmaPreparedTransfer>(this, ops);
+  prepared->shape_.op_count = uint32_t(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto own = OwnRegion(*ops[i].local, "Prepare");
+    if (!own.ok()) {  // "Prepare: op I: ..."
+      std::string why = own.status().message();
+      why.insert(std::strlen("Prepare"), ": op " + std::to_string(i));
+      return Status(own.status().code(), why);
+    }
+    AppendBatchWrs(prepared->shape_, uint32_t(i), ops[i], **own, 0, ops[i].len, prepared->sges_,
+                   prepared->wrs_);
+    (ops[i].kind == TransferOp::Kind::kWrite ? prepared->written_ : prepared->read_) += ops[i].len;
+  }
+  return std::unique_ptr<PreparedTransfer>(std::move(prepared));
+}
+
+Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification) {
+  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  Lock lock(mu_);
+  std::shared_ptr<Batch>& batch = prepared.batch_;
+  if (batch != nullptr && !batch->done) {
+    return Status::FailedPrecondition("Post: the transfer's last Post is still in flight");
+  }
+  if (batch == nullptr || batch.use_count() > 1) {  // the last one may still be in batches_
+    batch = std::make_shared<Batch>();
+    batch->op_count = prepared.shape_.op_count;
+    batch->wrs = prepared.shape_.wrs;
+    batch->op_of_wr = prepared.shape_.op_of_wr;
+  } else {  // done and forgotten by the channel: its shape is this transfer's
+    batch->done = false;
+    batch->status = Status::Ok();
+    batch->failed_op = -1;
+    batch->posting = true;
+    batch->segments = 0;
+    batch->note.clear();
+    batch->fence = false;
+    batch->note_waits = false;
+  }
+  if (Status usable = Usable(Side::kSend); !usable.ok()) {  // nothing started: Wait says why
+    batch->done = true;
+    batch->status = usable;
+    return usable;
+  }
+  batch->started_ns = meter_ != nullptr ? MeterNowNs() : 0;
+  AddBatch(batch);
+  first_written_ += prepared.written_;
+  first_read_ += prepared.read_;
+  Status started = PostBatch(lock, batch, prepared.wrs_.data(), prepared.sges_.data(),
+                             prepared.wrs_.size(), prepared.ops_, notification);
+  if (!started.ok()) {  // nothing started: Wait says why
+    batch->done = true;
+    batch->status = started;
+  }
+  return started;
+}
+
+}  // namespace rdmad::internal
