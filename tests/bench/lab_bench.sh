@@ -136,8 +136,13 @@ cleanup() {
 trap cleanup EXIT
 # Channels on one rail (rxe0) but in the two-rail rows (E and F, below).
 one_rail=$'[rails]\nper_channel = 1'
-start_daemon B 7612 A 7611 "$one_rail"
-start_daemon A 7611 B 7612 "$one_rail"
+# The UCX rows: ucx_perftest busy-polls both ends of a round trip, each on a
+# vCPU of its own; ours then do too (qp.spin_us at its most, a second of
+# polling before a wait sleeps), as an application tuned for latency would.
+ab_toml=$one_rail
+((ucx)) && ab_toml+=$'\n\n[qp]\nspin_us = 1000000'
+start_daemon B 7612 A 7611 "$ab_toml"
+start_daemon A 7611 B 7612 "$ab_toml"
 
 # bench NAME ARGS...: rdmactl --json bench B ARGS into $out/ours_NAME.json.
 bench() {
