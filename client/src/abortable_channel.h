@@ -17,8 +17,10 @@
 
 namespace rdmad::internal {
 
-// What a PreparedTransfer's Wait and Poll give before its first Post.
+// What a PreparedTransfer's Wait and Poll give before its first Post, and
+// what a Post gives while the last one is in flight.
 Status NotPosted();
+Status StillInFlight();
 
 class AbortableChannel : public Channel {
  public:

@@ -54,7 +54,7 @@ class SubmittingTransfer final : public PreparedTransfer {
   using PreparedTransfer::Post;
   Status Post(std::string_view notification) override {
     if (last_ != nullptr && !last_->Poll()) {
-      return Status::FailedPrecondition("Post: the transfer's last Post is still in flight");
+      return internal::StillInFlight();
     }
     RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
     auto started = channel_->Submit(ops_, notification);
@@ -110,6 +110,10 @@ Status ValidateTransferOps(const std::vector<TransferOp>& ops) {
 namespace internal {
 
 Status NotPosted() { return Status::FailedPrecondition("the prepared transfer was never posted"); }
+
+Status StillInFlight() {
+  return Status::FailedPrecondition("Post: the transfer's last Post is still in flight");
+}
 
 Status AbortableChannel::CheckExposure(const MemoryRegion& region, MemoryAccess access) {
   if (access == MemoryAccess::kLocal) {

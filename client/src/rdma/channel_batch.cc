@@ -52,16 +52,7 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   thread_local std::vector<const RdmaMemoryRegion*> regions;
   thread_local std::vector<ibv_sge> sges;
   thread_local std::vector<ibv_send_wr> wrs;
-  regions.clear();
-  for (size_t i = 0; i < ops.size(); ++i) {
-    auto own = OwnRegion(*ops[i].local, "Submit");
-    if (!own.ok()) {  // "Submit: op I: ...", the op named only when it is wrong
-      std::string why = own.status().message();
-      why.insert(std::strlen("Submit"), ": op " + std::to_string(i));
-      return Status(own.status().code(), why);
-    }
-    regions.push_back(own.value());
-  }
+  RDMAD_RETURN_IF_ERROR(OwnOpRegions(ops, "Submit", &regions));
   auto batch = std::make_shared<Batch>();
   batch->op_count = uint32_t(ops.size());
   if (meter_ != nullptr) batch->started_ns = MeterNowNs();
@@ -87,6 +78,21 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
   RDMAD_RETURN_IF_ERROR(
       PostBatch(lock, batch, wrs.data(), sges.data(), wrs.size(), ops, notification));
   return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
+}
+
+Status RdmaChannel::OwnOpRegions(const std::vector<TransferOp>& ops, const char* what,
+                                 std::vector<const RdmaMemoryRegion*>* regions) const {
+  regions->clear();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    auto own = OwnRegion(*ops[i].local, what);
+    if (!own.ok()) {  // "WHAT: op I: ...", the op named only when it is wrong
+      std::string why = own.status().message();
+      why.insert(std::strlen(what), ": op " + std::to_string(i));
+      return Status(own.status().code(), why);
+    }
+    regions->push_back(own.value());
+  }
+  return Status::Ok();
 }
 
 void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) {

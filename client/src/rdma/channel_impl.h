@@ -239,6 +239,10 @@ class RdmaChannel final : public AbortableChannel {
 
   // channel_one_sided.cc
   StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
+  // Every op's region as OwnRegion finds it, in *regions; else the first
+  // op's error, named "WHAT: op I: ...".
+  Status OwnOpRegions(const std::vector<TransferOp>& ops, const char* what,
+                      std::vector<const RdmaMemoryRegion*>* regions) const;
   Status OneSided(bool write, const MemoryRegion& local, size_t local_offset,
                   const RegionDescriptor& remote, uint64_t remote_offset, size_t len);
   // Posts [local_offset, +len) as RDMA WRITE/READ work requests on the

@@ -9,8 +9,8 @@
 
 #include <infiniband/verbs.h>
 
-#include <algorithm>
-#include <cstring>
+#include <memory>
+#include <vector>
 
 #include "client/src/rdma/channel_impl.h"
 
@@ -56,16 +56,12 @@ StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
   if (!rails_.empty()) return Channel::Prepare(ops);  // rails_ is fixed at the handshake
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
   auto prepared = std::make_unique<RdmaPreparedTransfer>(this, ops);
+  std::vector<const RdmaMemoryRegion*> regions;
+  RDMAD_RETURN_IF_ERROR(OwnOpRegions(ops, "Prepare", &regions));
   prepared->shape_.op_count = uint32_t(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
-    auto own = OwnRegion(*ops[i].local, "Prepare");
-    if (!own.ok()) {  // "Prepare: op I: ..."
-      std::string why = own.status().message();
-      why.insert(std::strlen("Prepare"), ": op " + std::to_string(i));
-      return Status(own.status().code(), why);
-    }
-    AppendBatchWrs(prepared->shape_, uint32_t(i), ops[i], **own, 0, ops[i].len, prepared->sges_,
-                   prepared->wrs_);
+    AppendBatchWrs(prepared->shape_, uint32_t(i), ops[i], *regions[i], 0, ops[i].len,
+                   prepared->sges_, prepared->wrs_);
     (ops[i].kind == TransferOp::Kind::kWrite ? prepared->written_ : prepared->read_) += ops[i].len;
   }
   return std::unique_ptr<PreparedTransfer>(std::move(prepared));
@@ -76,22 +72,14 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
   Lock lock(mu_);
   std::shared_ptr<Batch>& batch = prepared.batch_;
   if (batch != nullptr && !batch->done) {
-    return Status::FailedPrecondition("Post: the transfer's last Post is still in flight");
+    return StillInFlight();
   }
-  if (batch == nullptr || batch.use_count() > 1) {  // the last one may still be in batches_
-    batch = std::make_shared<Batch>();
-    batch->op_count = prepared.shape_.op_count;
-    batch->wrs = prepared.shape_.wrs;
-    batch->op_of_wr = prepared.shape_.op_of_wr;
-  } else {  // done and forgotten by the channel: its shape is this transfer's
-    batch->done = false;
-    batch->status = Status::Ok();
-    batch->failed_op = -1;
-    batch->posting = true;
-    batch->segments = 0;
-    batch->note.clear();
-    batch->fence = false;
-    batch->note_waits = false;
+  // A fresh batch of this transfer's shape; the last one's again once the
+  // channel has forgotten it (its op list keeps its memory).
+  if (batch == nullptr || batch.use_count() > 1) {
+    batch = std::make_shared<Batch>(prepared.shape_);
+  } else {
+    *batch = prepared.shape_;
   }
   if (Status usable = Usable(Side::kSend); !usable.ok()) {  // nothing started: Wait says why
     batch->done = true;
