@@ -97,8 +97,8 @@ CheckResult Memlock(const HostFacts& h, const DaemonFacts* d, size_t wanted) {
   uint64_t per = d != nullptr && d->bytes_per_channel != 0 ? d->bytes_per_channel : 192u << 10;
   if (!h.memlock) return Ok("memlock", "unlimited");
   uint64_t fits = *h.memlock / per;
-  std::string seen = "the locked-memory limit is " + Bytes(*h.memlock) + "; a channel pins " +
-                     Bytes(per) + " (its receive ring and staging)";
+  std::string seen = "the locked-memory limit is " + Bytes(*h.memlock) + "; a busy channel pins " +
+                     Bytes(per) + " (its receive ring and staging, grown to full size)";
   const std::string fix =
       "raise it: LimitMEMLOCK=infinity in the application's unit, or memlock in "
       "/etc/security/limits.conf (ulimit -l unlimited)";

@@ -235,8 +235,7 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
 Status RdmaChannel::PostNotification(Lock& lock, std::string_view notification, bool fence) {
   auto len = static_cast<uint32_t>(notification.size());
   bool staged = len > res_->max_inline;
-  auto can_post = [&] { return CanPostFragment(staged); };
-  if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+  RDMAD_RETURN_IF_ERROR(WaitToPostFragment(lock, staged));
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
   return PostFragment(reinterpret_cast<const uint8_t*>(notification.data()), len, nullptr, true,
                       true, MessageType::kNotify, fence);

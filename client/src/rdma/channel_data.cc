@@ -64,6 +64,7 @@ Status RdmaChannel::TrySend(const void* buf, size_t len) {
   for (size_t offset = 0; offset < len; offset += fragment_size_) {
     staged += std::min<size_t>(fragment_size_, len - offset) > res_->max_inline;
   }
+  if (free_chunks_.size() < staged && staging_can_grow_) GrowStaging();
   if (credits_.credits() < fragments + 1 || sq_outstanding_ + fragments > res_->send_depth ||
       free_chunks_.size() < staged) {
     return Status::DeadlineExceeded(
@@ -114,8 +115,7 @@ Status RdmaChannel::SendEager(Lock& lock, const uint8_t* data, size_t len, size_
   do {
     auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, end - offset));
     bool staged = region == nullptr && n > res_->max_inline;
-    auto can_post = [&] { return CanPostFragment(staged); };
-    if (!can_post()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+    RDMAD_RETURN_IF_ERROR(WaitToPostFragment(lock, staged));
     RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
     RDMAD_RETURN_IF_ERROR(PostFragment(data + offset, n, region, offset == 0, offset + n == len));
     offset += n;
@@ -154,7 +154,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     uint32_t chunk = free_chunks_.back();
     std::memcpy(res_->chunk(chunk), data, len);
     sge.addr = reinterpret_cast<uintptr_t>(res_->chunk(chunk));
-    sge.lkey = res_->staging->lkey();
+    sge.lkey = res_->staging.lkey(chunk);
     wr.wr_id = MakeWrId(WrKind::kStaged, chunk);
   }
   if (signaled) {

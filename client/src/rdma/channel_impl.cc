@@ -82,8 +82,8 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       remote_(remote),
       info_(std::move(info)),
       fragment_size_(std::min(res_->slot_size, remote.slot_size)),
-      credits_(remote.credits, res_->recv_depth),
-      recv_posted_(res_->recv_depth),
+      credits_(remote.credits, res_->ring_size()),
+      recv_posted_(res_->ring_size()),
       signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 16)),
       spin_(SpinTime(res_->plan.spin_us)),
       pool_(&device_->rndv_pool()),
@@ -91,7 +91,9 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       rndv_threshold_(2 * fragment_size_) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) error_ = Status::FromErrno(errno, "eventfd");
-  for (uint32_t i = 0; i < res_->staging_chunks; ++i) free_chunks_.push_back(i);
+  for (uint32_t i = 0; i < res_->staging_chunks(); ++i) free_chunks_.push_back(i);
+  ring_can_grow_ = res_->ring_size() < res_->recv_depth;
+  staging_can_grow_ = res_->staging_chunks() < res_->staging_max;
   res_->device->Watch(local_.qpn, [this](int type) { OnAsyncEvent(type); });
 }
 
@@ -351,6 +353,9 @@ void RdmaChannel::Repost(uint32_t slot) {
 
 void RdmaChannel::MaybeSendCredits() {
   if (peer_closed_ || !error_.ok()) return;
+  if (ring_can_grow_ && !closed_ && credits_.HalfRingUsed(res_->ring_size() - recv_posted_)) {
+    GrowRing();
+  }
   // Closing: no more credits for the peer, but what we finished (or will
   // never) read of its memory, so that its Close need not wait for us.
   bool due = (!closed_ && credits_.CreditMessageDue()) || (DoneDue() && credits_.CanSendControl());
@@ -358,6 +363,58 @@ void RdmaChannel::MaybeSendCredits() {
     Status s = PostControl(MessageType::kCredit);
     if (!s.ok()) Fail(s);
   }
+}
+
+// The peer used half the ring before this side returned credits (its
+// messages waiting to be taken, or taken and owed): the ring goes to its
+// full size, its new slots owed to the peer as credits.
+// Without the memory (RLIMIT_MEMLOCK) the channel keeps its small ring.
+void RdmaChannel::GrowRing() {
+  ring_can_grow_ = false;
+  auto first = res_->GrowRing();
+  if (!first.ok()) {
+    ClientLog().warn("RDMA channel: QP {:#x} keeps its receive ring of {} slots: {}", local_.qpn,
+                     res_->ring_size(), first.status().message());
+    return;
+  }
+  for (uint32_t i = *first; i < res_->ring_size(); ++i) {
+    if (Status s = res_->PostRecv(i); !s.ok()) return Fail(s);
+    ++recv_posted_;
+  }
+  credits_.OnRingGrown(res_->ring_size() - *first);
+  ClientLog().debug("RDMA channel: QP {:#x} receive ring grown to {} slots", local_.qpn,
+                    res_->ring_size());
+}
+
+void RdmaChannel::GrowStagingForTesting() {
+  Lock lock(mu_);
+  GrowStaging();
+}
+
+size_t RdmaChannel::registered_bytes() const {
+  Lock lock(mu_);
+  return res_->registered_bytes();
+}
+
+Status RdmaChannel::WaitToPostFragment(Lock& lock, bool staged) {
+  if (staged && free_chunks_.empty() && staging_can_grow_) {
+    Drain();
+    if (free_chunks_.empty()) GrowStaging();
+  }
+  auto can_post = [&] { return CanPostFragment(staged); };
+  if (can_post()) return Status::Ok();
+  return WaitFor(lock, can_post, std::nullopt, Side::kSend);
+}
+
+void RdmaChannel::GrowStaging() {
+  staging_can_grow_ = false;
+  auto first = res_->GrowStaging();
+  if (!first.ok()) {
+    ClientLog().warn("RDMA channel: QP {:#x} keeps its staging area of {} chunks: {}", local_.qpn,
+                     res_->staging_chunks(), first.status().message());
+    return;
+  }
+  for (uint32_t i = *first; i < res_->staging_chunks(); ++i) free_chunks_.push_back(i);
 }
 
 // A CREDIT or CLOSE message: no payload. Precondition: a credit, a send slot.

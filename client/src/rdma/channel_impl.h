@@ -105,6 +105,9 @@ class RdmaChannel final : public AbortableChannel {
   void AdoptRails(std::vector<std::unique_ptr<RailQp>> rails);
 
   const std::shared_ptr<RdmaDevice>& device() const { return device_; }
+  // Bytes of the channel's own receive ring and staging area registered so
+  // far (they start small and grow with the traffic: resources.h).
+  size_t registered_bytes() const;
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
   Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);
@@ -114,6 +117,9 @@ class RdmaChannel final : public AbortableChannel {
   std::optional<RndvDescriptor> LastRndvDescriptorForTesting() const;
   uint32_t SendChunksTakenForTesting() const;
   void DrainForTesting();
+  // Tests: grows the staging area now, as a staged send that finds every
+  // chunk in flight does.
+  void GrowStagingForTesting();
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -176,6 +182,13 @@ class RdmaChannel final : public AbortableChannel {
     return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
            (!staged || !free_chunks_.empty());
   }
+  // Waits (mu_ held through lock) until CanPostFragment. A staged fragment
+  // that finds every staging chunk in flight first reaps completions, and
+  // if none came back grows the staging area to its full size. Not from
+  // Drain's callees: they leave what they cannot post for later.
+  Status WaitToPostFragment(Lock& lock, bool staged);
+  void GrowStaging();
+  void GrowRing();  // the peer filled half the ring (MaybeSendCredits)
   // type kData or kNotify; fence: after RDMA READs of the same batch.
   Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
                       bool last, MessageType type = MessageType::kData, bool fence = false);
@@ -428,6 +441,8 @@ class RdmaChannel final : public AbortableChannel {
   bool batch_flushing_ = false;         // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
   std::vector<uint32_t> free_chunks_;   // staging chunks not in flight
+  // The ring and the staging area start small and grow once (resources.h).
+  bool ring_can_grow_ = true, staging_can_grow_ = true;
   std::deque<Fragment> ready_;
   std::deque<Fragment> notes_;    // received notifications, not yet taken
   std::vector<uint8_t> partial_;  // the message being reassembled

@@ -63,9 +63,8 @@ StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n
     if (chunk) own_chunks_.Give(*chunk);
   };
   bool staged = res_->max_inline < kRndvDescriptorBytes;
-  auto can_post = [&] { return CanPostFragment(staged); };
   Status s = Usable(Side::kSend);
-  if (s.ok() && !can_post()) s = WaitFor(lock, can_post, std::nullopt, Side::kSend);
+  if (s.ok()) s = WaitToPostFragment(lock, staged);
   if (s.ok()) s = Usable(Side::kSend);
   RndvDescriptor d;
   d.len = n;
@@ -284,15 +283,14 @@ bool RdmaChannel::DoneDue() const {
 
 Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len) {
   Lock lock(mu_);
-  auto can_post = [&] { return CanPostFragment(/*staged=*/true); };
-  RDMAD_RETURN_IF_ERROR(WaitFor(lock, can_post, std::nullopt, Side::kSend));
+  RDMAD_RETURN_IF_ERROR(WaitToPostFragment(lock, /*staged=*/true));
   uint32_t chunk = free_chunks_.back();
   free_chunks_.pop_back();
   std::memcpy(res_->chunk(chunk), payload, len);
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(res_->chunk(chunk));
   sge.length = len;
-  sge.lkey = res_->staging->lkey();
+  sge.lkey = res_->staging.lkey(chunk);
   uint16_t credits = credits_.OnSend();
   if (imm.credits == 0) imm.credits = credits;
   if (imm.done == 0) imm.done = TakeDone();

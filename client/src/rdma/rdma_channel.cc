@@ -87,7 +87,7 @@ PendingRdmaChannel::PendingRdmaChannel(std::unique_ptr<ChannelResources> resourc
 PendingRdmaChannel::~PendingRdmaChannel() = default;
 
 size_t PendingRdmaChannel::registered_bytes() const {
-  return res_ == nullptr ? 0 : res_->ring_mem.size() + res_->staging_mem.size();
+  return res_ == nullptr ? 0 : res_->registered_bytes();
 }
 
 StatusOr<std::unique_ptr<PendingRdmaChannel>> PendingRdmaChannel::Create(const RdmaPlan& plan) {
@@ -185,11 +185,12 @@ Status PendingRdmaChannel::FillLocal() {
   e.active_mtu = res_->active_mtu;
   e.qp = plan.qp;
   e.qp.max_inline = res_->max_inline;
-  e.ring_address = res_->ring->iova();
-  e.ring_rkey = res_->ring->descriptor().rkey;
-  e.ring_slots = res_->recv_depth;
+  const RdmaMemoryRegion& ring = *res_->buffers.front().mr;
+  e.ring_address = ring.iova();
+  e.ring_rkey = ring.descriptor().rkey;
+  e.ring_slots = res_->recv_depth;  // what the ring grows to
   e.slot_size = res_->slot_size;
-  e.credits = res_->recv_depth;
+  e.credits = res_->ring_size();  // what it starts with
   return Status::Ok();
 }
 

@@ -10,7 +10,7 @@
 //
 // Create opens the device (shared through the device cache), creates the
 // CQ, completion channel and RC QP, moves it to INIT, registers and posts
-// the receive ring and fills local(). ReadyToReceive validates the peer's
+// the first slots of the receive ring and fills local(). ReadyToReceive validates the peer's
 // endpoint and moves the QP to RTR with the negotiated path MTU;
 // ReadyToSend moves it to RTS and hands everything to the Channel.
 //
@@ -42,8 +42,9 @@ class PendingRdmaChannel {
   ~PendingRdmaChannel();
 
   const RdmaEndpoint& local() const { return local_; }
-  // Bytes this channel registers of its own (receive ring and staging
-  // area; rendezvous chunks come from the process's pool).
+  // Bytes this channel registers of its own so far: the first slots of its
+  // receive ring and staging area (they grow with the traffic once it is
+  // up; rendezvous chunks come from the process's pool).
   size_t registered_bytes() const;
 
   // INVALID_ARGUMENT naming the bad field of remote; the verbs error if the

@@ -136,7 +136,7 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaP
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   RDMAD_RETURN_IF_ERROR(r->RegisterBuffers());
-  for (uint32_t i = 0; i < r->recv_depth; ++i) RDMAD_RETURN_IF_ERROR(r->PostRecv(i));
+  for (uint32_t i = 0; i < r->ring_size(); ++i) RDMAD_RETURN_IF_ERROR(r->PostRecv(i));
   return r;
 }
 
@@ -207,29 +207,51 @@ Status ChannelResources::CreateQp() {
   return Status::Ok();
 }
 
+void SlotTable::Append(uint8_t* base, uint32_t lkey, uint32_t count, uint32_t slot_size) {
+  for (uint32_t i = 0; i < count; ++i) slots_.push_back({base + size_t(i) * slot_size, lkey});
+}
+
+StatusOr<ChannelResources::OwnBuffer*> ChannelResources::AddBuffer(uint32_t slots) {
+  auto mem = MappedBuffer::Allocate(size_t(slots) * slot_size);
+  if (!mem.ok()) return mem.status();
+  auto mr = RdmaMemoryRegion::RegisterLocal(device, mem->data(), mem->size());
+  if (!mr.ok()) return mr.status();
+  buffers.push_back({std::move(mem).value(), std::move(mr).value()});
+  return &buffers.back();
+}
+
 Status ChannelResources::RegisterBuffers() {
-  auto ring_buf = MappedBuffer::Allocate(size_t(recv_depth) * slot_size);
-  if (!ring_buf.ok()) return ring_buf.status();
-  ring_mem = std::move(ring_buf).value();
-  staging_chunks =
-      static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
-  auto staging_buf = MappedBuffer::Allocate(size_t(staging_chunks) * slot_size);
-  if (!staging_buf.ok()) return staging_buf.status();
-  staging_mem = std::move(staging_buf).value();
-  auto r = RdmaMemoryRegion::RegisterLocal(device, ring_mem.data(), ring_mem.size());
-  if (!r.ok()) return r.status();
-  ring = std::move(r).value();
-  auto s = RdmaMemoryRegion::RegisterLocal(device, staging_mem.data(), staging_mem.size());
-  if (!s.ok()) return s.status();
-  staging = std::move(s).value();
+  staging_max = static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
+  uint32_t ring = std::min(recv_depth, kInitialRingSlots);
+  uint32_t chunks = std::min(staging_max, kInitialStagingChunks);
+  auto first = AddBuffer(ring + chunks);
+  if (!first.ok()) return first.status();
+  uint32_t lkey = (*first)->mr->lkey();
+  ring_slots.Append((*first)->mem.data(), lkey, ring, slot_size);
+  staging.Append((*first)->mem.data() + size_t(ring) * slot_size, lkey, chunks, slot_size);
   return Status::Ok();
+}
+
+StatusOr<uint32_t> ChannelResources::Grow(SlotTable& table, uint32_t to) {
+  uint32_t from = table.size();
+  if (from >= to) return Status::ResourceExhausted("already at its full size");
+  auto buffer = AddBuffer(to - from);
+  if (!buffer.ok()) return buffer.status();
+  table.Append((*buffer)->mem.data(), (*buffer)->mr->lkey(), to - from, slot_size);
+  return from;
+}
+
+size_t ChannelResources::registered_bytes() const {
+  size_t total = 0;
+  for (const OwnBuffer& b : buffers) total += b.mem.size();
+  return total;
 }
 
 Status ChannelResources::PostRecv(uint32_t index) {
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(slot(index));
   sge.length = slot_size;
-  sge.lkey = ring->lkey();
+  sge.lkey = ring_slots.lkey(index);
   ibv_recv_wr wr{};
   wr.wr_id = MakeWrId(WrKind::kRecv, index);
   wr.sg_list = &sge;
@@ -308,8 +330,7 @@ ChannelResources::~ChannelResources() {
       ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
   }
   if (comp_channel != nullptr) ibv_destroy_comp_channel(comp_channel);
-  ring.reset();
-  staging.reset();
+  buffers.clear();
 }
 
 }  // namespace rdmad::internal

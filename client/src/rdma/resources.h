@@ -2,11 +2,19 @@
 //
 // ChannelResources: the verbs objects of one RDMA channel - a CQ with its
 // completion channel (non-blocking fd), an RC QP using it for both queues,
-// the receive ring (recv_depth slots of slot_size bytes, registered) and
-// the send staging area (registered chunks for messages from unregistered
-// buffers) - plus the QP state transitions. Destruction moves the QP to
-// ERR, acknowledges outstanding CQ events and destroys QP, CQ, completion
+// the receive ring (slots of slot_size bytes, registered) and the send
+// staging area (registered chunks for messages from unregistered buffers) -
+// plus the QP state transitions. Destruction moves the QP to ERR,
+// acknowledges outstanding CQ events and destroys QP, CQ, completion
 // channel and memory regions, in that order.
+//
+// The ring and the staging area start small, in one mapping and one
+// registration (kInitialRingSlots and kInitialStagingChunks): that is what
+// a new channel zeroes and pins, so connecting many channels costs little
+// and an idle one holds little. The channel grows each to its full size
+// (recv_depth slots; staging_max chunks) once its traffic asks for it
+// (GrowRing, GrowStaging), in one more mapping each; a growth that fails
+// (RLIMIT_MEMLOCK) leaves the smaller one working.
 //
 // Thread safety: none of its own; the owner serializes (ibv_post_* and
 // ibv_poll_cq themselves are thread safe).
@@ -17,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/memory_region.h"
@@ -81,7 +90,27 @@ inline constexpr uint32_t kUnsignaledIndex = 1;  // kSend's index when posted un
 void FillOneSided(bool write, uint64_t local_addr, uint32_t n, uint32_t lkey, uint64_t remote_addr,
                   uint32_t rkey, uint64_t wr_id, ibv_sge* sge, ibv_send_wr* wr);
 
+// Where each slot of a ring or staging area lives: slots come in runs, each
+// run in one registered mapping that ChannelResources keeps.
+class SlotTable {
+ public:
+  void Append(uint8_t* base, uint32_t lkey, uint32_t count, uint32_t slot_size);
+  uint8_t* at(uint32_t index) const { return slots_[index].addr; }
+  uint32_t lkey(uint32_t index) const { return slots_[index].lkey; }
+  uint32_t size() const { return static_cast<uint32_t>(slots_.size()); }
+
+ private:
+  struct Slot {
+    uint8_t* addr;
+    uint32_t lkey;
+  };
+  std::vector<Slot> slots_;
+};
+
 struct ChannelResources {
+  static constexpr uint32_t kInitialRingSlots = 4;
+  static constexpr uint32_t kInitialStagingChunks = 2;
+
   // Opens plan.device (through the cache), creates everything, moves the QP
   // to INIT and posts every receive slot.
   static StatusOr<std::unique_ptr<ChannelResources>> Create(const RdmaPlan& plan);
@@ -93,8 +122,18 @@ struct ChannelResources {
   ~ChannelResources();
 
   Status PostRecv(uint32_t slot);
-  uint8_t* slot(uint32_t index) const { return ring_mem.data() + size_t(index) * slot_size; }
-  uint8_t* chunk(uint32_t index) const { return staging_mem.data() + size_t(index) * slot_size; }
+  uint8_t* slot(uint32_t index) const { return ring_slots.at(index); }
+  uint8_t* chunk(uint32_t index) const { return staging.at(index); }
+  uint32_t ring_size() const { return ring_slots.size(); }  // slots posted at least once
+  uint32_t staging_chunks() const { return staging.size(); }
+  // The ring to recv_depth slots, the staging area to staging_max chunks,
+  // in a new registered mapping: the first new index (the new ones follow
+  // it, up to the full size), or an error and no change (the memory cannot
+  // be had, or it is full already). The caller posts new ring slots.
+  StatusOr<uint32_t> GrowRing() { return Grow(ring_slots, recv_depth); }
+  StatusOr<uint32_t> GrowStaging() { return Grow(staging, staging_max); }
+  // The ring's and the staging area's mappings, in bytes.
+  size_t registered_bytes() const;
 
   // INIT -> RTR towards remote with the given path MTU (bytes), then RTS.
   Status ToRtr(const RdmaEndpoint& remote, uint32_t path_mtu);
@@ -105,13 +144,19 @@ struct ChannelResources {
   ibv_comp_channel* comp_channel = nullptr;
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
-  MappedBuffer ring_mem, staging_mem;
-  std::unique_ptr<RdmaMemoryRegion> ring, staging;
+  // buffers[0] holds the first ring slots, then the first staging chunks.
+  struct OwnBuffer {
+    MappedBuffer mem;
+    std::unique_ptr<RdmaMemoryRegion> mr;
+  };
+  std::vector<OwnBuffer> buffers;
+  SlotTable ring_slots, staging;
   RelaxedOrdering relaxed_ordering;
-  uint32_t send_depth = 0, recv_depth = 0, slot_size = 0, staging_chunks = 0;
-  uint32_t max_inline = 0;  // what the QP granted
-  bool roce = true;         // Ethernet link layer: GRH addressing
-  uint32_t active_mtu = 0;  // bytes
+  uint32_t send_depth = 0, recv_depth = 0, slot_size = 0;
+  uint32_t staging_max = 0;  // chunks
+  uint32_t max_inline = 0;   // what the QP granted
+  bool roce = true;          // Ethernet link layer: GRH addressing
+  uint32_t active_mtu = 0;   // bytes
   uint32_t lid = 0;
   uint64_t max_msg_size = 0;  // the port's max_msg_sz
   uint32_t unacked_cq_events = 0;
@@ -123,6 +168,9 @@ struct ChannelResources {
   Status CreateQueues();
   Status CreateQp();
   Status RegisterBuffers();
+  // A new registered mapping of slots * slot_size bytes, kept in buffers.
+  StatusOr<OwnBuffer*> AddBuffer(uint32_t slots);
+  StatusOr<uint32_t> Grow(SlotTable& table, uint32_t to);
   Status ToInit();
 };
 

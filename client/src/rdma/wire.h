@@ -38,22 +38,26 @@
 // credit too.
 //
 // Credits: one credit = one receive posted at the peer. The peer's endpoint
-// announces its initial credits (= ring_slots). Every message uses one
-// credit. A DATA fragment needs 2 credits on hand (it leaves at least one in
-// reserve); CREDIT and CLOSE messages need 1. The receiver reposts a slot as
-// soon as its payload is consumed and owes one credit for it; it returns
-// what it owes in the immediate of every message it sends, and sends a
-// CREDIT message of its own when it owes at least half the ring (and the
-// peer gave it a credit to do so; never for a single slot, so CREDIT
-// messages cannot answer each other forever), or when it owes done
-// descriptors (only READs it completed cause those, so they cannot answer
-// each other either). The reserve makes the
-// exchange deadlock free: a side can reach 0 credits only through a CREDIT
-// message that returned at least half a ring, so both sides can never be at
-// 0 together; a blocked sender (< 2 credits) leaves the receiver owing
-// ring_slots - 1 >= half the ring, hence rings need at least 3 slots.
-// A sender never posts without a credit, so the ring never overflows and
-// RNR NAKs (and their retries) never happen.
+// announces its initial credits (the slots it posted first) and its ring's
+// full size (ring_slots); its ring starts small and grows once this side's
+// messages used half of it before the peer returned credits, taken by the
+// application or not (resources.h, HalfRingUsed), the new slots returned
+// as credits like reposted ones, so a side never holds more credits than
+// the peer's ring_slots. Every message uses one credit. A DATA fragment needs 2
+// credits on hand (it leaves at least one in reserve); CREDIT and CLOSE
+// messages need 1. The receiver reposts a slot as soon as its payload is
+// consumed and owes one credit for it; it returns what it owes in the
+// immediate of every message it sends, and sends a CREDIT message of its
+// own when it owes at least half its current ring (and the peer gave it a
+// credit to do so; never for a single slot, so CREDIT messages cannot answer
+// each other forever), or when it owes done descriptors (only READs it
+// completed cause those, so they cannot answer each other either). The
+// reserve makes the exchange deadlock free: a side can reach 0 credits only
+// through a CREDIT message that returned at least half a ring, so both
+// sides can never be at 0 together; a blocked sender (< 2 credits) leaves
+// the receiver owing its ring's slots - 1 >= half that ring, hence rings
+// need at least 3 slots. A sender never posts without a credit, so the ring
+// never overflows and RNR NAKs (and their retries) never happen.
 //
 // Thread safety: plain values and pure functions.
 
@@ -132,13 +136,20 @@ class CreditState {
 
   bool CanSendData() const { return credits_ >= kDataCreditsNeeded; }
   bool CanSendControl() const { return credits_ >= kControlCreditsNeeded; }
-  // True when a CREDIT message is due: at least half the ring (and at
-  // least 2) owed, and a credit to send it with. Never for 1 owed: else two
-  // CREDIT messages would answer each other forever.
-  bool CreditMessageDue() const {
+  // At least half the ring (and at least 2) owed: the peer sent that many
+  // messages since this side last sent one.
+  bool HalfRingOwed() const { return HalfRingUsed(0); }
+  // The peer used at least half the ring since this side last returned
+  // credits: `holding` slots hold messages not yet taken, owed() were
+  // taken and reposted. When to grow a ring that started small.
+  bool HalfRingUsed(uint32_t holding) const {
     uint32_t half = (ring_slots_ + 1) / 2;
-    return owed_ >= (half < 2 ? 2 : half) && CanSendControl();
+    return holding + owed_ >= (half < 2 ? 2 : half);
   }
+  // True when a CREDIT message is due: half the ring owed, and a credit to
+  // send it with. Never for 1 owed: else two CREDIT messages would answer
+  // each other forever.
+  bool CreditMessageDue() const { return HalfRingOwed() && CanSendControl(); }
 
   // Takes a credit for one message and the credits to piggyback on it.
   // Precondition: credits() >= 1.
@@ -159,6 +170,12 @@ class CreditState {
   void OnReposted() {
     if (owed_ < ring_slots_) ++owed_;
   }
+  // This side's ring grew by `added` slots, all posted: owed like reposts.
+  void OnRingGrown(uint32_t added) {
+    ring_slots_ += added;
+    owed_ += added;
+  }
+  uint32_t ring_slots() const { return ring_slots_; }
 
  private:
   uint32_t credits_;

@@ -145,24 +145,49 @@ TEST(CreditStateTest, PiggybacksWhatItOwesAndAsksForACreditMessageAtHalfTheRing)
   EXPECT_FALSE(c.CreditMessageDue());
 }
 
+TEST(CreditStateTest, AGrownRingIsOwedToThePeerAndMovesTheHalfRingMark) {
+  CreditState c(4, 4);  // the peer starts with this side's first 4 slots
+  c.OnReposted();
+  EXPECT_FALSE(c.HalfRingOwed());
+  c.OnReposted();
+  EXPECT_TRUE(c.HalfRingOwed());
+  c.OnRingGrown(28);
+  EXPECT_EQ(c.ring_slots(), 32u);
+  EXPECT_EQ(c.owed(), 30u);
+  EXPECT_EQ(c.OnSend(), 30);
+  for (int i = 0; i < 15; ++i) c.OnReposted();
+  EXPECT_FALSE(c.HalfRingOwed());  // half of 32 now
+  c.OnReposted();
+  EXPECT_TRUE(c.HalfRingOwed());
+}
+
 // Simulates two ends exchanging data fragments with the real credit rules,
 // delivering and consuming in random order: the ring never overflows and
 // there is always something that can happen until everything is consumed.
+// Each ring starts with `first` slots and grows to `ring` once half of it
+// is owed, as RdmaChannel does (or never, when it cannot get the memory).
 struct Side {
   CreditState credits;
   uint32_t free_slots;  // posted receives at this side
+  bool can_grow;
   uint32_t unconsumed = 0;
   int to_send;
   int consumed = 0;
   std::deque<std::pair<MessageType, uint16_t>> in_flight;  // towards the peer
 };
 
-void RunSimulation(uint32_t ring, int messages, uint32_t seed) {
+void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::array<Side, 2> s = {Side{CreditState(ring, ring), ring, 0, messages, 0, {}},
-                           Side{CreditState(ring, ring), ring, 0, messages / 2, 0, {}}};
+  std::array<Side, 2> s = {
+      Side{CreditState(first, first), first, can_grow, 0, messages, 0, {}},
+      Side{CreditState(first, first), first, can_grow, 0, messages / 2, 0, {}}};
   const int total[2] = {messages / 2, messages};  // what each side must consume
   auto maybe_credit = [&](int x) {
+    if (s[x].can_grow && s[x].credits.HalfRingUsed(s[x].unconsumed)) {
+      s[x].can_grow = false;
+      s[x].free_slots += ring - first;
+      s[x].credits.OnRingGrown(ring - first);
+    }
     if (s[x].credits.CreditMessageDue()) {
       s[x].in_flight.emplace_back(MessageType::kCredit, s[x].credits.OnSend());
     }
@@ -211,8 +236,19 @@ void RunSimulation(uint32_t ring, int messages, uint32_t seed) {
 TEST(CreditStateTest, NeitherOverflowsNorDeadlocksInRandomExchanges) {
   for (uint32_t ring : {3u, 4u, 5u, 6u, 8u, 64u}) {
     for (uint32_t seed = 1; seed <= 20; ++seed) {
-      RunSimulation(ring, 2000, seed);
+      RunSimulation(ring, ring, false, 2000, seed);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CreditStateTest, RingsThatStartSmallAndGrowNeitherOverflowNorDeadlock) {
+  for (auto [first, ring] : {std::pair{3u, 4u}, {3u, 32u}, {4u, 5u}, {4u, 32u}, {8u, 64u}}) {
+    for (bool can_grow : {true, false}) {
+      for (uint32_t seed = 1; seed <= 20; ++seed) {
+        RunSimulation(ring, first, can_grow, 2000, seed);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }
