@@ -371,12 +371,9 @@ void RdmaChannel::MaybeSendCredits() {
 // Without the memory (RLIMIT_MEMLOCK) the channel keeps its small ring.
 void RdmaChannel::GrowRing() {
   ring_can_grow_ = false;
-  auto first = res_->GrowRing();
-  if (!first.ok()) {
-    ClientLog().warn("RDMA channel: QP {:#x} keeps its receive ring of {} slots: {}", local_.qpn,
-                     res_->ring_size(), first.status().message());
-    return;
-  }
+  std::optional<uint32_t> first =
+      Grown(res_->GrowRing(), "receive ring", res_->ring_size(), "slots");
+  if (!first) return;
   for (uint32_t i = *first; i < res_->ring_size(); ++i) {
     if (Status s = res_->PostRecv(i); !s.ok()) return Fail(s);
     ++recv_posted_;
@@ -408,13 +405,18 @@ Status RdmaChannel::WaitToPostFragment(Lock& lock, bool staged) {
 
 void RdmaChannel::GrowStaging() {
   staging_can_grow_ = false;
-  auto first = res_->GrowStaging();
-  if (!first.ok()) {
-    ClientLog().warn("RDMA channel: QP {:#x} keeps its staging area of {} chunks: {}", local_.qpn,
-                     res_->staging_chunks(), first.status().message());
-    return;
-  }
+  std::optional<uint32_t> first =
+      Grown(res_->GrowStaging(), "staging area", res_->staging_chunks(), "chunks");
+  if (!first) return;
   for (uint32_t i = *first; i < res_->staging_chunks(); ++i) free_chunks_.push_back(i);
+}
+
+std::optional<uint32_t> RdmaChannel::Grown(const StatusOr<uint32_t>& first, const char* what,
+                                           uint32_t kept, const char* unit) const {
+  if (first.ok()) return *first;
+  ClientLog().warn("RDMA channel: QP {:#x} keeps its {} of {} {}: {}", local_.qpn, what, kept, unit,
+                   first.status().message());
+  return std::nullopt;
 }
 
 // A CREDIT or CLOSE message: no payload. Precondition: a credit, a send slot.

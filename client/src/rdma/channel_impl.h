@@ -189,6 +189,10 @@ class RdmaChannel final : public AbortableChannel {
   Status WaitToPostFragment(Lock& lock, bool staged);
   void GrowStaging();
   void GrowRing();  // the peer filled half the ring (MaybeSendCredits)
+  // A growth's first new index, or nullopt once the refusal is logged
+  // (what the channel keeps: its `what` of `kept` `unit`).
+  std::optional<uint32_t> Grown(const StatusOr<uint32_t>& first, const char* what, uint32_t kept,
+                                const char* unit) const;
   // type kData or kNotify; fence: after RDMA READs of the same batch.
   Status PostFragment(const uint8_t* data, uint32_t len, const RdmaMemoryRegion* region, bool first,
                       bool last, MessageType type = MessageType::kData, bool fence = false);
