@@ -174,3 +174,52 @@ def test_an_agent_drops_a_peer_that_lies_or_sends_garbage_and_goes_on(pair, monk
         honest.close()
     finally:
         agent.close()
+
+
+def test_an_agent_answers_others_while_one_peer_never_reads_its_answers(pair, monkeypatch):
+    """A peer that asks for metadata again and again and never reads the
+    answers holds up only its own answers: the agent still takes every
+    channel's messages and answers another peer at once. Two agents that
+    fetch each other's metadata at the same moment need the same (else each
+    agent's progress thread waits for the other's to take its answer)."""
+    import time
+
+    import numpy as np
+
+    from rdmad.nixl import _wire
+
+    monkeypatch.setenv("RDMAD_SOCKET", pair.b.socket)
+    agent = rdmad.nixl.nixl_agent("busy")
+    memory = np.zeros(1 << 16, dtype=np.uint8)
+    base = memory.ctypes.data
+    # About 5 KiB of metadata per answer: 500 of them fill an RDMA channel's
+    # ring (a TCP channel's reader takes 32 MiB: there the test cannot bite).
+    agent.register_memory([(base + 256 * i, 128, 0, "") for i in range(200)], "DRAM")
+    hog = pair.client_a.connect("B", "nixl.agent.busy")
+    try:
+        hog.send(_wire.encode(_wire.HELLO, {"agent": "hog"}))
+        fetch = _wire.encode(_wire.FETCH, {"agent": "busy"})
+        sent, deadline = 0, time.monotonic() + 30
+        while sent < 500:  # goes only while the agent takes them
+            if hog.try_send(fetch):
+                sent += 1
+                continue
+            assert time.monotonic() < deadline, f"the agent stopped taking messages after {sent}"
+            time.sleep(0.001)
+        honest = pair.client_a.connect("B", "nixl.agent.busy")
+        honest.send(_wire.encode(_wire.HELLO, {"agent": "honest"}))
+        honest.send(_wire.encode(_wire.FETCH, {"agent": "busy"}))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                kind, body = _wire.decode(honest.recv(timeout=1))
+            except rdmad.DeadlineExceeded:
+                kind = b""
+            if kind == _wire.METADATA:
+                assert len(_wire.Metadata.decode(body["metadata"].encode()).ranges) == 200
+                break
+            assert time.monotonic() < deadline, "no answer while another peer's answers wait"
+        honest.close()
+    finally:
+        hog.close()
+        agent.close()

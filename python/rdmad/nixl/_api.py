@@ -726,12 +726,13 @@ class nixl_agent:  # noqa: N801
             self._load(md)
         elif kind == _wire.FETCH:
             wanted = _wire.text(body.get("agent"), "agent", 256)
+            failed = lambda e: self._lost(conn, str(e))  # noqa: E731
             if wanted == self.name:
-                self._try_send(conn, _wire.METADATA,
-                               {"metadata": self.get_agent_metadata().decode()})
+                conn.answer(_wire.METADATA,
+                            lambda: {"metadata": self.get_agent_metadata().decode()}, failed)
             else:
-                self._try_send(conn, _wire.ERROR, {"error": f"this is agent {self.name}, "
-                                                            f"not {wanted}"})
+                error = {"error": f"this is agent {self.name}, not {wanted}"}
+                conn.answer(_wire.ERROR, lambda: error, failed)
         elif kind == _wire.INVALIDATE:
             agent = _wire.text(body.get("agent"), "agent", 256)
             if agent == conn.remote:

@@ -8,8 +8,9 @@ transfer finds its local region and the remote descriptor here.
 
 from __future__ import annotations
 
+import queue
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import rdmad
 
@@ -31,7 +32,8 @@ class Conn:
     """A channel to a remote agent. remote, remote_regions, regions_known and
     error are guarded by the agent's lock; sending, and local (what this side
     registered on the channel), by the connection's own lock (one sender at
-    a time, never held while taking the agent's)."""
+    a time, never held while taking the agent's). Answers (answer()) go out
+    on a thread of the connection's own."""
 
     def __init__(self, channel: rdmad.Channel, address: Optional[tuple[str, str]] = None) -> None:
         self.channel = channel
@@ -44,10 +46,38 @@ class Conn:
         # Moves when either side's ranges change: ops built before are stale.
         self.generation = 0
         self.send_lock = threading.RLock()
+        self._answers: Optional[queue.Queue[Optional[tuple[bytes, Callable[[], Any]]]]] = None
+        self._answers_lock = threading.Lock()
 
     def send(self, kind: bytes, body: Any) -> None:
         with self.send_lock:
             self.channel.send(_wire.encode(kind, body))
+
+    def answer(self, kind: bytes, body: Callable[[], Any],
+               failed: Callable[[rdmad.Error], None]) -> None:
+        """Sends kind with body() later, in order, from this connection's own
+        thread (started on the first answer): the agent's progress thread
+        never waits for the other end to take a message. Two agents whose
+        progress threads both waited to answer each other would wait
+        forever (a new RDMA channel holds only a few messages the other end
+        has not taken), and an agent that never reads its answers would
+        stop the answers to every other. failed(error): the send failed;
+        the answers still queued are dropped."""
+        with self._answers_lock:
+            if self._answers is None:
+                self._answers = queue.Queue()
+                threading.Thread(target=self._send_answers, args=(self._answers, failed),
+                                 name="nixl-answers", daemon=True).start()
+            self._answers.put((kind, body))
+
+    def _send_answers(self, answers: "queue.Queue[Optional[tuple[bytes, Callable[[], Any]]]]",
+                      failed: Callable[[rdmad.Error], None]) -> None:
+        while (item := answers.get()) is not None:
+            try:
+                self.send(item[0], item[1]())
+            except rdmad.Error as e:
+                failed(e)
+                return
 
     def show(self, ranges: list[Range]) -> None:
         """Registers ranges not yet registered here (and drops the others),
@@ -96,7 +126,10 @@ class Conn:
         return self.remote_regions[r], addr - r[0]
 
     def close(self) -> None:
-        self.channel.close()
+        self.channel.close()  # an answer waiting to go fails now
+        with self._answers_lock:
+            if self._answers is not None:
+                self._answers.put(None)
         with self.send_lock:
             for region in self.local.values():
                 region.close()
