@@ -100,8 +100,8 @@ struct Config {
     int service_level = 0;
     int hop_limit = 64;
     int max_inline = 64;
-    int send_depth = 128;
-    int recv_depth = 32;
+    int send_depth = 127;
+    int recv_depth = 31;
     int per_channel = 1;
     int spin_us = 50;
     int slot_size = 4096;

@@ -27,8 +27,8 @@ struct QpPlan {
   int service_level = 0;    // 0..15
   int hop_limit = 64;       // 1..255
   int max_inline = 64;      // 0..1024 bytes
-  int send_depth = 128;     // 1..32768
-  int recv_depth = 32;      // 3..32768 (the channel's credit reserve)
+  int send_depth = 127;     // 1..32768 (2^k - 1: docs/configuration.md)
+  int recv_depth = 31;      // 3..32768 (the channel's credit reserve)
   int qps_per_channel = 1;  // 1 (more QPs per channel: not yet)
   // Library knobs that travel with the plan (not QP attributes proper).
   int spin_us = 50;          // 0..1000000: poll before sleeping on the CQ

@@ -104,7 +104,7 @@ TEST_F(DoctorTest, ALockedMemoryLimitBelowOneChannelFails) {
   std::string hard =
       limit.rlim_max == RLIM_INFINITY ? "unlimited" : std::to_string(limit.rlim_max);
   checks = Doctor({}, &code, &whole, {"/usr/bin/prlimit", "--memlock=" + hard + ":" + hard});
-  bool fits = limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= 16 * (192u << 10);
+  bool fits = limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= 16 * (188u << 10);
   EXPECT_EQ(checks["memlock"]["status"], fits ? "ok" : "warn") << whole;
   if (limit.rlim_max == RLIM_INFINITY) EXPECT_EQ(checks["memlock"]["detail"], "unlimited");
 }
