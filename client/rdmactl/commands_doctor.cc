@@ -24,13 +24,6 @@ struct DoctorArgs {
   size_t channels = 16;
 };
 
-// A channel's receive ring and staging chunks, as the library sizes them
-// (client/src/rdma/resources.cc) for these QP attributes.
-uint64_t PinnedPerChannel(uint32_t send_depth, uint32_t recv_depth, uint32_t slot_size) {
-  uint64_t staging = std::clamp<uint64_t>((64u << 10) / slot_size, 2, send_depth);
-  return (uint64_t(recv_depth) + staging) * slot_size;
-}
-
 // The QP attributes the daemon plans: from a path to one of this host's
 // own RoCE addresses, or the config's defaults (qp.*) when there is none.
 uint64_t BytesPerChannel(rdmad::Client& client, const std::vector<rdmad::Device>& devices) {
@@ -45,7 +38,7 @@ uint64_t BytesPerChannel(rdmad::Client& client, const std::vector<rdmad::Device>
       }
     }
   }
-  return PinnedPerChannel(128, 32, 4096);
+  return DefaultPinnedPerChannel();
 }
 
 // The test channel: a 4 KiB region at the peer's echo service, one RDMA

@@ -9,6 +9,14 @@
 #include "client/rdmactl/format.h"
 
 namespace rdmactl {
+
+uint64_t PinnedPerChannel(uint32_t send_depth, uint32_t recv_depth, uint32_t slot_size) {
+  uint64_t staging = std::clamp<uint64_t>((64u << 10) / slot_size, 2, send_depth);
+  return (uint64_t(recv_depth) + staging) * slot_size;
+}
+
+uint64_t DefaultPinnedPerChannel() { return PinnedPerChannel(127, 31, 4096); }
+
 namespace {
 
 CheckResult Ok(const char* name, std::string detail) {
@@ -94,8 +102,8 @@ CheckResult DevAccess(const HostFacts& h, const DaemonFacts* d) {
 }
 
 CheckResult Memlock(const HostFacts& h, const DaemonFacts* d, size_t wanted) {
-  // Without the daemon's plan: the defaults' (31 ring slots and 16 staging chunks of 4 KiB).
-  uint64_t per = d != nullptr && d->bytes_per_channel != 0 ? d->bytes_per_channel : 188u << 10;
+  uint64_t per =
+      d != nullptr && d->bytes_per_channel != 0 ? d->bytes_per_channel : DefaultPinnedPerChannel();
   if (!h.memlock) return Ok("memlock", "unlimited");
   uint64_t fits = *h.memlock / per;
   std::string seen = "the locked-memory limit is " + Bytes(*h.memlock) + "; a busy channel pins " +

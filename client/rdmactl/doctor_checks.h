@@ -61,6 +61,13 @@ struct HostFacts {
   std::map<std::string, bool> roce_ecn;
 };
 
+// A channel's receive ring and staging chunks at full size, as the library
+// sizes them (client/src/rdma/resources.cc) for these QP attributes.
+uint64_t PinnedPerChannel(uint32_t send_depth, uint32_t recv_depth, uint32_t slot_size);
+// The same for the config's defaults (qp.send_depth 127, qp.recv_depth 31,
+// qp.slot_size 4096: docs/configuration.md).
+uint64_t DefaultPinnedPerChannel();
+
 // What the daemon says (when reached).
 struct DaemonFacts {
   rdmad::DaemonStatus status;
