@@ -13,6 +13,13 @@ namespace {
 constexpr std::chrono::milliseconds kFirstBackoff{100};
 constexpr std::chrono::milliseconds kMaxBackoff{10000};
 constexpr std::chrono::milliseconds kMaintainEvery{1000};
+// Counts go to rdmad at most this often: a burst of Acquire/Close cycles is
+// one report, not an RPC per cycle competing with the application.
+constexpr std::chrono::milliseconds kReportEvery{250};
+// A pool short of its target while channels are out waits this long before
+// it connects: a channel given back meanwhile fills it without a connect (an
+// application taking and closing channels in a loop costs no connects).
+constexpr std::chrono::milliseconds kReturnGrace{50};
 
 // Healthy and nothing unread: fit for the next user.
 bool FitForReuse(Channel& channel) {
@@ -143,7 +150,7 @@ void ChannelPool::Run() {
     lock.unlock();
     CloseAll(&closing);
     if (connect) Refill(refill);
-    ReportChanges();
+    ReportChanges(&wake);
     lock.lock();
     if (connect || stopping_) continue;  // refill the next one at once
     cv_.wait_until(lock, wake, [this] { return kicked_ || stopping_; });
@@ -176,8 +183,15 @@ bool ChannelPool::PlanLocked(Clock::time_point now, std::vector<std::unique_ptr<
       closing->push_back(std::move(slot.warm.front().channel));
       slot.warm.pop_front();
     }
-    if (found || int(slot.warm.size()) >= slot.target) continue;
-    if (now >= slot.next_attempt) {
+    if (int(slot.warm.size()) >= slot.target) {
+      slot.short_since = Clock::time_point();
+      continue;
+    }
+    if (slot.short_since == Clock::time_point()) slot.short_since = now;
+    if (found) continue;
+    if (slot.in_use > 0 && now < slot.short_since + kReturnGrace) {
+      *wake = std::min(*wake, slot.short_since + kReturnGrace);
+    } else if (now >= slot.next_attempt) {
       *refill = key;
       found = true;
     } else {
@@ -213,19 +227,27 @@ void ChannelPool::Refill(const Key& key) {
   channel.value()->Close();  // stopped meanwhile
 }
 
-void ChannelPool::ReportChanges() {
+void ChannelPool::ReportChanges(Clock::time_point* wake) {
   if (!report_) return;
+  Clock::time_point now = Clock::now();
+  bool hold = last_report_ + kReportEvery > now;
   std::vector<PoolCount> changed;
   {
     std::lock_guard lock(mu_);
     for (auto& [key, slot] : slots_) {
-      PoolCount now{key.first,   key.second,     slot.target, int(slot.warm.size()),
-                    slot.in_use, slot.last_error};
-      if (now == slot.reported) continue;
-      slot.reported = now;
-      changed.push_back(std::move(now));
+      PoolCount count{key.first,   key.second,     slot.target, int(slot.warm.size()),
+                      slot.in_use, slot.last_error};
+      if (count == slot.reported) continue;
+      if (hold) {
+        *wake = std::min(*wake, last_report_ + kReportEvery);
+        return;
+      }
+      slot.reported = count;
+      changed.push_back(std::move(count));
     }
   }
+  if (changed.empty()) return;
+  last_report_ = now;
   for (const PoolCount& c : changed) report_(c);
 }
 

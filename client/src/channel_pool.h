@@ -5,13 +5,15 @@
 // many (SetTargets, from the WatchPool stream); a thread of the pool's own
 // keeps that many channels established and idle. Acquire() hands one out
 // at once (nullptr when none is ready: the caller connects cold) and the
-// thread refills behind it. The application's Close() of a pooled channel
+// thread refills behind it: at once when no channel is out, else 50 ms later
+// unless one came back meanwhile. The application's Close() of a pooled channel
 // gives it back (Return): a healthy channel with nothing unread stays warm,
 // anything else is closed. Channels given back beyond the target (after a
 // burst) close once idle for the idle timeout. A warm channel
 // whose peer went away (status() not OK) is dropped and replaced. Failed
 // refills back off exponentially (100 ms doubling to 10 s, with jitter) and
-// the last error is reported.
+// the last error is reported. Counts go to the reporter when they change, at
+// most once per 250 ms (the newest counts, so a burst is one report).
 //
 // Closing a channel (eviction, shutdown) is the channel's own Close: the
 // QP goes to error and is drained and destroyed, and rdmad tells the peer.
@@ -90,6 +92,7 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
     std::string last_error;
     Clock::time_point next_attempt;
     std::chrono::milliseconds backoff{0};
+    Clock::time_point short_since;  // warm below target since; zero when not
     PoolCount reported;
   };
 
@@ -102,7 +105,9 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
   bool PlanLocked(Clock::time_point now, std::vector<std::unique_ptr<Channel>>* closing,
                   Key* refill, Clock::time_point* wake);
   void Refill(const Key& key);
-  void ReportChanges();
+  // Sends the counts that changed, at most once per 250 ms; when that holds
+  // them back, lowers *wake to when they may go.
+  void ReportChanges(Clock::time_point* wake);
 
   const Connector connect_;
   const Reporter report_;
@@ -113,6 +118,7 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
   bool stopping_ = false;                        // guarded by mu_
   bool kicked_ = false;                          // guarded by mu_
   std::mt19937 jitter_{std::random_device{}()};  // the pool's thread only
+  Clock::time_point last_report_;                // the pool's thread only
   std::thread thread_;
 };
 

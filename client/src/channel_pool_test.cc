@@ -250,6 +250,69 @@ TEST(ChannelPoolTest, FailedRefillsBackOffAndReportTheError) {
   EXPECT_EQ(CountOf(*pool, "node2", "kv").last_error, "");
 }
 
+// An application taking and giving back pooled channels in a tight loop
+// costs rdmad one report per 250 ms, not an RPC per Acquire and Close, and
+// the last report holds the newest counts.
+TEST(ChannelPoolTest, ABurstOfAcquiresIsReportedAtMostEveryQuarterSecond) {
+  Factory f;
+  std::mutex mu;
+  std::vector<std::pair<std::chrono::steady_clock::time_point, PoolCount>> reports;
+  auto pool = ChannelPool::Create(f.Connector(), [&](const PoolCount& c) {
+    std::lock_guard lock(mu);
+    reports.emplace_back(std::chrono::steady_clock::now(), c);
+  });
+  pool->SetTargets({{"node2", "kv", 1}}, 60s);
+  ASSERT_TRUE(Eventually([&] { return CountOf(*pool, "node2", "kv").warm == 1; }));
+  for (int i = 0; i < 200; ++i) {
+    std::unique_ptr<Channel> c = pool->Acquire("node2", "kv");
+    ASSERT_NE(c, nullptr) << "cycle " << i;
+    c->Close();
+  }
+  PoolCount now = CountOf(*pool, "node2", "kv");
+  EXPECT_EQ(now.in_use, 0);
+  auto reported = [&] {
+    std::lock_guard lock(mu);
+    return !reports.empty() && reports.back().second == now;
+  };
+  ASSERT_TRUE(Eventually(reported));
+  std::lock_guard lock(mu);
+  for (size_t i = 1; i < reports.size(); ++i) {
+    EXPECT_GE(reports[i].first - reports[i - 1].first, 200ms) << "report " << i;
+  }
+  // Before, 400 (two per cycle).
+  EXPECT_LT(reports.size(), 20u);
+}
+
+// A channel given back within the grace (50 ms) refills the pool without
+// a connect; one kept out longer is replaced.
+TEST(ChannelPoolTest, AChannelBackWithinTheGraceCostsNoConnect) {
+  Factory f;
+  auto pool = ChannelPool::Create(f.Connector(), nullptr);
+  pool->SetTargets({{"node2", "kv", 1}}, 60s);
+  ASSERT_TRUE(Eventually([&] { return CountOf(*pool, "node2", "kv").warm == 1; }));
+  const int filled = f.calls.load();
+  int quick = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<Channel> c = pool->Acquire("node2", "kv");
+    ASSERT_NE(c, nullptr) << "cycle " << i;
+    c->Close();
+    // A cycle that a loaded machine stretched past the grace may refill.
+    if (std::chrono::steady_clock::now() - t0 < 30ms) ++quick;
+    if (quick == i + 1) EXPECT_EQ(f.calls.load(), filled) << "cycle " << i;
+  }
+  ASSERT_GT(quick, 0) << "no cycle took less than 30 ms";
+  std::this_thread::sleep_for(200ms);
+  if (quick == 20) EXPECT_EQ(f.calls.load(), filled);
+  EXPECT_EQ(CountOf(*pool, "node2", "kv").warm, f.calls.load() - filled + 1);
+
+  std::unique_ptr<Channel> held = pool->Acquire("node2", "kv");
+  ASSERT_NE(held, nullptr);
+  const int before = f.calls.load();
+  ASSERT_TRUE(Eventually([&] { return CountOf(*pool, "node2", "kv").warm >= 1; }));
+  EXPECT_EQ(f.calls.load(), before + (before == filled ? 1 : 0));
+}
+
 TEST(ChannelPoolTest, StopClosesWarmChannelsAndOutstandingOnesCloseLater) {
   Factory f;
   auto pool = ChannelPool::Create(f.Connector(), nullptr);
