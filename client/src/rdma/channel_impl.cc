@@ -70,6 +70,17 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
 
 }  // namespace
 
+void SpinStep(uint32_t* steps) {
+  for (int i = 0; i < 16; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  if (++*steps % 64 == 0) std::this_thread::yield();
+}
+
 std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus) {
   return std::chrono::microseconds(cpus == 1 ? 0 : spin_us);
 }
@@ -131,6 +142,7 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadl
   auto start = Clock::now();
   auto spin_end = start + spin_;
   auto report_at = start + kLongWait;
+  uint32_t steps = 0;
   for (;;) {
     Drain();
     RDMAD_RETURN_IF_ERROR(Usable(side));
@@ -155,7 +167,7 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadl
     }
     if (now < spin_end) {
       lock.unlock();
-      std::this_thread::yield();
+      SpinStep(&steps);
       lock.lock();
     } else {
       // Sleeps until news, the deadline, or the next report of a long wait.

@@ -59,6 +59,12 @@ class RdmaPreparedTransfer;
 // spins. cpus 0 (unknown) spins.
 std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 
+// One step of a spinning wait (the caller polls its CQ between steps): the
+// CPU's pause hint, and every 64th step sched_yield for this process's other
+// threads. A yield per step costs a system call per look at the CQ: the
+// completion waits for it, as UCX's polling does not.
+void SpinStep(uint32_t* steps);
+
 class RdmaChannel final : public AbortableChannel {
  public:
   RdmaChannel(std::unique_ptr<ChannelResources> resources, const RdmaEndpoint& local,

@@ -255,6 +255,7 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
     return false;
   };
   auto spin_until = std::chrono::steady_clock::now() + spin_;
+  uint32_t steps = 0;
   while (pending()) {
     Drain();  // the rails' CQs with the first one's
     if (!pending()) break;
@@ -262,7 +263,7 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
     auto now = std::chrono::steady_clock::now();
     if (now < spin_until) {
       lock.unlock();
-      std::this_thread::yield();
+      SpinStep(&steps);
       lock.lock();
     } else if (poller_) {
       cv_.wait_until(lock, now + std::chrono::milliseconds(100));
