@@ -388,22 +388,31 @@ def ucx_rows(d, n):
     """The peer anchor: UCX's ucx_perftest at its transport layer on the
     same device, and the same rdmactl bench runs, in a VM of two vCPUs in
     real time (lab_bench.sh --ucx): UCT busy-polls on both sides, which one
-    vCPU turns into a scheduler tick per round trip. Latency: its put_lat
-    (one-way, p50) against our message latency at the same size;
+    vCPU turns into a scheduler tick per round trip. Latency: its am_lat
+    (active messages, one-way, p50) against our message latency at the same
+    size, and its put_lat beside it;
     bandwidth: its zero-copy put_bw (overall: the bytes over the whole run,
     as perftest's BW average) against our one-sided Write with DEPTH in
     flight. Absent without that run's results."""
     rs = range(1, n + 1)
     rows = []
-    lat_files = [d / f"ucx_put_lat_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
     ours_lat = [d / f"ours_ucx_lat_r{r}.json" for r in rs]
-    if all(f.exists() for f in lat_files + ours_lat):
+    # The target's anchor is UCX's own message round trip (am_lat: active
+    # messages, SENDs as ours); its one-sided put ping-pong (put_lat, a
+    # WRITE polled for in memory: no receive, no completion) is shown beside
+    # it. Results from before am_lat have put_lat alone, then the anchor.
+    have_am = all((d / f"ucx_am_lat_{UCX_LAT_SIZE}_r{r}.txt").exists() for r in rs)
+    for test, what in (("am_lat", "active messages"), ("put_lat", "one-sided put ping-pong")):
+        lat_files = [d / f"ucx_{test}_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
+        if not all(f.exists() for f in lat_files + ours_lat):
+            continue
         anchors = [ucx_final(f)[1] for f in lat_files]
         values = [ours_result(f, UCX_LAT_SIZE)["latency_us"]["typical"] for f in ours_lat]
+        target = UCX_TARGET if test == "am_lat" or not have_am else None
         rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: message latency {UCX_LAT_SIZE} B, RDMA "
-                        "(us, half round trip, typical)",
-                        f"ucx_perftest -t put_lat -s {UCX_LAT_SIZE} (UCT rc_verbs)",
-                        median(anchors), median(values), UCX_TARGET, "lower",
+                        f"(us, half round trip, typical) vs UCX {what}",
+                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE} (UCT rc_verbs)",
+                        median(anchors), median(values), target, "lower",
                         spread(anchors, values)))
     bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]
     ours_files = [d / f"ours_ucx_write_{UCX_BW_SIZE}_d{DEPTH}_r{r}.json" for r in rs]

@@ -206,6 +206,7 @@ if ((ucx)); then
   echo "ucx_vm_cpus=$(nproc)" >"$out/meta_vm_ucx.txt"
   for ((r = 1; r <= rounds; r++)); do
     lab_log "UCX, two vCPUs: round $r of $rounds"
+    ucx_perftest "am_lat_8_r$r" -t am_lat -s 8 -n "$lat_iters"
     ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters"
     bench "ucx_lat_r$r" --test lat --sizes 8 --iters "$lat_iters"
     ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$bw64k_iters"
