@@ -90,6 +90,7 @@ void ChannelPool::SetTargets(const std::vector<Target>& targets,
 std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer, const std::string& service) {
   std::unique_ptr<Channel> channel;
   std::vector<std::unique_ptr<Channel>> failed;
+  bool kick = false;
   Key key{peer, service};
   {
     std::lock_guard lock(mu_);
@@ -107,9 +108,18 @@ std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer, const std
       }
     }
     if (channel) ++slot.in_use;
-    kicked_ = true;  // refill behind it
-    cv_.notify_all();
+    // Short of the target: the thread refills after the grace. It is woken
+    // only when it would sleep past that (not on every Acquire of a loop).
+    if (int(slot.warm.size()) < slot.target || !failed.empty()) {
+      Clock::time_point now = Clock::now();
+      if (slot.short_since == Clock::time_point()) slot.short_since = now;
+      Clock::time_point due = slot.in_use > 0 ? slot.short_since + kReturnGrace : now;
+      kick = due < wake_at_ || !failed.empty();
+    }
+    // Awake, the thread plans again before it sleeps; asleep, a kick wakes it.
+    if (kick || wake_at_ == Clock::time_point::min()) kicked_ = true;
   }
+  if (kick) cv_.notify_all();
   CloseAll(&failed);
   if (!channel) return nullptr;
   return std::make_unique<PooledChannel>(weak_from_this(), std::move(key), std::move(channel));
@@ -117,6 +127,7 @@ std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer, const std
 
 void ChannelPool::Return(const Key& key, std::unique_ptr<Channel> channel) {
   bool keep = channel && FitForReuse(*channel);
+  bool kick = false;
   {
     std::lock_guard lock(mu_);
     Slot& slot = slots_[key];
@@ -124,9 +135,15 @@ void ChannelPool::Return(const Key& key, std::unique_ptr<Channel> channel) {
     if (keep && !stopping_) {
       slot.warm.push_back({std::move(channel), Clock::now()});
     }
-    kicked_ = true;
-    cv_.notify_all();
+    if (int(slot.warm.size()) >= slot.target) slot.short_since = Clock::time_point();
+    // The thread wakes for what it must do sooner than it planned: a refill
+    // (the channel did not come back) or closing what is beyond the target.
+    Clock::time_point now = Clock::now();
+    if (int(slot.warm.size()) < slot.target) kick = now < wake_at_;
+    if (int(slot.warm.size()) > slot.target) kick = now + idle_timeout_ < wake_at_;
+    if (kick || wake_at_ == Clock::time_point::min()) kicked_ = true;
   }
+  if (kick) cv_.notify_all();
   if (channel) channel->Close();
 }
 
@@ -153,8 +170,10 @@ void ChannelPool::Run() {
     ReportChanges(&wake);
     lock.lock();
     if (connect || stopping_) continue;  // refill the next one at once
+    wake_at_ = wake;
     cv_.wait_until(lock, wake, [this] { return kicked_ || stopping_; });
     kicked_ = false;
+    wake_at_ = Clock::time_point::min();  // awake: nothing needs a kick
   }
 }
 

@@ -117,6 +117,9 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
   std::chrono::seconds idle_timeout_{0};         // guarded by mu_
   bool stopping_ = false;                        // guarded by mu_
   bool kicked_ = false;                          // guarded by mu_
+  // When the sleeping thread wakes by itself; min() while it is awake (it
+  // plans again before it sleeps). Guarded by mu_.
+  Clock::time_point wake_at_ = Clock::time_point::min();
   std::mt19937 jitter_{std::random_device{}()};  // the pool's thread only
   Clock::time_point last_report_;                // the pool's thread only
   std::thread thread_;

@@ -299,11 +299,15 @@ TEST(ChannelPoolTest, AChannelBackWithinTheGraceCostsNoConnect) {
     c->Close();
     // A cycle that a loaded machine stretched past the grace may refill.
     if (std::chrono::steady_clock::now() - t0 < 30ms) ++quick;
-    if (quick == i + 1) EXPECT_EQ(f.calls.load(), filled) << "cycle " << i;
+    if (quick == i + 1) {
+      EXPECT_EQ(f.calls.load(), filled) << "cycle " << i;
+    }
   }
   ASSERT_GT(quick, 0) << "no cycle took less than 30 ms";
   std::this_thread::sleep_for(200ms);
-  if (quick == 20) EXPECT_EQ(f.calls.load(), filled);
+  if (quick == 20) {
+    EXPECT_EQ(f.calls.load(), filled);
+  }
   EXPECT_EQ(CountOf(*pool, "node2", "kv").warm, f.calls.load() - filled + 1);
 
   std::unique_ptr<Channel> held = pool->Acquire("node2", "kv");
