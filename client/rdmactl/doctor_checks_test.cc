@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/rdmactl/doctor_host.h"
+#include "daemon/config/config.h"
 
 namespace rdmactl {
 namespace {
@@ -54,6 +55,15 @@ CheckResult Named(const std::vector<CheckResult>& checks, const std::string& nam
   }
   ADD_FAILURE() << "no check " << name;
   return {"none", CheckLevel::kFail, "no such check", ""};
+}
+
+// Without the daemon's plan the doctor sizes a channel with the config's
+// defaults: the same numbers as the settings table's (daemon/config).
+TEST(DoctorChecksTest, TheDefaultChannelIsSizedWithTheConfigsDefaults) {
+  rdmad::Config defaults;
+  EXPECT_EQ(DefaultPinnedPerChannel(),
+            PinnedPerChannel(uint32_t(defaults.qp.send_depth), uint32_t(defaults.qp.recv_depth),
+                             uint32_t(defaults.qp.slot_size)));
 }
 
 TEST(DoctorChecksTest, AHealthyHostIsOkEverywhere) {

@@ -108,16 +108,14 @@ std::unique_ptr<Channel> ChannelPool::Acquire(const std::string& peer, const std
       }
     }
     if (channel) ++slot.in_use;
-    // Short of the target: the thread refills after the grace. It is woken
-    // only when it would sleep past that (not on every Acquire of a loop).
-    if (int(slot.warm.size()) < slot.target || !failed.empty()) {
-      Clock::time_point now = Clock::now();
-      if (slot.short_since == Clock::time_point()) slot.short_since = now;
-      Clock::time_point due = slot.in_use > 0 ? slot.short_since + kReturnGrace : now;
-      kick = due < wake_at_ || !failed.empty();
-    }
-    // Awake, the thread plans again before it sleeps; asleep, a kick wakes it.
-    if (kick || wake_at_ == Clock::time_point::min()) kicked_ = true;
+    // Short of the target: the thread refills after the grace, so a loop of
+    // Acquire and Close does not wake it every time; failed ones go at once.
+    Clock::time_point now = Clock::now();
+    slot.NoteShortage(now);
+    Clock::time_point due = Clock::time_point::max();
+    if (int(slot.warm.size()) < slot.target) due = slot.RefillDue();
+    if (!failed.empty()) due = now;
+    kick = KickByLocked(due);
   }
   if (kick) cv_.notify_all();
   CloseAll(&failed);
@@ -135,13 +133,14 @@ void ChannelPool::Return(const Key& key, std::unique_ptr<Channel> channel) {
     if (keep && !stopping_) {
       slot.warm.push_back({std::move(channel), Clock::now()});
     }
-    if (int(slot.warm.size()) >= slot.target) slot.short_since = Clock::time_point();
-    // The thread wakes for what it must do sooner than it planned: a refill
-    // (the channel did not come back) or closing what is beyond the target.
+    // Due: a refill (the channel did not come back) or closing what is
+    // beyond the target once idle.
     Clock::time_point now = Clock::now();
-    if (int(slot.warm.size()) < slot.target) kick = now < wake_at_;
-    if (int(slot.warm.size()) > slot.target) kick = now + idle_timeout_ < wake_at_;
-    if (kick || wake_at_ == Clock::time_point::min()) kicked_ = true;
+    slot.NoteShortage(now);
+    Clock::time_point due = Clock::time_point::max();
+    if (int(slot.warm.size()) < slot.target) due = now;
+    if (int(slot.warm.size()) > slot.target) due = now + idle_timeout_;
+    kick = KickByLocked(due);
   }
   if (kick) cv_.notify_all();
   if (channel) channel->Close();
@@ -202,22 +201,35 @@ bool ChannelPool::PlanLocked(Clock::time_point now, std::vector<std::unique_ptr<
       closing->push_back(std::move(slot.warm.front().channel));
       slot.warm.pop_front();
     }
-    if (int(slot.warm.size()) >= slot.target) {
-      slot.short_since = Clock::time_point();
-      continue;
-    }
-    if (slot.short_since == Clock::time_point()) slot.short_since = now;
-    if (found) continue;
-    if (slot.in_use > 0 && now < slot.short_since + kReturnGrace) {
-      *wake = std::min(*wake, slot.short_since + kReturnGrace);
-    } else if (now >= slot.next_attempt) {
+    slot.NoteShortage(now);
+    if (found || int(slot.warm.size()) >= slot.target) continue;
+    Clock::time_point due = std::max(slot.RefillDue(), slot.next_attempt);
+    if (now >= due) {
       *refill = key;
       found = true;
     } else {
-      *wake = std::min(*wake, slot.next_attempt);
+      *wake = std::min(*wake, due);
     }
   }
   return found;
+}
+
+void ChannelPool::Slot::NoteShortage(Clock::time_point now) {
+  if (int(warm.size()) >= target) {
+    short_since = Clock::time_point();
+  } else if (short_since == Clock::time_point()) {
+    short_since = now;
+  }
+}
+
+ChannelPool::Clock::time_point ChannelPool::Slot::RefillDue() const {
+  return in_use > 0 ? short_since + kReturnGrace : short_since;
+}
+
+bool ChannelPool::KickByLocked(Clock::time_point due) {
+  bool asleep_past = due < wake_at_;
+  if (asleep_past || wake_at_ == Clock::time_point::min()) kicked_ = true;
+  return asleep_past;
 }
 
 void ChannelPool::Refill(const Key& key) {

@@ -94,6 +94,12 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
     std::chrono::milliseconds backoff{0};
     Clock::time_point short_since;  // warm below target since; zero when not
     PoolCount reported;
+
+    // Starts (at now) or ends short_since as warm is below the target or not.
+    void NoteShortage(Clock::time_point now);
+    // When a short slot should be refilled: after the return grace while
+    // channels are out, else once short (backoff aside).
+    Clock::time_point RefillDue() const;
   };
 
   ChannelPool(Connector connect, Reporter report);
@@ -104,6 +110,10 @@ class ChannelPool : public std::enable_shared_from_this<ChannelPool> {
   // next backoff or idle timeout ends.
   bool PlanLocked(Clock::time_point now, std::vector<std::unique_ptr<Channel>>* closing,
                   Key* refill, Clock::time_point* wake);
+  // mu_ held. Something is due at `due` (max(): nothing): a thread asleep
+  // past it is kicked (true: notify cv_ once mu_ is released); an awake one
+  // plans again before it sleeps.
+  bool KickByLocked(Clock::time_point due);
   void Refill(const Key& key);
   // Sends the counts that changed, at most once per 250 ms; when that holds
   // them back, lowers *wake to when they may go.
