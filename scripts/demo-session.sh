@@ -10,13 +10,27 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${RDMAD_BUILD_DIR:-$root/build}
 run=$(mktemp -d)
-trap 'rm -rf "$run"' EXIT
+# On a failure, node B's log (rdmad A logs to the terminal) before the temp dir goes.
+on_exit() {
+  local rc=$?
+  if ((rc != 0)) && [[ -s $run/b.log ]]; then
+    echo "== node B's log (the demo failed with status $rc)" >&2
+    sed 's/^/node B: /' "$run/b.log" >&2
+  fi
+  kill "${pid_b:-}" "${pid:-}" 2>/dev/null || true
+  rm -rf "$run"
+}
+trap on_exit EXIT
 sock=$run/rdmad.sock
 
 if command -v ibv_devices >/dev/null; then
   echo "== RDMA devices seen by libibverbs"
   ibv_devices || true
 fi
+# Both daemons share a peer key (daemon.peer_key_file): node B listens for
+# peers on the VM's address, where every peer call must prove who calls.
+"$build/client/rdmactl" peer-key "$run/peer.key" >/dev/null
+export RDMAD_DAEMON_PEER_KEY_FILE=$run/peer.key
 echo "== starting rdmad (config etc/rdmad/rdmad.toml, socket $sock)"
 "$build/daemon/rdmad" --config "$root/etc/rdmad/rdmad.toml" --socket "$sock" &
 pid=$!
@@ -37,11 +51,8 @@ echo "== rdmactl status --json"
 # A second daemon, "node B", listening for peers on the VM's address.
 b_ip=${LAB_IP:-127.0.0.1}
 b_port=7582
-insecure=true
-[[ $b_ip == 127.* ]] && insecure=false
 echo "== starting a second rdmad (node B) with its peer listener on $b_ip:$b_port"
 RDMAD_DAEMON_PEER_ADDRESS=$b_ip RDMAD_DAEMON_PEER_PORT=$b_port \
-  RDMAD_DAEMON_PEER_INSECURE=$insecure \
   "$build/daemon/rdmad" --config "$root/etc/rdmad/rdmad.toml" --socket "$run/b.sock" \
   2>"$run/b.log" &
 pid_b=$!
