@@ -129,6 +129,7 @@ Status RdmaDevice::Start() {
   tag_ = static_cast<uint32_t>(guid ^ (guid >> 32));
   if (tag_ == 0) tag_ = 1;
   rndv_pool_ = std::make_unique<RndvPool>(pd_, name_);
+  channel_slab_ = std::make_unique<ChannelSlab>(VerbsSlabMemory(pd_, name_), name_);
   int flags = fcntl(context_->async_fd, F_GETFL);
   if (flags < 0 || fcntl(context_->async_fd, F_SETFL, flags | O_NONBLOCK) < 0) {
     return Status::FromErrno(errno, "RDMA device " + name_ + ": async fd O_NONBLOCK");
@@ -147,7 +148,8 @@ RdmaDevice::~RdmaDevice() {
     events_.join();
   }
   if (stop_fd_ >= 0) close(stop_fd_);
-  rndv_pool_.reset();  // its MR is on pd_
+  rndv_pool_.reset();     // its MR is on pd_
+  channel_slab_.reset();  // its MRs too
   if (int rc = ibv_dealloc_pd(pd_); rc != 0) {
     ClientLog().warn("device {}: ibv_dealloc_pd: {} (memory regions still registered?)", name_,
                      std::strerror(rc));

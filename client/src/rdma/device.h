@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "client/src/rdma/channel_slab.h"
 #include "client/src/rdma/mr_cache.h"
 #include "client/src/rdma/rndv_pool.h"
 #include "rdmad/status.h"
@@ -74,6 +75,9 @@ class RdmaDevice {
   MrCache& mr_cache() { return mr_cache_; }
   // This process's rendezvous landing chunks on the device (rndv_pool.h).
   RndvPool& rndv_pool() { return *rndv_pool_; }
+  // Where channels take their first ring slots and staging chunks
+  // (channel_slab.h).
+  ChannelSlab& channel_slab() { return *channel_slab_; }
   // How many rendezvous send chunks a channel opened now may register
   // (send_chunks.h): RndvPool::kChannelShare unless a test set fewer.
   uint32_t send_share() const { return send_share_; }
@@ -107,6 +111,7 @@ class RdmaDevice {
   std::map<uint32_t, QpEventHandler> watchers_;
   MrCache mr_cache_;
   std::unique_ptr<RndvPool> rndv_pool_;
+  std::unique_ptr<ChannelSlab> channel_slab_;
   uint32_t send_share_ = RndvPool::kChannelShare;
   std::mutex log_mu_;
   std::string logged_ordering_;

@@ -185,9 +185,8 @@ Status PendingRdmaChannel::FillLocal() {
   e.active_mtu = res_->active_mtu;
   e.qp = plan.qp;
   e.qp.max_inline = res_->max_inline;
-  const RdmaMemoryRegion& ring = *res_->buffers.front().mr;
-  e.ring_address = ring.iova();
-  e.ring_rkey = ring.descriptor().rkey;
+  e.ring_address = reinterpret_cast<uintptr_t>(res_->first_piece.data());
+  e.ring_rkey = res_->first_piece.rkey();
   e.ring_slots = res_->recv_depth;  // what the ring grows to
   e.slot_size = res_->slot_size;
   e.credits = res_->ring_size();  // what it starts with

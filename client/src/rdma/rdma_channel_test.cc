@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <set>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -114,6 +115,36 @@ TEST_F(DeviceLabRdmaChannelTest, AnIdleChannelRegistersAtMost256KiBWithTheDefaul
   // ring's 31 slots and 16 chunks are 188 KiB (channel_growth_test.cc).
   EXPECT_EQ((*pending)->registered_bytes(), size_t(4 + 2) * plan.slot_size);
   EXPECT_LE(size_t(31 + 16) * plan.slot_size, 256u << 10);
+}
+
+// The first slots of many channel ends come from a few shared
+// registrations (channel_slab.h), and channels made from them carry data.
+TEST_F(DeviceLabRdmaChannelTest, TwentyChannelEndsShareAFewRegistrationsAndGiveThemBack) {
+  auto device = RdmaDevice::Open(plan_.device);
+  ASSERT_TRUE(device.ok());
+  ChannelSlab& slab = (*device)->channel_slab();
+  const size_t runs_before = slab.runs(), out_before = slab.pieces_out();
+  std::vector<std::unique_ptr<PendingRdmaChannel>> ends;
+  std::set<uint64_t> rings;
+  for (int i = 0; i < 20; ++i) {
+    auto pending = PendingRdmaChannel::Create(plan_);
+    ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+    EXPECT_TRUE(rings.insert((*pending)->local().ring_address).second);
+    ends.push_back(std::move(pending).value());
+  }
+  EXPECT_EQ(slab.pieces_out(), out_before + 20);
+  // Runs of 1, 2, 4, 8 and 16 pieces hold 31: at most five new ones.
+  EXPECT_LE(slab.runs(), runs_before + 5);
+  std::cout << "[ rdma     ] 20 channel ends: " << slab.runs() - runs_before
+            << " new registrations, " << (slab.registered_bytes() >> 10) << " KiB\n";
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));  // two more ends, in runs the 20 share
+  ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, 100000, 3));
+  ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, 3000, 4));
+  a_.reset();
+  b_.reset();
+  ends.clear();
+  EXPECT_EQ(slab.pieces_out(), out_before);
+  EXPECT_LE(slab.runs(), runs_before + 1);  // whole runs let go, but one per size
 }
 
 TEST_F(DeviceLabRdmaChannelTest, LargeSlotsCarryMediumMessagesEagerly) {

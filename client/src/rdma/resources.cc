@@ -224,11 +224,12 @@ Status ChannelResources::RegisterBuffers() {
   staging_max = static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
   uint32_t ring = std::min(recv_depth, kInitialRingSlots);
   uint32_t chunks = std::min(staging_max, kInitialStagingChunks);
-  auto first = AddBuffer(ring + chunks);
-  if (!first.ok()) return first.status();
-  uint32_t lkey = (*first)->mr->lkey();
-  ring_slots.Append((*first)->mem.data(), lkey, ring, slot_size);
-  staging.Append((*first)->mem.data() + size_t(ring) * slot_size, lkey, chunks, slot_size);
+  auto piece = device->channel_slab().Take(size_t(ring + chunks) * slot_size);
+  if (!piece.ok()) return piece.status();
+  first_piece = std::move(piece).value();
+  uint8_t* base = first_piece.data();
+  ring_slots.Append(base, first_piece.lkey(), ring, slot_size);
+  staging.Append(base + size_t(ring) * slot_size, first_piece.lkey(), chunks, slot_size);
   return Status::Ok();
 }
 
@@ -242,7 +243,7 @@ StatusOr<uint32_t> ChannelResources::Grow(SlotTable& table, uint32_t to) {
 }
 
 size_t ChannelResources::registered_bytes() const {
-  size_t total = 0;
+  size_t total = first_piece.size();
   for (const OwnBuffer& b : buffers) total += b.mem.size();
   return total;
 }
@@ -331,6 +332,7 @@ ChannelResources::~ChannelResources() {
   }
   if (comp_channel != nullptr) ibv_destroy_comp_channel(comp_channel);
   buffers.clear();
+  first_piece.Release();  // after the QP: nothing lands in it any more
 }
 
 }  // namespace rdmad::internal

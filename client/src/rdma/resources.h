@@ -8,10 +8,10 @@
 // acknowledges outstanding CQ events and destroys QP, CQ, completion
 // channel and memory regions, in that order.
 //
-// The ring and the staging area start small, in one mapping and one
-// registration (kInitialRingSlots and kInitialStagingChunks): that is what
-// a new channel zeroes and pins, so connecting many channels costs little
-// and an idle one holds little. The channel grows each to its full size
+// The ring and the staging area start small, in one piece of the device's
+// channel slab (kInitialRingSlots and kInitialStagingChunks; channel_slab.h,
+// shared registrations): that is what a new channel pins, so connecting
+// many channels costs little and an idle one holds little. The channel grows each to its full size
 // (recv_depth slots; staging_max chunks) once its traffic asks for it
 // (GrowRing, GrowStaging), in one more mapping each; a growth that fails
 // (RLIMIT_MEMLOCK) leaves the smaller one working.
@@ -132,7 +132,8 @@ struct ChannelResources {
   // be had, or it is full already). The caller posts new ring slots.
   StatusOr<uint32_t> GrowRing() { return Grow(ring_slots, recv_depth); }
   StatusOr<uint32_t> GrowStaging() { return Grow(staging, staging_max); }
-  // The ring's and the staging area's mappings, in bytes.
+  // The ring's and the staging area's memory (first piece and growth), in
+  // bytes.
   size_t registered_bytes() const;
 
   // INIT -> RTR towards remote with the given path MTU (bytes), then RTS.
@@ -144,7 +145,9 @@ struct ChannelResources {
   ibv_comp_channel* comp_channel = nullptr;
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
-  // buffers[0] holds the first ring slots, then the first staging chunks.
+  // The first ring slots, then the first staging chunks.
+  ChannelSlab::Piece first_piece;
+  // The ring's and the staging area's growth, each a mapping of its own.
   struct OwnBuffer {
     MappedBuffer mem;
     std::unique_ptr<RdmaMemoryRegion> mr;
