@@ -34,17 +34,19 @@ std::string GidTypeName(uint32_t type) {
 Status QueryGid(const ChannelResources& res, const std::string& device, uint32_t port,
                 uint32_t index, std::array<uint8_t, 16>* gid_out, std::string* type) {
   ibv_context* ctx = res.device->context();
-  ibv_gid gid{};
-  if (int rc = ibv_query_gid(ctx, uint8_t(port), int(index), &gid); rc != 0) {
-    return Status::InvalidArgument("RDMA device " + device + " port " + std::to_string(port) +
-                                   ": no GID index " + std::to_string(index));
-  }
-  std::memcpy(gid_out->data(), gid.raw, 16);
+  // One query for the GID and its type; older kernels know only the GID.
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, index, &entry, 0) == 0) {
+    std::memcpy(gid_out->data(), entry.gid.raw, 16);
     *type = GidTypeName(entry.gid_type);
   } else {
-    *type = res.roce ? "RoCE v2" : "IB";  // older kernels: assume the usual
+    ibv_gid gid{};
+    if (int rc = ibv_query_gid(ctx, uint8_t(port), int(index), &gid); rc != 0) {
+      return Status::InvalidArgument("RDMA device " + device + " port " + std::to_string(port) +
+                                     ": no GID index " + std::to_string(index));
+    }
+    std::memcpy(gid_out->data(), gid.raw, 16);
+    *type = res.roce ? "RoCE v2" : "IB";  // assume the usual
   }
   bool zero = std::all_of(gid_out->begin(), gid_out->end(), [](uint8_t b) { return b == 0; });
   if (res.roce && zero) {
