@@ -242,11 +242,10 @@ Status RdmaChannel::PostNotification(Lock& lock, std::string_view notification, 
 }
 
 StatusOr<std::vector<uint8_t>> RdmaChannel::RecvNotification(std::chrono::milliseconds timeout) {
-  Deadline deadline;
-  if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
   Lock lock(mu_);
   // Notifications sent before the peer closed are still delivered.
   auto ready = [&] { return !notes_.empty() || peer_closed_; };
+  LazyDeadline deadline(timeout);
   if (!ready()) RDMAD_RETURN_IF_ERROR(WaitFor(lock, ready, deadline, Side::kRecv));
   if (notes_.empty()) return Status::Unavailable("channel closed by peer");
   Fragment f = notes_.front();

@@ -184,8 +184,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
 }
 
 StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeout) {
-  Deadline deadline;
-  if (timeout.count() >= 0) deadline = Clock::now() + timeout;
+  LazyDeadline deadline(timeout);
   Lock lock(mu_);
   for (;;) {
     RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
@@ -193,7 +192,7 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
       RDMAD_RETURN_IF_ERROR(WaitFor(
           lock, [&] { return !ready_.empty(); }, deadline, Side::kRecv));
     }
-    if (ready_.front().rndv) RDMAD_RETURN_IF_ERROR(FetchFront(lock, deadline));
+    if (ready_.front().rndv) RDMAD_RETURN_IF_ERROR(FetchFront(lock, deadline.get()));
     auto popped = PopFragment(in_message_);
     if (!popped.ok()) return popped.status();
     Fragment f = *popped;

@@ -70,7 +70,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
 
 }  // namespace
 
-void SpinStep(uint32_t* steps) {
+bool SpinStep(uint32_t* steps) {
   for (int i = 0; i < 16; ++i) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -79,6 +79,7 @@ void SpinStep(uint32_t* steps) {
 #endif
   }
   if (++*steps % 64 == 0) std::this_thread::yield();
+  return *steps % kLooksPerClock == 0;
 }
 
 std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus) {
@@ -137,17 +138,35 @@ Status RdmaChannel::Usable(Side side) const {
   return Status::Ok();
 }
 
-Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline,
+Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyDeadline& wait,
                             Side side) {
-  auto start = Clock::now();
-  auto spin_end = start + spin_;
-  auto report_at = start + kLongWait;
-  uint32_t steps = 0;
-  for (;;) {
+  // nullopt while the wait goes on; else how it ended.
+  auto settled = [&]() -> std::optional<Status> {
     Drain();
-    RDMAD_RETURN_IF_ERROR(Usable(side));
+    if (Status usable = Usable(side); !usable.ok()) return usable;
     if (done()) return Status::Ok();
-    auto now = Clock::now();
+    return std::nullopt;
+  };
+  // kLooksPerClock looks, pausing between them: the clock is read after.
+  auto spin = [&](uint32_t* steps) -> std::optional<Status> {
+    for (bool clock = false; !clock;) {
+      lock.unlock();
+      clock = SpinStep(steps);
+      lock.lock();
+      if (auto over = settled()) return over;
+    }
+    return std::nullopt;
+  };
+  if (auto at_once = settled()) return *at_once;
+  uint32_t steps = 0;
+  if (spin_.count() > 0 && !wait.immediate()) {  // before the first clock read
+    if (auto over = spin(&steps)) return *over;
+  }
+  const auto start = Clock::now();
+  const Deadline deadline = wait.get(start);
+  const auto spin_end = start + spin_;
+  auto report_at = start + kLongWait;
+  for (auto now = start;; now = Clock::now()) {
     if (now >= report_at) {  // what it waits on, for the debug log
       if (ClientLog().should_log(spdlog::level::debug)) {
         ClientLog().debug(
@@ -166,18 +185,17 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, Deadl
       return Status::DeadlineExceeded("timed out");
     }
     if (now < spin_end) {
-      lock.unlock();
-      SpinStep(&steps);
-      lock.lock();
-    } else {
-      // Sleeps until news, the deadline, or the next report of a long wait.
-      auto until = deadline ? std::min(*deadline, report_at) : report_at;
-      if (poller_) {
-        cv_.wait_until(lock, until);
-      } else {
-        Sleep(lock, until);
-      }
+      if (auto over = spin(&steps)) return *over;
+      continue;
     }
+    // Sleeps until news, the deadline, or the next report of a long wait.
+    auto until = deadline ? std::min(*deadline, report_at) : report_at;
+    if (poller_) {
+      cv_.wait_until(lock, until);
+    } else {
+      Sleep(lock, until);
+    }
+    if (auto over = settled()) return *over;
   }
 }
 

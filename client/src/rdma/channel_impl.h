@@ -62,8 +62,13 @@ std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 // One step of a spinning wait (the caller polls its CQ between steps): the
 // CPU's pause hint, and every 64th step sched_yield for this process's other
 // threads. A yield per step costs a system call per look at the CQ: the
-// completion waits for it, as UCX's polling does not.
-void SpinStep(uint32_t* steps);
+// completion waits for it, as UCX's polling does not. True every
+// kLooksPerClock-th step: the caller reads the clock (its spin time, its
+// deadline) only then. Where the clocksource is not the TSC (a VM's HPET or
+// ACPI timer) reading it is a system call and a device access that cost
+// more than a look at the CQ, and each look waited for one.
+inline constexpr uint32_t kLooksPerClock = 16;
+bool SpinStep(uint32_t* steps);
 
 class RdmaChannel final : public AbortableChannel {
  public:
@@ -131,6 +136,37 @@ class RdmaChannel final : public AbortableChannel {
   using Lock = std::unique_lock<std::mutex>;
   static constexpr uint32_t kAckBatch = 64;  // CQ events per ibv_ack_cq_events
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+  // A call's deadline from its timeout (negative: none), read from the
+  // clock when the call first has to wait, with the clock read the wait
+  // starts with: a call whose answer is there, or comes within its first
+  // kLooksPerClock looks, reads no clock (kLooksPerClock says why that
+  // matters).
+  class LazyDeadline {
+   public:
+    explicit LazyDeadline(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+    // One already read: `at` (nullopt: none).
+    static LazyDeadline At(Deadline at) {
+      LazyDeadline d(std::chrono::milliseconds(-1));
+      d.read_ = true;
+      d.at_ = at;
+      return d;
+    }
+    // The deadline; now: the clock if the caller just read it.
+    Deadline get(std::optional<std::chrono::steady_clock::time_point> now = std::nullopt) {
+      if (!read_ && timeout_.count() >= 0) {
+        at_ = (now ? *now : std::chrono::steady_clock::now()) + timeout_;
+      }
+      read_ = true;
+      return at_;
+    }
+    // A timeout of 0 not yet read: the call must not spin before it looks.
+    bool immediate() const { return !read_ && timeout_.count() == 0; }
+
+   private:
+    std::chrono::milliseconds timeout_;
+    bool read_ = false;
+    Deadline at_;
+  };
   enum class Side { kSend, kRecv };
 
   // A received DATA or RNDV fragment (or the peer's CLOSE) not yet
@@ -150,7 +186,11 @@ class RdmaChannel final : public AbortableChannel {
 
   // channel_impl.cc: progress, waiting, errors, teardown.
   Status Usable(Side side) const;
-  Status WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline, Side side);
+  Status WaitFor(Lock& lock, const std::function<bool()>& done, LazyDeadline& deadline, Side side);
+  Status WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline, Side side) {
+    LazyDeadline read = LazyDeadline::At(deadline);
+    return WaitFor(lock, done, read, side);
+  }
   void Sleep(Lock& lock, Deadline deadline);
   int Drain();
   void OnCompletion(const ibv_wc& wc);

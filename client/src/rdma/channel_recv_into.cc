@@ -28,8 +28,7 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
   RDMAD_RETURN_IF_ERROR(CheckRecvInto(region, offset, max_len));
   auto own = OwnRegion(region, "RecvInto");
   if (!own.ok()) return own.status();
-  Deadline deadline;
-  if (timeout.count() >= 0) deadline = Clock::now() + timeout;
+  LazyDeadline deadline(timeout);
   Lock lock(mu_);
   if (in_message_) {
     // A Recv that timed out mid-message holds its start: finish it there.
@@ -41,12 +40,13 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
   size_t got = 0;          // the message's bytes so far
   bool started = false;    // a fragment of the message is taken
   bool committed = false;  // started, or a READ into the region is posted
-  auto wait_until = [&]() { return committed ? Deadline() : deadline; };
+  auto wait_until = [&]() { return committed ? Deadline() : deadline.get(); };
+  auto arrived = [&] { return !ready_.empty(); };
   for (;;) {
     RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
     if (ready_.empty()) {
-      RDMAD_RETURN_IF_ERROR(WaitFor(
-          lock, [&] { return !ready_.empty(); }, wait_until(), Side::kRecv));
+      RDMAD_RETURN_IF_ERROR(committed ? WaitFor(lock, arrived, Deadline(), Side::kRecv)
+                                      : WaitFor(lock, arrived, deadline, Side::kRecv));
     }
     // READ the message's pieces that have arrived straight into place.
     size_t pos = got;

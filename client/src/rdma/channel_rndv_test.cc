@@ -163,8 +163,8 @@ TEST_F(DeviceLabRdmaRendezvousTest, ARegionForPeersIsShownThroughAWindowUntilSen
   // window; another region is not; past the region's end is not; the
   // region around the message is not where the device enforces a window's
   // bounds (not rxe: it checks the registration's).
-  for (uint64_t attack : {reinterpret_cast<uintptr_t>(other.data()), begin + size + kEdge,
-                          begin - 4096}) {
+  for (uint64_t attack :
+       {reinterpret_cast<uintptr_t>(other.data()), begin + size + kEdge, begin - 4096}) {
     SCOPED_TRACE(attack - begin);
     ASSERT_NO_FATAL_FAILURE(Connect(plan_));
     ASSERT_TRUE(Impl(*a_).device()->memory_windows()) << "the lab's rxe0 has type 2 windows";

@@ -58,8 +58,7 @@ StatusOr<uint32_t> RdmaChannel::BindSendWindow(Lock& lock, const RdmaMemoryRegio
   wr.bind_mw.bind_info.addr = address;
   wr.bind_mw.bind_info.length = len;
   wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
-  RDMAD_RETURN_IF_ERROR(
-      PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
+  RDMAD_RETURN_IF_ERROR(PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
   send_window_rkey_ = rkey;
   send_window_->rkey = rkey;
   return rkey;
@@ -69,8 +68,7 @@ Status RdmaChannel::InvalidateSendWindow(Lock& lock) {
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_LOCAL_INV;
   wr.invalidate_rkey = send_window_rkey_;
-  RDMAD_RETURN_IF_ERROR(
-      PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
+  RDMAD_RETURN_IF_ERROR(PostLocalOp(lock, wr, WrKind::kWindow, "send window", &window_ops_posted_));
   uint64_t mine = window_ops_posted_;
   return WaitFor(
       lock, [&] { return window_ops_done_ >= mine; }, std::nullopt, Side::kSend);

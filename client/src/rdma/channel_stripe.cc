@@ -254,21 +254,26 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
     }
     return false;
   };
-  auto spin_until = std::chrono::steady_clock::now() + spin_;
+  if (!pending()) return;
+  auto now = std::chrono::steady_clock::now();
+  auto spin_until = now + spin_;
   uint32_t steps = 0;
   while (pending()) {
     Drain();  // the rails' CQs with the first one's
     if (!pending()) break;
-    WatchRails();  // a port gone down: taken out, its requests flush
-    auto now = std::chrono::steady_clock::now();
-    if (now < spin_until) {
+    WatchRails();            // a port gone down: taken out, its requests flush
+    if (now < spin_until) {  // the clock every kLooksPerClock looks (SpinStep)
       lock.unlock();
-      SpinStep(&steps);
+      bool clock = SpinStep(&steps);
       lock.lock();
-    } else if (poller_) {
-      cv_.wait_until(lock, now + std::chrono::milliseconds(100));
+      if (clock) now = std::chrono::steady_clock::now();
     } else {
-      Sleep(lock, now + std::chrono::milliseconds(100));
+      if (poller_) {
+        cv_.wait_until(lock, now + std::chrono::milliseconds(100));
+      } else {
+        Sleep(lock, now + std::chrono::milliseconds(100));
+      }
+      now = std::chrono::steady_clock::now();
     }
   }
 }

@@ -56,6 +56,17 @@ TEST(RdmaChannelTest, AWaitSpinsOnlyWhereAnotherCpuCanAnswer) {
   EXPECT_EQ(SpinTimeFor(0, 8), 0us);
 }
 
+TEST(RdmaChannelTest, ASpinningWaitReadsTheClockOncePerLooksPerClockSteps) {
+  uint32_t steps = 0;
+  std::vector<uint32_t> clocks;
+  for (int i = 0; i < 4 * int(kLooksPerClock); ++i) {
+    if (SpinStep(&steps)) clocks.push_back(steps);
+  }
+  EXPECT_EQ(steps, 4 * kLooksPerClock);
+  EXPECT_EQ(clocks, (std::vector<uint32_t>{kLooksPerClock, 2 * kLooksPerClock,
+                                           3 * kLooksPerClock, 4 * kLooksPerClock}));
+}
+
 TEST(RdmaChannelTest, CreateOnAMissingDeviceFailsCleanly) {
   RdmaPlan plan = LabPlan();
   plan.device = "no_such_rdma_device9";
