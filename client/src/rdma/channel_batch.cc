@@ -95,12 +95,7 @@ Status RdmaChannel::OwnOpRegions(const std::vector<TransferOp>& ops, const char*
   return Status::Ok();
 }
 
-void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) {
-  batch->id = next_batch_;
-  next_batch_ = (next_batch_ + 1) & 0xffffff;
-  if (next_batch_ == 0) next_batch_ = 1;
-  batches_[batch->id] = batch;
-}
+void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) { batch->id = batches_.Add(batch); }
 
 Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs,
                               ibv_sge* sges, size_t count, const std::vector<TransferOp>& ops,
@@ -112,13 +107,13 @@ Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, i
       if (!waited.ok()) {
         // What was posted is failing with the channel; the rest never starts.
         if (posted == 0 && batch->pieces.empty()) {
-          batches_.erase(batch->id);
+          batches_.Erase(batch->id);
           return waited;
         }
         if (!batch->done) {
           batch->done = true;
           batch->status = waited;
-          batches_.erase(batch->id);
+          batches_.Erase(batch->id);
         }
         return Status::Ok();
       }
@@ -143,7 +138,7 @@ Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, i
                !notified.ok() && !batch->done) {
       batch->done = true;
       batch->status = notified;
-      batches_.erase(batch->id);
+      batches_.Erase(batch->id);
     }
   }
   batch->posting = false;
@@ -221,7 +216,7 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
     return;
   }
   batch->done = true;
-  batches_.erase(batch->id);
+  batches_.Erase(batch->id);
   if (batch->started_ns != 0 && batch->status.ok())
     meter_->Completed(MeterNowNs() - batch->started_ns);
   ++batches_done_;
@@ -260,8 +255,8 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::RecvNotification(std::chrono::millis
 void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
   uint32_t id = WrIdBatch(wc.wr_id);
   uint32_t index = WrIdIndex(wc.wr_id);
-  auto it = batches_.find(id);
-  std::shared_ptr<Batch> batch = it == batches_.end() ? nullptr : it->second;
+  const std::shared_ptr<Batch>* found = batches_.Find(id);
+  std::shared_ptr<Batch> batch = found == nullptr ? nullptr : *found;  // outlives its Erase
   if (wc.status == IBV_WC_SUCCESS && !batch_flushing_ && !segments_.empty()) {
     Segment segment = segments_.front();  // RC: in order
     segments_.pop_front();
@@ -298,12 +293,12 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
 }
 
 void RdmaChannel::FailBatches() {
-  for (auto& [id, batch] : batches_) {
-    if (batch->done) continue;
+  batches_.ForEach([&](uint32_t, const std::shared_ptr<Batch>& batch) {
+    if (batch->done) return;
     batch->done = true;
     batch->status = error_;
-  }
-  batches_.clear();
+  });
+  batches_.Clear();
   redo_.clear();
   notes_out_.clear();
 }

@@ -65,9 +65,9 @@ void RdmaChannel::StripeBatch(Lock& lock, const std::shared_ptr<Batch>& batch,
 }
 
 void RdmaChannel::OnRailPieceCompletion(const ibv_wc& wc) {
-  auto it = batches_.find(WrIdBatch(wc.wr_id));
-  if (it == batches_.end()) return;  // it failed with the channel meanwhile
-  std::shared_ptr<Batch> batch = it->second;
+  const std::shared_ptr<Batch>* found = batches_.Find(WrIdBatch(wc.wr_id));
+  if (found == nullptr) return;           // it failed with the channel meanwhile
+  std::shared_ptr<Batch> batch = *found;  // outlives its Erase
   uint32_t index = WrIdIndex(wc.wr_id);
   if (index >= batch->pieces.size()) return;
   RailPiece& p = batch->pieces[index];

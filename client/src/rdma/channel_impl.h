@@ -42,6 +42,7 @@
 
 #include "client/src/abortable_channel.h"
 #include "client/src/completion_signal.h"
+#include "client/src/rdma/batch_table.h"
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/send_chunks.h"
 #include "client/src/rdma/wire.h"
@@ -485,9 +486,8 @@ class RdmaChannel final : public AbortableChannel {
   const std::chrono::microseconds spin_;  // plan.spin_us, or 0 on one CPU
   uint32_t uncovered_ = 0;
   uint32_t silent_ = 0;
-  uint32_t next_batch_ = 1;
-  std::map<uint32_t, std::shared_ptr<Batch>> batches_;  // in flight, by id
-  std::deque<Segment> segments_;                        // posted, not completed
+  BatchTable<std::shared_ptr<Batch>> batches_;  // in flight, by id
+  std::deque<Segment> segments_;                // posted, not completed
   bool batch_flushing_ = false;         // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
   std::vector<uint32_t> free_chunks_;   // staging chunks not in flight
