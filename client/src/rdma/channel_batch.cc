@@ -184,12 +184,23 @@ void RdmaChannel::AppendBatchWrs(Batch& batch, uint32_t op, const TransferOp& o,
   }
 }
 
+bool RdmaChannel::SignalSegment(size_t n) const {
+  // Into an empty queue (a lone batch): signaled, as its Wait would
+  // otherwise post a marker after it.
+  if (!rails_.empty() || sq_outstanding_ == 0) return true;
+  // A full queue holds a signaled segment: its completion frees slots (for
+  // CoverBatches' marker too).
+  return unsignaled_run_ + n >= signal_every_ ||
+         (sq_outstanding_ + n >= res_->send_depth && signaled_in_flight_ == 0);
+}
+
 Status RdmaChannel::PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wrs, ibv_sge* sges,
                                 size_t n) {
+  const bool signaled = SignalSegment(n);
   for (size_t k = 0; k < n; ++k) {
     wrs[k].wr_id = MakeBatchWrId(batch.id, first_wr + uint32_t(k));
     wrs[k].sg_list = &sges[k];
-    wrs[k].send_flags = k + 1 == n ? IBV_SEND_SIGNALED : 0;
+    wrs[k].send_flags = k + 1 == n && signaled ? IBV_SEND_SIGNALED : 0;
     wrs[k].next = k + 1 == n ? nullptr : &wrs[k + 1];
   }
   ibv_send_wr* bad = nullptr;
@@ -203,11 +214,66 @@ Status RdmaChannel::PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wr
     batch_flushing_ = true;
     return failed;
   }
-  segments_.push_back({batch.id, first_wr, uint32_t(n), uncovered_});
+  batch.last_segment = ++segments_posted_;
   ++batch.segments;
   sq_outstanding_ += uint32_t(n);
-  uncovered_ = 0;
+  if (signaled) {
+    segments_.push_back({batch.id, first_wr, uint32_t(n), uncovered_, true});
+    ++signaled_in_flight_;
+    signaled_through_ = segments_posted_;
+    unsignaled_run_ = 0;
+    uncovered_ = 0;
+  } else {
+    segments_.push_back({batch.id, first_wr, uint32_t(n), 0, false});
+    unsignaled_run_ += uint32_t(n);
+    quiet_batch_wrs_ += uint32_t(n);
+  }
   return Status::Ok();
+}
+
+void RdmaChannel::CoverBatches(Lock& lock, Deadline deadline) {
+  if (signaled_through_ == segments_posted_ || batch_flushing_ || !error_.ok()) return;
+  auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
+  if (!has_slot()) {
+    // A full queue holds a signaled work request (SignalSegment): its
+    // completion frees slots.
+    if (deadline && std::chrono::steady_clock::now() >= *deadline) return;
+    if (!WaitFor(lock, has_slot, deadline, Side::kSend).ok()) return;
+    if (signaled_through_ == segments_posted_ || batch_flushing_) return;
+  }
+  ibv_send_wr wr{};
+  wr.wr_id = MakeBatchWrId(0, 0);
+  wr.opcode = IBV_WR_RDMA_WRITE;  // no sg_list, no remote address or key
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    Fail(Status::Unavailable(std::string("RDMA channel: ibv_post_send (a batch's completion "
+                                         "marker): ") +
+                             std::strerror(rc)));
+    return;
+  }
+  segments_.push_back({0, 0, 1, uncovered_, true});
+  ++signaled_in_flight_;
+  signaled_through_ = ++segments_posted_;
+  unsignaled_run_ = 0;
+  uncovered_ = 0;
+  ++sq_outstanding_;
+}
+
+void RdmaChannel::FinishSegment(const Segment& segment) {
+  uint32_t covered = std::min(segment.covered, silent_);
+  silent_ -= covered;
+  sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs + covered);
+  if (segment.signaled) {
+    --signaled_in_flight_;
+  } else {
+    quiet_batch_wrs_ -= std::min(quiet_batch_wrs_, segment.wrs);
+  }
+  const std::shared_ptr<Batch>* found = batches_.Find(segment.batch);
+  if (found == nullptr) return;           // a marker, or failed with the channel
+  std::shared_ptr<Batch> batch = *found;  // outlives its Erase
+  --batch->segments;
+  MaybeFinishBatch(batch);
 }
 
 void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
@@ -255,31 +321,39 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::RecvNotification(std::chrono::millis
 void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
   uint32_t id = WrIdBatch(wc.wr_id);
   uint32_t index = WrIdIndex(wc.wr_id);
-  const std::shared_ptr<Batch>* found = batches_.Find(id);
-  std::shared_ptr<Batch> batch = found == nullptr ? nullptr : *found;  // outlives its Erase
   if (wc.status == IBV_WC_SUCCESS && !batch_flushing_ && !segments_.empty()) {
-    Segment segment = segments_.front();  // RC: in order
-    segments_.pop_front();
-    uint32_t covered = std::min(segment.covered, silent_);
-    silent_ -= covered;
-    sq_outstanding_ -= std::min(sq_outstanding_, segment.wrs + covered);
-    if (batch != nullptr) {
-      --batch->segments;
-      MaybeFinishBatch(batch);
+    // RC completes in order: this signaled segment, and the unsignaled
+    // ones before it.
+    ++batch_completions_;
+    for (bool signaled = false; !signaled && !segments_.empty();) {
+      Segment segment = segments_.front();
+      segments_.pop_front();
+      signaled = segment.signaled;
+      FinishSegment(segment);
     }
     cv_.notify_all();
     return;
   }
   if (wc.status == IBV_WC_SUCCESS) return;  // cannot happen once flushing
+  const std::shared_ptr<Batch>* found = batches_.Find(id);
+  std::shared_ptr<Batch> batch = found == nullptr ? nullptr : *found;
   if (!batch_flushing_) {
-    // The first error: the work requests of its segment before it
-    // succeeded silently; from now on every work request completes alone.
+    // The first error: the unsignaled segments before its own, and the
+    // work requests of its segment before it, succeeded silently; from now
+    // on every work request completes alone.
+    while (!segments_.empty() && !segments_.front().signaled && segments_.front().batch != id) {
+      Segment done = segments_.front();
+      segments_.pop_front();
+      FinishSegment(done);
+    }
     batch_flushing_ = true;
     if (!segments_.empty() && segments_.front().batch == id &&
         index >= segments_.front().first_wr) {
       sq_outstanding_ -= std::min(sq_outstanding_, index - segments_.front().first_wr);
     }
     segments_.clear();
+    signaled_in_flight_ = 0;
+    quiet_batch_wrs_ = 0;  // the rest flush, each with its completion
     if (batch != nullptr && !batch->done) {
       if (batch->op_count == 1) {
         batch->failed_op = 0;
@@ -309,6 +383,7 @@ Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,
   if (!batch->done) {
     Deadline deadline;
     if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
+    if (batch->last_segment > signaled_through_) CoverBatches(lock, deadline);
     Status waited = WaitFor(
         lock, [&] { return batch->done; }, deadline, Side::kSend);
     if (waited.code() == StatusCode::kDeadlineExceeded && !batch->done) {
@@ -322,9 +397,16 @@ Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,
   return batch->status;
 }
 
+uint64_t RdmaChannel::BatchCompletionsForTesting() const {
+  std::lock_guard lock(mu_);
+  return batch_completions_;
+}
+
 bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status) {
   Lock lock(mu_);
   if (!batch->done) {
+    if (batch->last_segment > signaled_through_)
+      CoverBatches(lock, std::chrono::steady_clock::now());
     Drain();
     Status usable = Usable(Side::kSend);
     if (!usable.ok() && !batch->done) {

@@ -537,6 +537,7 @@ void RdmaChannel::Close() {
   // not wait for us). Descriptors arriving from now on are done at once.
   DropUnreadRndv();
   MaybeSendCredits();  // later ones go with the completions Drain takes (a returned credit)
+  CoverBatches(lock, Clock::now());  // batches in flight finish as they did
   auto pump = [&](Clock::time_point deadline, const std::function<bool()>& done) {
     while (Drain(), !done() && error_.ok() && !peer_closed_ && Clock::now() < deadline) {
       lock.unlock();
@@ -567,7 +568,9 @@ void RdmaChannel::Close() {
     return;
   }
   if (Status s = PostControl(MessageType::kClose); !s.ok()) return;
-  pump(deadline, [&] { return sq_outstanding_ == 0; });
+  // Unsignaled batch work requests left (no slot for their marker) are
+  // before the CLOSE: done when it is.
+  pump(deadline, [&] { return sq_outstanding_ <= quiet_batch_wrs_; });
 }
 
 void RdmaChannel::Abort(const Status& status) {
@@ -599,9 +602,11 @@ void RdmaChannel::DrainAfterError() {
   attr.qp_state = IBV_QPS_ERR;
   ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE);
   auto deadline = Clock::now() + kDrainGrace;
-  // Unsignaled inline SENDs hold no buffer: what is left of them may go
-  // with the QP.
-  while (Drain(), (recv_posted_ > 0 || sq_outstanding_ > silent_) && Clock::now() < deadline) {
+  // Unsignaled inline SENDs hold no buffer, and unsignaled batch work
+  // requests before the error completed: what is left of them may go with
+  // the QP.
+  while (Drain(), (recv_posted_ > 0 || sq_outstanding_ > silent_ + quiet_batch_wrs_) &&
+                      Clock::now() < deadline) {
     lock.unlock();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     lock.lock();

@@ -132,6 +132,8 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: grows the staging area now, as a staged send that finds every
   // chunk in flight does.
   void GrowStagingForTesting();
+  // Tests: the signaled batch completions taken so far (SignalSegment).
+  uint64_t BatchCompletionsForTesting() const;
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -408,12 +410,14 @@ class RdmaChannel final : public AbortableChannel {
     std::string note;
     bool fence = false;
     bool note_waits = false;
-    uint64_t started_ns = 0;  // when Submit took it, for the meter (0: not metered)
+    uint64_t started_ns = 0;    // when Submit took it, for the meter (0: not metered)
+    uint64_t last_segment = 0;  // the number of its last first-QP segment (segments_posted_)
   };
   struct Segment {
-    uint32_t batch = 0;
+    uint32_t batch = 0;              // 0: a marker (CoverBatches)
     uint32_t first_wr = 0, wrs = 0;  // within the batch
     uint32_t covered = 0;            // unsignaled inline SENDs posted just before it
+    bool signaled = true;            // else done with the next signaled segment
   };
   friend class RdmaTransfer;
   friend class RdmaPreparedTransfer;
@@ -447,9 +451,27 @@ class RdmaChannel final : public AbortableChannel {
   uint64_t BatchMaxWr() const;  // the most bytes one batch work request carries
   uint32_t BatchWrsFor(uint64_t len) const;
   // Posts n work requests of the batch (its WR indices from first_wr on)
-  // as one segment, the last signaled (mu_ held; slots are free). A
-  // refused post fails the channel.
+  // as one segment, the last signaled unless SignalSegment says it may go
+  // unsignaled (mu_ held; slots are free). A refused post fails the
+  // channel.
   Status PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wrs, ibv_sge* sges, size_t n);
+  // Whether a segment of n work requests is posted signaled (mu_ held).
+  // Behind work still in the send queue (a pipeline, as perftest keeps)
+  // one segment in about signal_every_ work requests is, and RC's in-order
+  // completion finishes the unsignaled ones before it. A segment into an
+  // empty queue (a lone batch), or on a channel with rails, is always
+  // signaled.
+  bool SignalSegment(size_t n) const;
+  // The segment's work requests are done: its slots free, its batch one
+  // segment nearer done (mu_ held).
+  void FinishSegment(const Segment& segment);
+  // When the last batch segment posted went unsignaled, posts a signaled
+  // zero-length RDMA WRITE after it, so that what was posted completes
+  // (IBA C9-88: a zero-length op names no memory and checks no R_Key).
+  // Wait, Poll and Close call it for what they wait on; without a free send
+  // slot it waits for one until the deadline (none: as long as it takes),
+  // else posts nothing (mu_ held through lock).
+  void CoverBatches(Lock& lock, Deadline deadline);
   // channel_batch_rails.cc: a batch's large ops striped over the rails:
   // the rails' pieces posted, each op's first-QP share (from offset 0) left
   // in first_len (mu_ held through lock).
@@ -488,6 +510,14 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t silent_ = 0;
   BatchTable<std::shared_ptr<Batch>> batches_;  // in flight, by id
   std::deque<Segment> segments_;                // posted, not completed
+  // Batch segments posted, the number of the last signaled one, the work
+  // requests posted unsignaled since it, and those of segments_'s
+  // unsignaled segments (done once a later one completes; teardown does
+  // not wait for them).
+  uint64_t segments_posted_ = 0, signaled_through_ = 0;
+  uint32_t unsignaled_run_ = 0, quiet_batch_wrs_ = 0;
+  uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
+  uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
   bool batch_flushing_ = false;         // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
   std::vector<uint32_t> free_chunks_;   // staging chunks not in flight

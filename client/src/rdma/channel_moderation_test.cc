@@ -1,0 +1,162 @@
+// Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
+//
+// Batches that go unsignaled while many are in flight (SignalSegment,
+// channel_batch.cc): a deep pipeline takes few completions and every batch
+// still finishes, whether it is waited for in order, alone, by polling, at
+// Close, or when an op among them fails. Needs an RDMA device (in the lab:
+// rxe0, lab_channel_fixture.h).
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "client/src/rdma/channel_impl.h"
+#include "client/src/rdma/lab_channel_fixture.h"
+#include "gtest/gtest.h"
+
+namespace rdmad::internal {
+namespace {
+
+using namespace lab;
+
+class DeviceLabRdmaModerationTest : public DeviceLabRdmaChannelTest {
+ protected:
+  static constexpr size_t kLen = 1024;
+  static constexpr size_t kSlots = 64;
+
+  static RdmaChannel& Impl(Channel& c) { return dynamic_cast<RdmaChannel&>(c); }
+
+  // Connects, and gives a_ a region of kSlots * kLen bytes to write from
+  // and the descriptor of one as large on b_.
+  void SetUpRegions() {
+    ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+    remote_bytes_.assign(kSlots * kLen, 0);
+    auto target = b_->RegisterMemory(remote_bytes_.data(), remote_bytes_.size());
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    target_ = std::move(target).value();
+    remote_ = target_->descriptor();
+    local_bytes_ = Pattern(kSlots * kLen, 17);
+    auto source = a_->RegisterMemory(local_bytes_.data(), local_bytes_.size());
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    source_ = std::move(source).value();
+  }
+
+  TransferOp WriteOp(size_t slot, const RegionDescriptor& to) const {
+    return TransferOp{TransferOp::Kind::kWrite, source_.get(), slot * kLen, to, slot * kLen, kLen};
+  }
+
+  // Submits one single-op write per slot, in order.
+  std::vector<std::unique_ptr<rdmad::Transfer>> SubmitAll(size_t n) {
+    std::vector<std::unique_ptr<rdmad::Transfer>> out;
+    for (size_t i = 0; i < n; ++i) {
+      auto t = a_->Submit({WriteOp(i % kSlots, remote_)});
+      EXPECT_TRUE(t.ok()) << i << ": " << t.status().ToString();
+      if (!t.ok()) break;
+      out.push_back(std::move(t).value());
+    }
+    return out;
+  }
+
+  bool Landed() const { return remote_bytes_ == local_bytes_; }
+
+  std::vector<uint8_t> remote_bytes_, local_bytes_;
+  std::unique_ptr<MemoryRegion> target_, source_;
+  RegionDescriptor remote_;
+};
+
+TEST_F(DeviceLabRdmaModerationTest, ADeepPipelineTakesFewCompletionsAndEveryBatchFinishes) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  std::vector<std::unique_ptr<PreparedTransfer>> ring;
+  for (size_t i = 0; i < kSlots; ++i) {
+    auto p = a_->Prepare({WriteOp(i, remote_)});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ring.push_back(std::move(p).value());
+  }
+  constexpr size_t kPosts = 20 * kSlots;
+  for (size_t n = 0; n < kPosts; ++n) {  // as perftest keeps its queue full
+    PreparedTransfer& t = *ring[n % kSlots];
+    if (n >= kSlots) {
+      ASSERT_TRUE(t.Wait(10s).ok()) << "post " << n;
+    }
+    ASSERT_TRUE(t.Post().ok()) << "post " << n;
+  }
+  for (auto& t : ring) ASSERT_TRUE(t->Wait(10s).ok());
+  EXPECT_TRUE(Landed());
+  uint64_t completions = Impl(*a_).BatchCompletionsForTesting();
+  std::cout << "[ rdma     ] " << kPosts << " batches, " << completions
+            << " signaled completions\n";
+  EXPECT_GT(completions, 0u);
+  EXPECT_LT(completions, kPosts / 4) << "one in about signal_every_ is signaled";
+}
+
+TEST_F(DeviceLabRdmaModerationTest, TheNewestOfManyBatchesFinishesWhenWaitedForAlone) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  auto batches = SubmitAll(kSlots);
+  ASSERT_EQ(batches.size(), kSlots);
+  auto start = Clock::now();
+  Status last = batches.back()->Wait(10s);  // nothing is posted after it
+  ASSERT_TRUE(last.ok()) << last.ToString();
+  EXPECT_LT(Clock::now() - start, 5s);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    Status s = Status::Unavailable("not set");
+    EXPECT_TRUE(batches[i]->Poll(&s)) << i;
+    EXPECT_TRUE(s.ok()) << i << ": " << s.ToString();
+  }
+  EXPECT_TRUE(Landed());
+  // Polled only, never waited for: Poll finishes it too.
+  batches = SubmitAll(kSlots);
+  ASSERT_EQ(batches.size(), kSlots);
+  Status polled = Status::Unavailable("not set");
+  auto deadline = Clock::now() + 10s;
+  while (!batches.back()->Poll(&polled) && Clock::now() < deadline) {
+  }
+  EXPECT_TRUE(polled.ok()) << polled.ToString();
+  for (auto& b : batches) EXPECT_TRUE(b->Wait(10s).ok());
+}
+
+TEST_F(DeviceLabRdmaModerationTest, BatchesInFlightAtCloseFinishAsTheyDid) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  auto batches = SubmitAll(kSlots);
+  ASSERT_EQ(batches.size(), kSlots);
+  auto start = Clock::now();
+  a_->Close();
+  auto took = Clock::now() - start;
+  EXPECT_LT(took, 900ms) << "Close waited for completions that do not come";
+  for (size_t i = 0; i < batches.size(); ++i) {
+    Status s = batches[i]->Wait(1s);
+    EXPECT_TRUE(s.ok()) << i << ": " << s.ToString();
+  }
+  EXPECT_TRUE(Landed());
+}
+
+TEST_F(DeviceLabRdmaModerationTest, AFailedOpInAPipelineFailsItsBatchAndNotTheOnesBefore) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  constexpr size_t kBad = 50;
+  RegionDescriptor wrong = remote_;
+  wrong.rkey ^= 0x5a5a00;  // no region of b_'s has it
+  std::vector<std::unique_ptr<rdmad::Transfer>> batches;
+  for (size_t i = 0; i < kSlots; ++i) {
+    auto t = a_->Submit({WriteOp(i, i == kBad ? wrong : remote_)});
+    if (!t.ok()) break;  // the channel failed meanwhile
+    batches.push_back(std::move(t).value());
+  }
+  ASSERT_GT(batches.size(), kBad);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    Status s = batches[i]->Wait(10s);
+    if (i < kBad) {
+      EXPECT_TRUE(s.ok()) << "batch " << i << " completed before the bad one: " << s.ToString();
+    } else {
+      EXPECT_FALSE(s.ok()) << "batch " << i;
+    }
+    if (i == kBad) {
+      EXPECT_EQ(batches[i]->failed_op(), 0) << s.ToString();
+    }
+  }
+  EXPECT_TRUE(std::equal(remote_bytes_.begin(), remote_bytes_.begin() + long(kBad * kLen),
+                         local_bytes_.begin()));
+}
+
+}  // namespace
+}  // namespace rdmad::internal
