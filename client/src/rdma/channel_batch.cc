@@ -214,21 +214,32 @@ Status RdmaChannel::PostSegment(Batch& batch, uint32_t first_wr, ibv_send_wr* wr
     batch_flushing_ = true;
     return failed;
   }
-  batch.last_segment = ++segments_posted_;
+  batch.last_segment = AddSegment({batch.id, first_wr, uint32_t(n), 0, signaled});
   ++batch.segments;
-  sq_outstanding_ += uint32_t(n);
-  if (signaled) {
-    segments_.push_back({batch.id, first_wr, uint32_t(n), uncovered_, true});
-    ++signaled_in_flight_;
-    signaled_through_ = segments_posted_;
-    unsignaled_run_ = 0;
-    uncovered_ = 0;
-  } else {
-    segments_.push_back({batch.id, first_wr, uint32_t(n), 0, false});
-    unsignaled_run_ += uint32_t(n);
-    quiet_batch_wrs_ += uint32_t(n);
-  }
   return Status::Ok();
+}
+
+uint64_t RdmaChannel::AddSegment(Segment segment) {
+  sq_outstanding_ += segment.wrs;
+  if (segment.signaled) {
+    segment.covered = uncovered_;
+    uncovered_ = 0;
+    ++signaled_in_flight_;
+    signaled_through_ = segments_posted_ + 1;
+    unsignaled_run_ = 0;
+  } else {
+    unsignaled_run_ += segment.wrs;
+    quiet_batch_wrs_ += segment.wrs;
+  }
+  segments_.push_back(segment);
+  return ++segments_posted_;
+}
+
+bool RdmaChannel::FinishFrontSegment() {
+  Segment segment = segments_.front();
+  segments_.pop_front();
+  FinishSegment(segment);
+  return segment.signaled;
 }
 
 void RdmaChannel::CoverBatches(Lock& lock, Deadline deadline) {
@@ -252,12 +263,7 @@ void RdmaChannel::CoverBatches(Lock& lock, Deadline deadline) {
                              std::strerror(rc)));
     return;
   }
-  segments_.push_back({0, 0, 1, uncovered_, true});
-  ++signaled_in_flight_;
-  signaled_through_ = ++segments_posted_;
-  unsignaled_run_ = 0;
-  uncovered_ = 0;
-  ++sq_outstanding_;
+  AddSegment({0, 0, 1, 0, true});
 }
 
 void RdmaChannel::FinishSegment(const Segment& segment) {
@@ -325,11 +331,7 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     // RC completes in order: this signaled segment, and the unsignaled
     // ones before it.
     ++batch_completions_;
-    for (bool signaled = false; !signaled && !segments_.empty();) {
-      Segment segment = segments_.front();
-      segments_.pop_front();
-      signaled = segment.signaled;
-      FinishSegment(segment);
+    while (!segments_.empty() && !FinishFrontSegment()) {
     }
     cv_.notify_all();
     return;
@@ -342,9 +344,7 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     // work requests of its segment before it, succeeded silently; from now
     // on every work request completes alone.
     while (!segments_.empty() && !segments_.front().signaled && segments_.front().batch != id) {
-      Segment done = segments_.front();
-      segments_.pop_front();
-      FinishSegment(done);
+      FinishFrontSegment();
     }
     batch_flushing_ = true;
     if (!segments_.empty() && segments_.front().batch == id &&

@@ -462,9 +462,15 @@ class RdmaChannel final : public AbortableChannel {
   // empty queue (a lone batch), or on a channel with rails, is always
   // signaled.
   bool SignalSegment(size_t n) const;
+  // A posted segment into segments_ and the counts below (a signaled one
+  // also stands for the unsignaled inline SENDs before it); returns its
+  // number (mu_ held).
+  uint64_t AddSegment(Segment segment);
   // The segment's work requests are done: its slots free, its batch one
   // segment nearer done (mu_ held).
   void FinishSegment(const Segment& segment);
+  // Takes segments_'s first segment as done; whether it was signaled.
+  bool FinishFrontSegment();
   // When the last batch segment posted went unsignaled, posts a signaled
   // zero-length RDMA WRITE after it, so that what was posted completes
   // (IBA C9-88: a zero-length op names no memory and checks no R_Key).
