@@ -90,7 +90,7 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
                                    " channels");
   }
   auto start = HandshakeClock::now();
-  auto stub = v1::Rdmad::NewStub(rpc.channel);
+  v1::Rdmad::Stub* stub = rpc.stub.get();
   v1::PlanChannelRequest plan_request;
   plan_request.set_peer(peer);
   plan_request.set_service(service);

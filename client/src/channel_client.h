@@ -26,6 +26,10 @@ namespace rdmad::internal {
 // The daemon's local API as the library's calls reach it.
 struct DaemonRpc {
   std::shared_ptr<grpc::Channel> channel;
+  // The one stub on channel that the client's calls share (a stub is
+  // thread-safe; making one registers every method of the service again,
+  // which hundreds of channels opened at once would pay per channel).
+  std::shared_ptr<v1::Rdmad::Stub> stub;
   // How long a channel whose lifeline broke waits for the next rdmad
   // (ClientOptions::reattach_timeout).
   std::chrono::milliseconds reattach_timeout{10000};

@@ -93,7 +93,7 @@ class GrpcClient final : public Client {
   GrpcClient(std::string path, std::shared_ptr<grpc::Channel> channel, const ClientOptions& options)
       : path_(std::move(path)),
         channel_(std::move(channel)),
-        stub_(v1::Rdmad::NewStub(channel_)),
+        stub_(v1::Rdmad::NewStub(channel_)),  // shared by the channels' calls (Rpc)
         options_(options),
         reporter_(internal::TrafficReporter::Make(channel_, options.traffic_report_interval)) {
     if (options_.follow_pool) Follower();
@@ -258,7 +258,7 @@ class GrpcClient final : public Client {
  private:
   std::string path_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  std::shared_ptr<v1::Rdmad::Stub> stub_;
   // One unary call with the configured deadline.
   template <typename Request, typename Response>
   Status Call(grpc::Status (v1::Rdmad::Stub::*method)(grpc::ClientContext*, const Request&,
@@ -269,7 +269,9 @@ class GrpcClient final : public Client {
     return FromGrpc((stub_.get()->*method)(&context, request, response), what);
   }
 
-  internal::DaemonRpc Rpc() const { return {channel_, options_.reattach_timeout, reporter_}; }
+  internal::DaemonRpc Rpc() const {
+    return {channel_, stub_, options_.reattach_timeout, reporter_};
+  }
   // A Connect's channel, its time told to rdmad (cold or from the pool).
   std::unique_ptr<Channel> Timed(std::unique_ptr<Channel> channel, bool pooled,
                                  std::chrono::steady_clock::time_point started) {

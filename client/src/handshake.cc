@@ -52,10 +52,10 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> HoldAndFinish(
     const FinishOne& finish) {
   std::vector<std::unique_ptr<HoldStream>> holds;
   if (ids.size() == 1) {
-    holds.push_back(HoldStream::Open(rpc.channel, ids[0], leases.empty() ? "" : leases[0],
+    holds.push_back(HoldStream::Open(rpc.stub, ids[0], leases.empty() ? "" : leases[0],
                                      rpc.reattach_timeout));
   } else {  // one lifeline stream for the batch
-    holds = HoldStream::OpenBatch(rpc.channel, ids, leases, rpc.reattach_timeout);
+    holds = HoldStream::OpenBatch(rpc.stub, ids, leases, rpc.reattach_timeout);
   }
   for (auto& hold : holds) hold->SetReporter(rpc.reporter);
   std::vector<std::unique_ptr<Channel>> channels;

@@ -83,10 +83,10 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
   explicit Batch(std::vector<HoldStream*> members)
       : shares_(members.size()), members_(std::move(members)) {}
 
-  void Start(std::shared_ptr<Batch> self, const std::shared_ptr<grpc::Channel>& rpc,
+  void Start(std::shared_ptr<Batch> self, std::shared_ptr<v1::Rdmad::Stub> stub,
              const std::vector<uint64_t>& ids) {
     self_ = std::move(self);
-    stub_ = v1::Rdmad::NewStub(rpc);
+    stub_ = std::move(stub);
     for (size_t i = 0; i < ids.size(); ++i) {
       index_[ids[i]] = i;
       request_.add_channel_ids(ids[i]);
@@ -152,7 +152,7 @@ class HoldStream::Batch final : public grpc::ClientReadReactor<v1::ChannelEvent>
 
  private:
   std::shared_ptr<Batch> self_;  // until OnDone
-  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  std::shared_ptr<v1::Rdmad::Stub> stub_;
   grpc::ClientContext context_;
   v1::HoldChannelRequest request_;
   v1::ChannelEvent event_;
@@ -194,19 +194,18 @@ class HoldStream::Probe {
   v1::GetStatusResponse response_;
 };
 
-HoldStream::HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
-                       std::chrono::milliseconds reattach_timeout)
-    : rpc_(std::move(rpc)),
-      stub_(v1::Rdmad::NewStub(rpc_)),
+HoldStream::HoldStream(std::shared_ptr<v1::Rdmad::Stub> stub, uint64_t channel_id,
+                       std::string lease, std::chrono::milliseconds reattach_timeout)
+    : stub_(std::move(stub)),
       channel_id_(channel_id),
       lease_(std::move(lease)),
       reattach_timeout_(reattach_timeout) {}
 
-std::unique_ptr<HoldStream> HoldStream::Open(std::shared_ptr<grpc::Channel> rpc,
+std::unique_ptr<HoldStream> HoldStream::Open(std::shared_ptr<v1::Rdmad::Stub> stub,
                                              uint64_t channel_id, std::string lease,
                                              std::chrono::milliseconds reattach_timeout) {
   std::unique_ptr<HoldStream> stream(
-      new HoldStream(std::move(rpc), channel_id, std::move(lease), reattach_timeout));
+      new HoldStream(std::move(stub), channel_id, std::move(lease), reattach_timeout));
   Call* call;
   {
     std::lock_guard lock(stream->mu_);
@@ -217,13 +216,13 @@ std::unique_ptr<HoldStream> HoldStream::Open(std::shared_ptr<grpc::Channel> rpc,
 }
 
 std::vector<std::unique_ptr<HoldStream>> HoldStream::OpenBatch(
-    std::shared_ptr<grpc::Channel> rpc, const std::vector<uint64_t>& ids,
+    std::shared_ptr<v1::Rdmad::Stub> stub, const std::vector<uint64_t>& ids,
     const std::vector<std::string>& leases, std::chrono::milliseconds reattach_timeout) {
   std::vector<std::unique_ptr<HoldStream>> streams;
   std::vector<HoldStream*> members;
   for (size_t i = 0; i < ids.size(); ++i) {
     streams.emplace_back(
-        new HoldStream(rpc, ids[i], i < leases.size() ? leases[i] : "", reattach_timeout));
+        new HoldStream(stub, ids[i], i < leases.size() ? leases[i] : "", reattach_timeout));
     members.push_back(streams.back().get());
   }
   auto batch = std::make_shared<Batch>(members);
@@ -232,7 +231,7 @@ std::vector<std::unique_ptr<HoldStream>> HoldStream::OpenBatch(
     streams[i]->calls_.push_back(std::make_unique<Share>(batch, i));
     streams[i]->active_ = true;
   }
-  batch->Start(batch, rpc, ids);
+  batch->Start(batch, std::move(stub), ids);
   return streams;
 }
 

@@ -64,16 +64,17 @@ bool DaemonWentAway(grpc::StatusCode code);
 
 class HoldStream final {
  public:
-  // Opens the stream for channel_id on rpc (the daemon's Unix socket).
+  // Opens the stream for channel_id through stub (on the daemon's Unix
+  // socket; the stream's later calls share it).
   // lease: the daemon's lease for the channel (Connect/Accept), handed
   // back when re-attaching; empty: the channel fails when rdmad goes away.
-  static std::unique_ptr<HoldStream> Open(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id,
-                                          std::string lease,
+  static std::unique_ptr<HoldStream> Open(std::shared_ptr<v1::Rdmad::Stub> stub,
+                                          uint64_t channel_id, std::string lease,
                                           std::chrono::milliseconds reattach_timeout);
   // The lifelines of a batch's channels (ids[i], leases[i]), on one
   // stream.
   static std::vector<std::unique_ptr<HoldStream>> OpenBatch(
-      std::shared_ptr<grpc::Channel> rpc, const std::vector<uint64_t>& ids,
+      std::shared_ptr<v1::Rdmad::Stub> stub, const std::vector<uint64_t>& ids,
       const std::vector<std::string>& leases, std::chrono::milliseconds reattach_timeout);
   ~HoldStream();  // Release() and Wait()
 
@@ -110,7 +111,7 @@ class HoldStream final {
   void SendReport();
   void Reported(const grpc::Status& status);
   void Release(const std::string& reason, const std::optional<TrafficTotals>& traffic);
-  HoldStream(std::shared_ptr<grpc::Channel> rpc, uint64_t channel_id, std::string lease,
+  HoldStream(std::shared_ptr<v1::Rdmad::Stub> stub, uint64_t channel_id, std::string lease,
              std::chrono::milliseconds reattach_timeout);
   Call* NewCallLocked(bool reattach);  // mu_ held; start it without the lock
   Probe* NewProbeLocked();             // mu_ held; start it without the lock
@@ -125,8 +126,7 @@ class HoldStream final {
   Status NotBack() const;
   void End(const Status& status);  // aborts the channel (now or once attached)
 
-  std::shared_ptr<grpc::Channel> rpc_;
-  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  const std::shared_ptr<v1::Rdmad::Stub> stub_;  // holds the client's grpc::Channel
   std::shared_ptr<TrafficReporter> reporter_;
   const uint64_t channel_id_;
   std::string lease_;  // the latest the daemon gave; guarded by mu_

@@ -136,7 +136,7 @@ class GrpcListener final : public Listener {
  public:
   GrpcListener(DaemonRpc rpc, std::string service)
       : rpc_(std::move(rpc)),
-        stub_(v1::Rdmad::NewStub(rpc_.channel)),
+        stub_(rpc_.stub),
         service_(std::move(service)) {}
 
   ~GrpcListener() override { Close(); }
@@ -318,7 +318,7 @@ class GrpcListener final : public Listener {
   void SyncReady() { ready_.Set(Ready()); }
 
   const DaemonRpc rpc_;
-  std::unique_ptr<v1::Rdmad::Stub> stub_;
+  std::shared_ptr<v1::Rdmad::Stub> stub_;
   const std::string service_;
   // The reader thread's (Start's before it runs).
   std::unique_ptr<grpc::ClientReader<v1::ListenEvent>> reader_;

@@ -360,6 +360,9 @@ def many_rows(d):
         rows.append(m)
         rows.append(row(f"{n} channels: {who} application RSS (MiB)", None, None,
                         r["rss_kib"] / 1024))
+        if "heap_kib" in r:  # absent in results from before it was reported
+            rows.append(row(f"{n} channels: {who} application heap in use per channel (KiB)",
+                            None, None, r["heap_kib"] / n))
     for side, who in (("C", "initiator's"), ("D", "acceptor's")):
         before, during = rss["before"][side] / 1024, rss["open"][side] / 1024
         rows.append(row(f"daemon {side} ({who}) RSS with {n} channels open (MiB)",

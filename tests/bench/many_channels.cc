@@ -14,12 +14,14 @@
 // the connect rate), each thread B at a time (B > 1: Client::ConnectMany,
 // else Client::Connect), keeps every one open, sends a message on each and
 // receives every answer (timed: the exchange). Both print one JSON line
-// when done: what they timed, their RSS and their pinned memory (VmPin:
-// what the process registered with the RDMA device), in KiB, and the
-// transports of the channels. connect keeps its channels open S seconds
-// more after printing (for the daemons' memory to be read meanwhile). Exit status 1 on the first
-// failure, with the reason on stderr.
+// when done: what they timed, their RSS, their heap in use (mallinfo2)
+// and their pinned memory (VmPin: what the process registered with the
+// RDMA device), in KiB, and the transports of the channels. connect keeps
+// its channels open S seconds more after printing (for the daemons'
+// memory to be read meanwhile). Exit status 1 on the first failure, with
+// the reason on stderr.
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -89,10 +91,11 @@ std::string Transports(const std::vector<std::unique_ptr<rdmad::Channel>>& chann
 
 void PrintMemory(size_t channels, const std::string& transports) {
   long rss = StatusKib("VmRSS"), pinned = StatusKib("VmPin");
+  size_t heap = mallinfo2().uordblks;  // bytes malloc has handed out, all arenas
   std::printf(
       "\"channels\": %zu, \"transports\": %s, \"rss_kib\": %ld, \"pinned_kib\": %ld, "
-      "\"pinned_per_channel_kib\": %.1f}\n",
-      channels, transports.c_str(), rss, pinned, double(pinned) / double(channels));
+      "\"pinned_per_channel_kib\": %.1f, \"heap_kib\": %zu}\n",
+      channels, transports.c_str(), rss, pinned, double(pinned) / double(channels), heap >> 10);
   std::fflush(stdout);
 }
 

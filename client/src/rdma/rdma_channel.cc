@@ -159,12 +159,14 @@ void PendingRdmaChannel::ConnectRails(const RdmaEndpoint& remote, RailRole role)
                        rail->remote.device, s.message());
       continue;
     }
-    ClientLog().info(
-        "RDMA channel: rail {} port {} GID index {} ({}) QP {:#x} -> peer {} ({}) "
-        "QP {:#x}; MTU {}, weight {}",
-        rail->local.device, rail->local.port, rail->local.gid_index,
-        GidText(rail->local.gid.data()), rail->local.qpn, rail->remote.device,
-        GidText(rail->remote.gid.data()), rail->remote.qpn, rail->mtu, rail->weight);
+    if (ClientLog().should_log(spdlog::level::info)) {  // not the GIDs' text for nothing
+      ClientLog().info(
+          "RDMA channel: rail {} port {} GID index {} ({}) QP {:#x} -> peer {} ({}) "
+          "QP {:#x}; MTU {}, weight {}",
+          rail->local.device, rail->local.port, rail->local.gid_index,
+          GidText(rail->local.gid.data()), rail->local.qpn, rail->remote.device,
+          GidText(rail->remote.gid.data()), rail->remote.qpn, rail->mtu, rail->weight);
+    }
     shown.push_back(rail->local);
     kept.push_back(std::move(rail));
   }
@@ -212,6 +214,7 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote, RailRole r
   remote_ = remote;
   state_ = State::kReadyToReceive;
   ConnectRails(remote, role);
+  if (!ClientLog().should_log(spdlog::level::info)) return Status::Ok();
   ClientLog().info(
       "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP "
       "{:#x}; "
