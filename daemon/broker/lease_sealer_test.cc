@@ -3,12 +3,17 @@
 #include "daemon/broker/lease_sealer.h"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <thread>
+#include <vector>
 
 namespace rdmad {
 namespace {
@@ -78,6 +83,56 @@ TEST(LeaseSealerTest, AKeyFileOthersMayReadOrOfAnotherSizeIsRefused) {
   EXPECT_NE(longer.status().message().find("not 32 bytes"), std::string::npos);
   EXPECT_EQ(LeaseSealer::FromDirectory(dir.path() + "/missing").status().code(),
             StatusCode::kFailedPrecondition);
+}
+
+// A lease is "RDL1", its payload and HMAC-SHA256 over both under the key
+// in lease.key: what a daemon of an earlier release sealed opens after an
+// upgrade, and the tag is the standard HMAC, computed here with OpenSSL's
+// one-shot HMAC() from the key file.
+TEST(LeaseSealerTest, TheTagIsHmacSha256UnderTheKeyFile) {
+  TempDirectory dir;
+  auto sealer = LeaseSealer::FromDirectory(dir.path());
+  ASSERT_TRUE(sealer.ok()) << sealer.status().ToString();
+  std::ifstream in(dir.path() + "/lease.key", std::ios::binary);
+  std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(key.size(), LeaseSealer::kKeyBytes);
+  for (std::string payload : {std::string(), std::string("a channel"), std::string(300, 'x')}) {
+    std::string body = "RDL1" + payload;
+    unsigned char tag[32];
+    unsigned int length = 0;
+    HMAC(EVP_sha256(), key.data(), int(key.size()),
+         reinterpret_cast<const unsigned char*>(body.data()), body.size(), tag, &length);
+    ASSERT_EQ(length, 32u);
+    std::string expected = body + std::string(reinterpret_cast<const char*>(tag), length);
+    EXPECT_EQ(sealer->Seal(payload), expected) << payload.size() << " bytes of payload";
+    auto opened = sealer->Open(expected);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    EXPECT_EQ(*opened, payload);
+  }
+}
+
+// gRPC's threads seal and open at once through the one keyed HMAC.
+TEST(LeaseSealerTest, ThreadsSealAndOpenAtOnce) {
+  LeaseSealer sealer;
+  const std::string reference = sealer.Seal("channel 0");
+  std::vector<std::thread> threads;
+  std::vector<int> failures(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        std::string payload = "channel " + std::to_string(i % 7);
+        std::string sealed = sealer.Seal(payload);
+        auto opened = sealer.Open(sealed);
+        if (!opened.ok() || *opened != payload) ++failures[t];
+        if (i % 7 == 0 && sealed != reference) ++failures[t];
+        std::string forged = sealed;
+        forged.back() = char(forged.back() ^ 0x80);
+        if (sealer.Open(forged).ok()) ++failures[t];
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
 }  // namespace
