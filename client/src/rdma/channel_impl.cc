@@ -11,6 +11,7 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -120,6 +121,7 @@ RdmaChannel::~RdmaChannel() {
   ReturnChunks();
   if (wake_fd_ >= 0) close(wake_fd_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (sleep_fd_ >= 0) close(sleep_fd_);
 }
 
 Status RdmaChannel::status() const {
@@ -165,16 +167,17 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
   const auto start = Clock::now();
   const Deadline deadline = wait.get(start);
   const auto spin_end = start + spin_;
-  auto report_at = start + kLongWait;
+  // A long wait is logged at debug; otherwise a wait without a deadline
+  // sleeps without a timer (poll with no timeout, as a blocking read).
+  const bool report = ClientLog().should_log(spdlog::level::debug);
+  auto report_at = report ? start + kLongWait : Clock::time_point::max();
   for (auto now = start;; now = Clock::now()) {
     if (now >= report_at) {  // what it waits on, for the debug log
-      if (ClientLog().should_log(spdlog::level::debug)) {
-        ClientLog().debug(
-            "RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
-            side == Side::kSend ? "sender" : "receiver",
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
-            StateForLog());
-      }
+      ClientLog().debug(
+          "RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
+          side == Side::kSend ? "sender" : "receiver",
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+          StateForLog());
       report_at = now + kLongWait;
     }
     if (deadline && now >= *deadline) {
@@ -189,11 +192,14 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
       continue;
     }
     // Sleeps until news, the deadline, or the next report of a long wait.
-    auto until = deadline ? std::min(*deadline, report_at) : report_at;
-    if (poller_) {
-      cv_.wait_until(lock, until);
-    } else {
+    Deadline until = deadline;
+    if (report) until = deadline ? std::min(*deadline, report_at) : report_at;
+    if (!poller_) {
       Sleep(lock, until);
+    } else if (until) {
+      cv_.wait_until(lock, *until);
+    } else {
+      cv_.wait(lock);
     }
     if (auto over = settled()) return *over;
   }
@@ -217,14 +223,18 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     return;
   }
-  std::vector<pollfd> fds = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  pollfd own[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  std::vector<pollfd> with_rails;  // own, then the busy rails' (no allocation without)
   for (const auto& rail : rails_) {
     if (rail->outstanding == 0) continue;
+    if (with_rails.empty()) with_rails.assign(own, own + 2);
     ibv_req_notify_cq(rail->res->cq, 0);
-    fds.push_back({rail->res->comp_channel->fd, POLLIN, 0});
+    with_rails.push_back({rail->res->comp_channel->fd, POLLIN, 0});
   }
+  pollfd* fds = with_rails.empty() ? own : with_rails.data();
+  const size_t nfds = with_rails.empty() ? 2 : with_rails.size();
   if (Drain() > 0) return;  // arrived before arming: no event will tell
-  if (fds.size() > 2) {
+  if (nfds > 2) {
     auto look = Clock::now() + std::chrono::seconds(1);
     deadline = deadline ? std::min(*deadline, look) : look;
   }
@@ -234,18 +244,50 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
     timeout_ms = static_cast<int>(std::max<int64_t>(left.count(), 0));
   }
+  const int sleep_fd = nfds == 2 ? SleepSet() : -1;
   lock.unlock();
-  int n = poll(fds.data(), fds.size(), timeout_ms);
+  bool cq_event = false, woken = false;
+  if (sleep_fd >= 0) {  // the set was made once: no fd to look up and hook per sleep
+    epoll_event events[2];
+    int n = epoll_wait(sleep_fd, events, 2, timeout_ms);
+    for (int i = 0; i < n; ++i) (events[i].data.u32 == kWakeEvent ? woken : cq_event) = true;
+  } else {
+    int n = poll(fds, nfds, timeout_ms);
+    cq_event = n > 0 && (fds[0].revents & POLLIN);
+    woken = n > 0 && (fds[1].revents & POLLIN);
+  }
   lock.lock();
   poller_ = false;
-  if (n > 0 && (fds[1].revents & POLLIN) && error_.ok() && !closed_) {
+  if (woken && error_.ok() && !closed_) {
     uint64_t count = 0;  // Arm() took our CQ event; Close and failures stay readable
     while (read(wake_fd_, &count, sizeof(count)) == sizeof(count)) {
     }
   }
-  if (n > 0 && (fds[0].revents & POLLIN)) TakeCqEvents(/*one=*/true);
-  if (fds.size() > 2) TakeRailCqEvents();
+  if (cq_event) TakeCqEvents(/*one=*/true);
+  if (nfds > 2) TakeRailCqEvents();
   cv_.notify_all();
+}
+
+// The epoll set Sleep waits on (the completion channel and the wake
+// eventfd), made at the first sleep; -1 if it cannot be (Sleep polls).
+int RdmaChannel::SleepSet() {
+  if (sleep_fd_ != -1 || wake_fd_ < 0) return sleep_fd_ >= 0 ? sleep_fd_ : -1;
+  sleep_fd_ = -2;  // tried
+  int fd = epoll_create1(EPOLL_CLOEXEC);
+  if (fd < 0) return -1;
+  epoll_event cq{}, wake{};
+  cq.events = wake.events = EPOLLIN;
+  cq.data.u32 = kCqEvent;
+  wake.data.u32 = kWakeEvent;
+  if (epoll_ctl(fd, EPOLL_CTL_ADD, res_->comp_channel->fd, &cq) != 0 ||
+      epoll_ctl(fd, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
+    ClientLog().debug("RDMA channel {}: sleeping with poll: epoll_ctl: {}", info_.id,
+                      std::strerror(errno));
+    close(fd);
+    return -1;
+  }
+  sleep_fd_ = fd;
+  return fd;
 }
 
 // Processes every completion waiting in the CQ. Returns how many.

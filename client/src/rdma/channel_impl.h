@@ -195,6 +195,8 @@ class RdmaChannel final : public AbortableChannel {
     return WaitFor(lock, done, read, side);
   }
   void Sleep(Lock& lock, Deadline deadline);
+  int SleepSet();
+  static constexpr uint32_t kCqEvent = 0, kWakeEvent = 1;  // SleepSet's epoll data
   int Drain();
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(const ibv_wc& wc);
@@ -497,6 +499,7 @@ class RdmaChannel final : public AbortableChannel {
   ChannelInfo info_;
   uint32_t fragment_size_;
   int wake_fd_ = -1;
+  int sleep_fd_ = -1;  // SleepSet's epoll fd; -2: it could not be made
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
