@@ -135,9 +135,7 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
 class GrpcListener final : public Listener {
  public:
   GrpcListener(DaemonRpc rpc, std::string service)
-      : rpc_(std::move(rpc)),
-        stub_(rpc_.stub),
-        service_(std::move(service)) {}
+      : rpc_(std::move(rpc)), service_(std::move(service)) {}
 
   ~GrpcListener() override { Close(); }
 
@@ -182,7 +180,7 @@ class GrpcListener final : public Listener {
     }
     auto next = Next(timeout);
     if (!next.ok()) return next.status();
-    auto channels = AcceptRequest(rpc_, stub_.get(), next.value(), service_);
+    auto channels = AcceptRequest(rpc_, rpc_.stub.get(), next.value(), service_);
     if (!channels.ok()) return channels.status();
     std::unique_ptr<Channel> first = std::move(channels.value().front());
     std::lock_guard lock(mu_);
@@ -201,7 +199,7 @@ class GrpcListener final : public Listener {
     request.set_reason(reason);
     grpc::ClientContext ctx;
     v1::RejectResponse response;
-    return StatusFromGrpc(stub_->Reject(&ctx, request, &response));
+    return StatusFromGrpc(rpc_.stub->Reject(&ctx, request, &response));
   }
 
  private:
@@ -225,7 +223,7 @@ class GrpcListener final : public Listener {
     }
     v1::ListenRequest request;
     request.set_service(service_);
-    reader_ = stub_->Listen(raw, request);
+    reader_ = rpc_.stub->Listen(raw, request);
     v1::ListenEvent first;
     if (!reader_->Read(&first) || !first.has_registered()) {
       grpc::Status st = reader_->Finish();
@@ -317,8 +315,7 @@ class GrpcListener final : public Listener {
   bool Ready() const { return !queue_.empty() || !accepted_.empty() || done_ || stopping_; }
   void SyncReady() { ready_.Set(Ready()); }
 
-  const DaemonRpc rpc_;
-  std::shared_ptr<v1::Rdmad::Stub> stub_;
+  const DaemonRpc rpc_;  // its stub makes the listener's calls
   const std::string service_;
   // The reader thread's (Start's before it runs).
   std::unique_ptr<grpc::ClientReader<v1::ListenEvent>> reader_;

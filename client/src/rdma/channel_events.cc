@@ -20,24 +20,31 @@
 #include "client/src/rdma/channel_rail.h"
 
 namespace rdmad::internal {
+
+StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what) {
+  int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd < 0) return Status::FromErrno(errno, std::string(what) + ": epoll_create1");
+  for (int fd : fds) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
+      Status failed = Status::FromErrno(errno, std::string(what) + ": epoll_ctl");
+      close(epoll_fd);
+      return failed;
+    }
+  }
+  return epoll_fd;
+}
+
 StatusOr<int> RdmaChannel::CompletionFd() {
   Lock lock(mu_);
   if (epoll_fd_ >= 0) return epoll_fd_;
   auto signal = signal_.Open();
   if (!signal.ok()) return signal.status();
-  int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd < 0) return Status::FromErrno(errno, "CompletionFd: epoll_create1");
-  for (int fd : {res_->comp_channel->fd, *signal}) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.fd = fd;
-    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
-      Status failed = Status::FromErrno(errno, "CompletionFd: epoll_ctl");
-      close(epoll_fd);
-      return failed;
-    }
-  }
-  epoll_fd_ = epoll_fd;
+  auto set = EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
+  if (!set.ok()) return set.status();
+  epoll_fd_ = *set;
   return epoll_fd_;
 }
 

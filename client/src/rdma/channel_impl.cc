@@ -173,11 +173,10 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
   auto report_at = report ? start + kLongWait : Clock::time_point::max();
   for (auto now = start;; now = Clock::now()) {
     if (now >= report_at) {  // what it waits on, for the debug log
-      ClientLog().debug(
-          "RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
-          side == Side::kSend ? "sender" : "receiver",
-          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
-          StateForLog());
+      ClientLog().debug("RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
+                        side == Side::kSend ? "sender" : "receiver",
+                        std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count(),
+                        StateForLog());
       report_at = now + kLongWait;
     }
     if (deadline && now >= *deadline) {
@@ -250,7 +249,7 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   if (sleep_fd >= 0) {  // the set was made once: no fd to look up and hook per sleep
     epoll_event events[2];
     int n = epoll_wait(sleep_fd, events, 2, timeout_ms);
-    for (int i = 0; i < n; ++i) (events[i].data.u32 == kWakeEvent ? woken : cq_event) = true;
+    for (int i = 0; i < n; ++i) (events[i].data.fd == wake_fd_ ? woken : cq_event) = true;
   } else {
     int n = poll(fds, nfds, timeout_ms);
     cq_event = n > 0 && (fds[0].revents & POLLIN);
@@ -272,22 +271,14 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
 // eventfd), made at the first sleep; -1 if it cannot be (Sleep polls).
 int RdmaChannel::SleepSet() {
   if (sleep_fd_ != -1 || wake_fd_ < 0) return sleep_fd_ >= 0 ? sleep_fd_ : -1;
-  sleep_fd_ = -2;  // tried
-  int fd = epoll_create1(EPOLL_CLOEXEC);
-  if (fd < 0) return -1;
-  epoll_event cq{}, wake{};
-  cq.events = wake.events = EPOLLIN;
-  cq.data.u32 = kCqEvent;
-  wake.data.u32 = kWakeEvent;
-  if (epoll_ctl(fd, EPOLL_CTL_ADD, res_->comp_channel->fd, &cq) != 0 ||
-      epoll_ctl(fd, EPOLL_CTL_ADD, wake_fd_, &wake) != 0) {
-    ClientLog().debug("RDMA channel {}: sleeping with poll: epoll_ctl: {}", info_.id,
-                      std::strerror(errno));
-    close(fd);
+  auto set = EpollSet({res_->comp_channel->fd, wake_fd_}, "Sleep");
+  if (!set.ok()) {
+    ClientLog().debug("RDMA channel {}: sleeping with poll: {}", info_.id, set.status().message());
+    sleep_fd_ = -2;  // tried
     return -1;
   }
-  sleep_fd_ = fd;
-  return fd;
+  sleep_fd_ = *set;
+  return sleep_fd_;
 }
 
 // Processes every completion waiting in the CQ. Returns how many.

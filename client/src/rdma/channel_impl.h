@@ -33,6 +33,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,6 +71,10 @@ std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 // more than a look at the CQ, and each look waited for one.
 inline constexpr uint32_t kLooksPerClock = 16;
 bool SpinStep(uint32_t* steps);
+
+// A new epoll fd over fds, each readable as EPOLLIN with its fd as the
+// event's data (channel_events.cc); `what` names the caller in errors.
+StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what);
 
 class RdmaChannel final : public AbortableChannel {
  public:
@@ -196,7 +201,6 @@ class RdmaChannel final : public AbortableChannel {
   }
   void Sleep(Lock& lock, Deadline deadline);
   int SleepSet();
-  static constexpr uint32_t kCqEvent = 0, kWakeEvent = 1;  // SleepSet's epoll data
   int Drain();
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(const ibv_wc& wc);
