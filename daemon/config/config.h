@@ -99,7 +99,7 @@ struct Config {
     int traffic_class = 0;
     int service_level = 0;
     int hop_limit = 64;
-    int max_inline = 64;
+    int max_inline = 48;
     int send_depth = 127;
     int recv_depth = 31;
     int per_channel = 1;

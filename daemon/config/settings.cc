@@ -309,9 +309,10 @@ std::vector<Setting> QpAndLimitSettings() {
                  "Service level (priority) of the queue pairs.", Store<&C::qp, &Q::service_level>),
       IntSetting("qp.hop_limit", "64", 1, 255, "RDMAD_QP_HOP_LIMIT",
                  "IP hop limit (TTL) of RoCE v2 packets.", Store<&C::qp, &Q::hop_limit>),
-      IntSetting("qp.max_inline", "64", 0, 1024, "RDMAD_QP_MAX_INLINE",
-                 "Largest send, in bytes, copied inline into the work request.",
-                 Store<&C::qp, &Q::max_inline>),
+      IntSetting(
+          "qp.max_inline", "48", 0, 1024, "RDMAD_QP_MAX_INLINE",
+          "Largest send, in bytes, copied inline; 48 keeps a Soft-RoCE send WQE at 256 bytes.",
+          Store<&C::qp, &Q::max_inline>),
       IntSetting("qp.send_depth", "127", 1, 32768, "RDMAD_QP_SEND_DEPTH",
                  "Send queue depth (work requests) of each queue pair; 2^k - 1 wastes no memory.",
                  Store<&C::qp, &Q::send_depth>),

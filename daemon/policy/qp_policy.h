@@ -26,7 +26,7 @@ struct QpPlan {
   int traffic_class = 0;    // 0..255
   int service_level = 0;    // 0..15
   int hop_limit = 64;       // 1..255
-  int max_inline = 64;      // 0..1024 bytes
+  int max_inline = 48;      // 0..1024 bytes (docs/configuration.md)
   int send_depth = 127;     // 1..32768 (2^k - 1: docs/configuration.md)
   int recv_depth = 31;      // 3..32768 (the channel's credit reserve)
   int qps_per_channel = 1;  // 1 (more QPs per channel: not yet)

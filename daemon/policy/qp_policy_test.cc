@@ -28,7 +28,7 @@ TEST(QpPolicyTest, DefaultConfigGivesTheDefaultAttributes) {
   EXPECT_EQ(qp->traffic_class, 0);
   EXPECT_EQ(qp->service_level, 0);
   EXPECT_EQ(qp->hop_limit, 64);
-  EXPECT_EQ(qp->max_inline, 64);
+  EXPECT_EQ(qp->max_inline, 48);
   EXPECT_EQ(qp->send_depth, 127);
   EXPECT_EQ(qp->recv_depth, 31);
   EXPECT_EQ(qp->qps_per_channel, 1);
@@ -198,7 +198,7 @@ TEST(QpPolicyTest, DescribeDefaults) {
   EXPECT_EQ(DescribeQpAttributes(QpPlan()),
             "QP RC: timeout 14 (67.1 ms), retry_cnt 6, rnr_retry 7 "
             "(infinite), min_rnr_timer 12 (0.64 ms), traffic_class 0, "
-            "service_level 0, hop_limit 64, max_inline 64, send/recv depth "
+            "service_level 0, hop_limit 64, max_inline 48, send/recv depth "
             "127/31, 1 QP(s) per channel, spin 50 us, slot 4096 B, "
             "relaxed_ordering 2");
 }

@@ -130,7 +130,7 @@ TEST_F(DeviceLabRdmaChannelTest, GrownStagingChunksCarryStagedMessagesIntact) {
 
 // What the memlock test's child runs, in a process of its own: without
 // CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 64 KiB, two channel ends fit
-// their first slots (24 KiB each) but neither can grow; streams in both
+// their first slots (16 KiB each) but neither can grow; streams in both
 // directions still arrive whole.
 TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   if (Env(kMemlockChild).empty()) GTEST_SKIP() << "AChannelThatCannotGrowKeepsWorkingSmall runs it";
@@ -165,8 +165,12 @@ TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   SetClientLogSink(nullptr);
   std::string all;
   for (const std::string& w : warnings) all += w + "\n";
-  EXPECT_NE(all.find("keeps its receive ring of 4 slots"), std::string::npos) << all;
-  EXPECT_NE(all.find("keeps its staging area of 2 chunks"), std::string::npos) << all;
+  const std::string ring =
+      "keeps its receive ring of " + std::to_string(ChannelResources::kInitialRingSlots) + " slots";
+  const std::string staging = "keeps its staging area of " +
+                              std::to_string(ChannelResources::kInitialStagingChunks) + " chunks";
+  EXPECT_NE(all.find(ring), std::string::npos) << all;
+  EXPECT_NE(all.find(staging), std::string::npos) << all;
   std::cout << all;
 }
 
@@ -204,7 +208,10 @@ TEST_F(DeviceLabRdmaChannelTest, AChannelThatCannotGrowKeepsWorkingSmall) {
   EXPECT_NE(output.find("[       OK ] DeviceLabRdmaChannelTest.MemlockChildKeepsItsSmallRing"),
             std::string::npos)
       << output;
-  EXPECT_NE(output.find("keeps its receive ring of 4 slots"), std::string::npos) << output;
+  EXPECT_NE(output.find("keeps its receive ring of " +
+                        std::to_string(ChannelResources::kInitialRingSlots) + " slots"),
+            std::string::npos)
+      << output;
   if (size_t at = output.find("RDMA channel"); at != std::string::npos) {
     std::cout << "[ rdma     ] the child: " << output.substr(at, output.find('\n', at) - at)
               << "\n";

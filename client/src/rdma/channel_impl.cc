@@ -32,6 +32,7 @@ constexpr auto kCloseGrace = std::chrono::seconds(1);  // Close: time to deliver
 constexpr auto kFlushGrace = std::chrono::seconds(5);
 constexpr auto kDrainGrace = std::chrono::milliseconds(500);
 constexpr auto kLongWait = std::chrono::seconds(2);  // a wait this long is logged (debug)
+constexpr auto kSleepWithoutWake = std::chrono::milliseconds(50);  // MakeWakeFd failed
 
 // SpinTimeFor with this process's CPUs (its affinity), told once per
 // process when it does not spin.
@@ -102,8 +103,6 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       pool_(&device_->rndv_pool()),
       own_chunks_(device_->pd(), device_->name(), device_->send_share(), RndvPool::kChunkSize),
       rndv_threshold_(2 * fragment_size_) {
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd_ < 0) error_ = Status::FromErrno(errno, "eventfd");
   for (uint32_t i = 0; i < res_->staging_chunks(); ++i) free_chunks_.push_back(i);
   ring_can_grow_ = res_->ring_size() < res_->recv_depth;
   staging_can_grow_ = res_->staging_chunks() < res_->staging_max;
@@ -222,7 +221,12 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     return;
   }
-  pollfd own[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  if (wake_fd_ == -1 && !MakeWakeFd()) {
+    // Without it, sleeps are short: Close and failures are seen within one.
+    auto soon = Clock::now() + kSleepWithoutWake;
+    deadline = deadline ? std::min(*deadline, soon) : soon;
+  }
+  pollfd own[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};  // poll skips -2
   std::vector<pollfd> with_rails;  // own, then the busy rails' (no allocation without)
   for (const auto& rail : rails_) {
     if (rail->outstanding == 0) continue;
@@ -265,6 +269,21 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   if (cq_event) TakeCqEvents(/*one=*/true);
   if (nfds > 2) TakeRailCqEvents();
   cv_.notify_all();
+}
+
+// The eventfd Close, failures and Arm write to wake a sleeping poller,
+// made at the channel's first sleep (a channel that never sleeps holds no
+// descriptor for it): wakers hold mu_, and the sleeper makes it under mu_
+// before it lets go, so a waker finding none knows no one sleeps. False
+// (logged, and not tried again) if it cannot be made.
+bool RdmaChannel::MakeWakeFd() {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ >= 0) return true;
+  const int err = errno;
+  ClientLog().warn("RDMA channel {}: eventfd: {}; sleeping at most {} ms at a time", info_.id,
+                   std::strerror(err), kSleepWithoutWake.count());
+  wake_fd_ = -2;  // tried
+  return false;
 }
 
 // The epoll set Sleep waits on (the completion channel and the wake

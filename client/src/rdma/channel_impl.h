@@ -10,15 +10,15 @@
 // itself under the channel mutex. Waiting spins on the CQ for
 // plan.spin_us (not at all in a process that may run on one CPU only:
 // there the spinning only delays the process it waits for), then one
-// waiter (the "poller") arms the CQ and sleeps in
-// poll() on the completion channel fd and a wake eventfd; other waiters
-// sleep on a condition variable and are woken whenever completions were
-// processed. Close(), Abort() and fatal errors write the eventfd, so
-// nothing stays blocked. An idle channel uses no CPU. CompletionFd is an
-// epoll fd over the completion channel and an eventfd the channel writes
-// when news arrives while armed; Arm() takes the completion channel's
-// events, drains the CQ and re-arms it (waking a sleeping poller whose
-// event it took).
+// waiter (the "poller") arms the CQ and sleeps in epoll_wait on the
+// completion channel fd and a wake eventfd (both made at the channel's
+// first sleep); other waiters sleep on a condition variable and are woken
+// whenever completions were processed. Close(), Abort() and fatal errors
+// write the eventfd, so nothing stays blocked. An idle channel uses no
+// CPU. CompletionFd is an epoll fd over the completion channel and an
+// eventfd the channel writes when news arrives while armed; Arm() takes
+// the completion channel's events, drains the CQ and re-arms it (waking a
+// sleeping poller whose event it took).
 //
 // Thread safety: as rdmad::Channel - one sending thread (Send, Write,
 // Read) and one receiving thread (Recv) at once; Close, status and info
@@ -31,7 +31,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <map>
@@ -47,6 +46,7 @@
 #include "client/src/rdma/resources.h"
 #include "client/src/rdma/send_chunks.h"
 #include "client/src/rdma/wire.h"
+#include "client/src/ring_queue.h"
 #include "common/endpoint.h"
 #include "rdmad/channel.h"
 
@@ -200,6 +200,7 @@ class RdmaChannel final : public AbortableChannel {
     return WaitFor(lock, done, read, side);
   }
   void Sleep(Lock& lock, Deadline deadline);
+  bool MakeWakeFd();
   int SleepSet();
   int Drain();
   void OnCompletion(const ibv_wc& wc);
@@ -502,7 +503,7 @@ class RdmaChannel final : public AbortableChannel {
   RdmaEndpoint local_, remote_;
   ChannelInfo info_;
   uint32_t fragment_size_;
-  int wake_fd_ = -1;
+  int wake_fd_ = -1;   // MakeWakeFd's eventfd; -1: not yet, -2: it could not be made
   int sleep_fd_ = -1;  // SleepSet's epoll fd; -2: it could not be made
 
   mutable std::mutex mu_;
@@ -522,7 +523,7 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t uncovered_ = 0;
   uint32_t silent_ = 0;
   BatchTable<std::shared_ptr<Batch>> batches_;  // in flight, by id
-  std::deque<Segment> segments_;                // posted, not completed
+  RingQueue<Segment> segments_;                 // posted, not completed
   // Batch segments posted, the number of the last signaled one, the work
   // requests posted unsignaled since it, and those of segments_'s
   // unsignaled segments (done once a later one completes; teardown does
@@ -536,8 +537,8 @@ class RdmaChannel final : public AbortableChannel {
   std::vector<uint32_t> free_chunks_;   // staging chunks not in flight
   // The ring and the staging area start small and grow once (resources.h).
   bool ring_can_grow_ = true, staging_can_grow_ = true;
-  std::deque<Fragment> ready_;
-  std::deque<Fragment> notes_;    // received notifications, not yet taken
+  RingQueue<Fragment> ready_;
+  RingQueue<Fragment> notes_;     // received notifications, not yet taken
   std::vector<uint8_t> partial_;  // the message being reassembled
   size_t last_message_size_ = 0;  // Recv reserves this much for the next one
   bool in_message_ = false;
@@ -555,7 +556,7 @@ class RdmaChannel final : public AbortableChannel {
   RndvPool* pool_;
   SendChunks own_chunks_;
   uint32_t rndv_threshold_;  // messages above this many bytes go by rendezvous
-  std::deque<int32_t> rndv_sent_;
+  RingQueue<int32_t> rndv_sent_;
   uint64_t rndv_done_ = 0;  // descriptors the peer has read, in all
   // Receiving: chunks READ into or being read, READs posted and completed,
   // descriptors read and not yet reported done, descriptors not yet read.
@@ -579,11 +580,11 @@ class RdmaChannel final : public AbortableChannel {
   // The further rails (set once, before use; their state under mu_), and
   // the one-sided bytes of the first QP.
   std::vector<std::unique_ptr<RailQp>> rails_;
-  std::deque<RailMessage> rail_outbox_;  // RAIL messages waiting for a credit
+  RingQueue<RailMessage> rail_outbox_;  // RAIL messages waiting for a credit
   // Batches' pieces to do again on the first QP, and notifications waiting
   // for their batches' rails (FlushBatchWork).
-  std::deque<std::pair<std::shared_ptr<Batch>, uint32_t>> redo_;
-  std::deque<std::shared_ptr<Batch>> notes_out_;
+  RingQueue<std::pair<std::shared_ptr<Batch>, uint32_t>> redo_;
+  RingQueue<std::shared_ptr<Batch>> notes_out_;
   uint64_t first_written_ = 0, first_read_ = 0;
 };
 

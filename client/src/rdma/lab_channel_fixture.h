@@ -60,7 +60,7 @@ inline RdmaPlan LabPlan() {
   qp.rnr_retry = 7;
   qp.min_rnr_timer = 12;
   qp.hop_limit = 64;
-  qp.max_inline = 64;
+  qp.max_inline = 48;
   qp.send_depth = 64;
   qp.recv_depth = 32;
   qp.qps_per_channel = 1;

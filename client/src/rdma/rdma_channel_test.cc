@@ -18,8 +18,9 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <set>
 #include <iostream>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/lab_channel_fixture.h"
 #include "gtest/gtest.h"
+#include "rdmad/log.h"
 
 namespace rdmad::internal {
 namespace {
@@ -63,8 +65,8 @@ TEST(RdmaChannelTest, ASpinningWaitReadsTheClockOncePerLooksPerClockSteps) {
     if (SpinStep(&steps)) clocks.push_back(steps);
   }
   EXPECT_EQ(steps, 4 * kLooksPerClock);
-  EXPECT_EQ(clocks, (std::vector<uint32_t>{kLooksPerClock, 2 * kLooksPerClock,
-                                           3 * kLooksPerClock, 4 * kLooksPerClock}));
+  EXPECT_EQ(clocks, (std::vector<uint32_t>{kLooksPerClock, 2 * kLooksPerClock, 3 * kLooksPerClock,
+                                           4 * kLooksPerClock}));
 }
 
 TEST(RdmaChannelTest, CreateOnAMissingDeviceFailsCleanly) {
@@ -122,9 +124,9 @@ TEST_F(DeviceLabRdmaChannelTest, AnIdleChannelRegistersAtMost256KiBWithTheDefaul
   ASSERT_TRUE(pending.ok()) << pending.status().ToString();
   std::cout << "[ rdma     ] an idle channel registers " << (*pending)->registered_bytes()
             << " bytes (slot " << plan.slot_size << " B)\n";
-  // Its first 4 ring slots and 2 staging chunks; grown by traffic, the
+  // Its first 3 ring slots and 1 staging chunk; grown by traffic, the
   // ring's 31 slots and 16 chunks are 188 KiB (channel_growth_test.cc).
-  EXPECT_EQ((*pending)->registered_bytes(), size_t(4 + 2) * plan.slot_size);
+  EXPECT_EQ((*pending)->registered_bytes(), size_t(3 + 1) * plan.slot_size);
   EXPECT_LE(size_t(31 + 16) * plan.slot_size, 256u << 10);
 }
 
@@ -441,6 +443,77 @@ TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecv) {
   EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
   EXPECT_LT(Clock::now() - t0, 2s);
   EXPECT_EQ(b_->Send("x", 1).code(), StatusCode::kCancelled);
+}
+
+// The eventfds this process holds (/proc/self/fd).
+int OpenEventFds() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_ec;
+    auto target = std::filesystem::read_symlink(e.path(), link_ec);
+    if (!link_ec && target.string() == "anon_inode:[eventfd]") ++n;
+  }
+  return n;
+}
+
+// A channel makes the eventfd that wakes its sleeping waiter when it first
+// sleeps, not when it connects: a thousand channels that never wait hold
+// a thousand descriptors fewer. Made, it wakes the sleeper on Close.
+TEST_F(DeviceLabRdmaChannelTest, AChannelMakesItsWakeEventFdWhenItFirstSleeps) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  const int connected = OpenEventFds();  // the device's own among them
+  EXPECT_EQ(b_->Recv(50ms).status().code(), StatusCode::kDeadlineExceeded);  // sleeps
+  EXPECT_EQ(OpenEventFds(), connected + 1) << "b's first sleep";
+  EXPECT_EQ(b_->Recv(50ms).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(OpenEventFds(), connected + 1) << "b's second sleep made another";
+  EXPECT_EQ(a_->Recv(50ms).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(OpenEventFds(), connected + 2) << "a's first sleep";
+  ASSERT_TRUE(a_->Send("x", 1).ok());
+  ASSERT_TRUE(b_->Recv(5s).ok());
+  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
+  std::this_thread::sleep_for(200ms);
+  b_->Close();
+  ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
+  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
+}
+
+// A process out of descriptors when a channel first sleeps: it sleeps in
+// short naps on the completion channel alone, and still sees Close.
+TEST_F(DeviceLabRdmaChannelTest, WithNoDescriptorLeftASleepingRecvStillSeesClose) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  int open_now = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)e;
+    ++open_now;
+  }
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = std::min<rlim_t>(old.rlim_cur, rlim_t(open_now) + 8);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::mutex mu;
+  std::string warnings;
+  SetClientLogSink([&](LogLevel level, std::string_view message) {
+    std::lock_guard lock(mu);
+    if (level == LogLevel::kWarn) warnings.append(message).append("\n");
+  });
+  std::vector<int> filler;
+  for (int fd; (fd = dup(STDERR_FILENO)) >= 0;) filler.push_back(fd);
+  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
+  std::this_thread::sleep_for(300ms);
+  auto t0 = Clock::now();
+  b_->Close();
+  bool ready = blocked.wait_for(5s) == std::future_status::ready;
+  for (int fd : filler) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_TRUE(ready) << "Recv still blocked";
+  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
+  EXPECT_LT(Clock::now() - t0, 2s);
+  SetClientLogSink(nullptr);
+  EXPECT_NE(warnings.find("eventfd: Too many open files; sleeping at most 50 ms"),
+            std::string::npos)
+      << warnings;
 }
 
 TEST_F(DeviceLabRdmaChannelTest, PeerCloseEndsTheOtherSide) {

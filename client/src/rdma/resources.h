@@ -108,8 +108,10 @@ class SlotTable {
 };
 
 struct ChannelResources {
-  static constexpr uint32_t kInitialRingSlots = 4;
-  static constexpr uint32_t kInitialStagingChunks = 2;
+  // The fewest the credit protocol allows (wire.h: rings of at least 3
+  // slots), and one chunk: 16 KiB with 4 KiB slots.
+  static constexpr uint32_t kInitialRingSlots = 3;
+  static constexpr uint32_t kInitialStagingChunks = 1;
 
   // Opens plan.device (through the cache), creates everything, moves the QP
   // to INIT and posts every receive slot.
