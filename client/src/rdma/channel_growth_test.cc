@@ -130,7 +130,7 @@ TEST_F(DeviceLabRdmaChannelTest, GrownStagingChunksCarryStagedMessagesIntact) {
 
 // What the memlock test's child runs, in a process of its own: without
 // CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 64 KiB, two channel ends fit
-// their first slots (16 KiB each) but neither can grow; streams in both
+// their first slots (20 KiB each) but neither can grow; streams in both
 // directions still arrive whole.
 TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   if (Env(kMemlockChild).empty()) GTEST_SKIP() << "AChannelThatCannotGrowKeepsWorkingSmall runs it";

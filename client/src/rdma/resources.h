@@ -108,9 +108,12 @@ class SlotTable {
 };
 
 struct ChannelResources {
-  // The fewest the credit protocol allows (wire.h: rings of at least 3
-  // slots), and one chunk: 16 KiB with 4 KiB slots.
-  static constexpr uint32_t kInitialRingSlots = 3;
+  // Four slots: a sender may then post a notification and a message or
+  // three messages before the receiving application takes any (with three,
+  // one thread that sends and receives on two channels can wait on itself);
+  // and one staging chunk, which grows at the second staged send: 20 KiB
+  // with 4 KiB slots.
+  static constexpr uint32_t kInitialRingSlots = 4;
   static constexpr uint32_t kInitialStagingChunks = 1;
 
   // Opens plan.device (through the cache), creates everything, moves the QP
