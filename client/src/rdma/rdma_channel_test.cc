@@ -445,17 +445,19 @@ TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecv) {
   EXPECT_EQ(b_->Send("x", 1).code(), StatusCode::kCancelled);
 }
 
-// The eventfds this process holds (/proc/self/fd).
-int OpenEventFds() {
+// The descriptors this process holds (/proc/self/fd), or those of one
+// kind (their link's target, as "anon_inode:[eventfd]").
+int OpenFds(std::string_view kind = "") {
   int n = 0;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
     std::error_code link_ec;
     auto target = std::filesystem::read_symlink(e.path(), link_ec);
-    if (!link_ec && target.string() == "anon_inode:[eventfd]") ++n;
+    if (kind.empty() || (!link_ec && target.string() == kind)) ++n;
   }
   return n;
 }
+int OpenEventFds() { return OpenFds("anon_inode:[eventfd]"); }
 
 // A channel makes the eventfd that wakes its sleeping waiter when it first
 // sleeps, not when it connects: a thousand channels that never wait hold
@@ -482,11 +484,7 @@ TEST_F(DeviceLabRdmaChannelTest, AChannelMakesItsWakeEventFdWhenItFirstSleeps) {
 // short naps on the completion channel alone, and still sees Close.
 TEST_F(DeviceLabRdmaChannelTest, WithNoDescriptorLeftASleepingRecvStillSeesClose) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
-  int open_now = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
-    (void)e;
-    ++open_now;
-  }
+  const int open_now = OpenFds();
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
   rlimit low = old;
