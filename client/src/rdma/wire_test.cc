@@ -134,31 +134,50 @@ TEST(CreditStateTest, KeepsAReserveForControlMessages) {
   EXPECT_EQ(c.credits(), 3u);
 }
 
-TEST(CreditStateTest, PiggybacksWhatItOwesAndAsksForACreditMessageAtHalfTheRing) {
+TEST(CreditStateTest, PiggybacksWhatItOwesAndAsksForACreditMessageAtThreeQuartersOfTheRing) {
   CreditState c(8, 8);
-  for (int i = 0; i < 3; ++i) c.OnReposted();
+  for (int i = 0; i < 5; ++i) c.OnReposted();
   EXPECT_FALSE(c.CreditMessageDue());
   c.OnReposted();
-  EXPECT_TRUE(c.CreditMessageDue());
-  EXPECT_EQ(c.OnSend(), 4);
+  EXPECT_TRUE(c.CreditMessageDue());  // 6 of 8
+  EXPECT_EQ(c.OnSend(), 6);
   EXPECT_EQ(c.owed(), 0u);
   EXPECT_FALSE(c.CreditMessageDue());
 }
 
-TEST(CreditStateTest, AGrownRingIsOwedToThePeerAndMovesTheHalfRingMark) {
+TEST(CreditStateTest, TheCreditMarkLeavesABlockedPeerNoWaitAndNeverFallsToOne) {
+  // A peer with < 2 credits left this side owing ring - 1 once taken: the
+  // mark is never above that, nor below 2.
+  for (uint32_t ring : {3u, 4u, 5u, 8u, 31u, 32u, 63u, 1024u}) {
+    CreditState c(ring, ring);
+    EXPECT_LE(c.CreditMark(), ring - 1) << ring;
+    EXPECT_GE(c.CreditMark(), 2u) << ring;
+    EXPECT_GE(4 * c.CreditMark(), 3 * ring - 4) << ring;  // about three quarters
+  }
+  EXPECT_EQ(CreditState(31, 31).CreditMark(), 24u);
+  EXPECT_EQ(CreditState(4, 4).CreditMark(), 3u);
+  EXPECT_EQ(CreditState(3, 3).CreditMark(), 2u);
+}
+
+TEST(CreditStateTest, AGrownRingIsOwedToThePeerAndMovesTheMarks) {
   CreditState c(4, 4);  // the peer starts with this side's first 4 slots
   c.OnReposted();
-  EXPECT_FALSE(c.HalfRingOwed());
+  EXPECT_FALSE(c.HalfRingUsed(0));
   c.OnReposted();
-  EXPECT_TRUE(c.HalfRingOwed());
+  EXPECT_TRUE(c.HalfRingUsed(0));  // time to grow
+  EXPECT_FALSE(c.CreditMessageDue());
   c.OnRingGrown(28);
   EXPECT_EQ(c.ring_slots(), 32u);
   EXPECT_EQ(c.owed(), 30u);
   EXPECT_EQ(c.OnSend(), 30);
   for (int i = 0; i < 15; ++i) c.OnReposted();
-  EXPECT_FALSE(c.HalfRingOwed());  // half of 32 now
+  EXPECT_FALSE(c.HalfRingUsed(0));  // half of 32 now
   c.OnReposted();
-  EXPECT_TRUE(c.HalfRingOwed());
+  EXPECT_TRUE(c.HalfRingUsed(0));
+  for (int i = 0; i < 7; ++i) c.OnReposted();
+  EXPECT_FALSE(c.CreditMessageDue());  // 23 of 32
+  c.OnReposted();
+  EXPECT_TRUE(c.CreditMessageDue());  // 24
 }
 
 // Simulates two ends exchanging data fragments with the real credit rules,
