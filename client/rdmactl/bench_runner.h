@@ -56,7 +56,7 @@ struct ChannelResult {
   double seconds = 0;       // from start to the last completion
 };
 
-// SINK's param for size-byte messages: a count every ~1 MiB, 1 to 64
+// SINK's param for size-byte messages: a count every ~1 MiB, 1 to 256
 // messages.
 uint64_t SinkAckEvery(size_t size);
 // Unacknowledged messages allowed: 8 counts' worth, so that the counts

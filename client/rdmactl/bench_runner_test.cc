@@ -45,8 +45,10 @@ class BenchRunnerTest : public ::testing::Test {
 };
 
 TEST(BenchRunnerParamsTest, SinkAcksAboutEveryMegabyte) {
-  EXPECT_EQ(SinkAckEvery(0), 64u);
-  EXPECT_EQ(SinkAckEvery(2), 64u);
+  EXPECT_EQ(SinkAckEvery(0), 256u);
+  EXPECT_EQ(SinkAckEvery(2), 256u);
+  EXPECT_EQ(SinkAckEvery(8), 256u);
+  EXPECT_EQ(SinkAckEvery(4096), 256u);
   EXPECT_EQ(SinkAckEvery(65536), 16u);
   EXPECT_EQ(SinkAckEvery(100000), 11u);
   EXPECT_EQ(SinkAckEvery(1 << 20), 1u);
