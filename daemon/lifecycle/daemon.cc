@@ -173,12 +173,16 @@ Status Daemon::StartServing(const DaemonEdge& edge) {
   auto server = edge.local->Make(this);
   if (!server.ok()) return server.status();
   server_ = std::move(server).value();
+  StartBroker();
+  RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, edge.peer));
+  // The local API once the broker and the peer sessions run: a request
+  // that came in between (the socket is bound above) found no [[peers]]
+  // yet and said NOT_FOUND "unknown peer" for a configured one. Clients
+  // that connected meanwhile wait in the socket's backlog.
   listener_->Start(server_.get());
   spdlog::info("serving the local API on {} (mode {:04o}, group {})", socket_path_,
                cfg.daemon.socket_mode,
                cfg.daemon.socket_group.empty() ? "unchanged" : cfg.daemon.socket_group);
-  StartBroker();
-  RDMAD_RETURN_IF_ERROR(peers_.Start(cfg, edge.peer));
   RDMAD_RETURN_IF_ERROR(StartCluster(edge));
   return StartMetrics(edge);
 }
