@@ -120,16 +120,11 @@ StatusOr<ChannelResult> RunSink(rdmad::Channel& channel, const rdmad::MemoryRegi
   SinkAcks acks(channel);
   TimelineRecorder timeline;
   uint64_t sent = 0;
-  auto record = [&] {
-    double t = Seconds(BenchClock::now() - start);
-    timeline.Add(t, acks.acked() * size, acks.acked());
-  };
-  // The clock only for a run of a duration; one of N messages reads it
-  // per count (record), not per message.
-  auto elapsed = [&] { return rounded.iters > 0 ? 0.0 : Seconds(BenchClock::now() - start); };
+  auto since_start = [&] { return Seconds(BenchClock::now() - start); };
+  auto record = [&] { timeline.Add(since_start(), acks.acked() * size, acks.acked()); };
   if (rounded.iters > 0) timeline.Reserve(rounded.iters / ack_every + 1);
   // Sends until the limit, then on to a whole number of counts.
-  while (!rounded.Done(sent, elapsed()) || sent % ack_every != 0) {
+  while (!rounded.DoneBy(sent, since_start) || sent % ack_every != 0) {
     while (sent - acks.acked() >= window) {
       RDMAD_RETURN_IF_ERROR(acks.Poll(/*block=*/true).status());
       record();
@@ -176,6 +171,7 @@ StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
   TimelineRecorder timeline;
   ChannelResult r;
   double elapsed = 0;
+  auto since_start = [&] { return Seconds(BenchClock::now() - start); };
   if (depth > 1) {
     // As perftest: depth work requests built once, each posted again as it
     // completes (a prepared single-op batch per slot of the ring).
@@ -193,18 +189,15 @@ StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
     auto complete = [&](rdmad::PreparedTransfer& t) -> rdmad::Status {
       RDMAD_RETURN_IF_ERROR(t.Wait());
       ++r.iters;
-      elapsed = Seconds(BenchClock::now() - start);
+      elapsed = since_start();
       timeline.Add(elapsed, r.iters * size, r.iters);
       return rdmad::Status::Ok();
     };
-    while (!limit.Done(submitted, elapsed)) {
+    while (!limit.DoneBy(submitted, since_start)) {
       rdmad::PreparedTransfer& next = *ring[submitted % depth];
       if (submitted >= depth) RDMAD_RETURN_IF_ERROR(complete(next));
       RDMAD_RETURN_IF_ERROR(next.Post());
       ++submitted;
-      // A run of N posts needs no clock here (complete() reads it); one
-      // of a duration does.
-      if (limit.iters == 0) elapsed = Seconds(BenchClock::now() - start);
     }
     for (uint64_t i = submitted > depth ? submitted - depth : 0; i < submitted; ++i) {
       RDMAD_RETURN_IF_ERROR(complete(*ring[i % depth]));
@@ -218,7 +211,7 @@ StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
     RDMAD_RETURN_IF_ERROR(write ? channel.Write(local, 0, remote, 0, size)
                                 : channel.Read(local, 0, remote, 0, size));
     ++r.iters;
-    elapsed = Seconds(BenchClock::now() - start);
+    elapsed = since_start();
     timeline.Add(elapsed, r.iters * size, r.iters);
   }
   r.timeline = timeline.Finish();

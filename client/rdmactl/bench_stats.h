@@ -71,6 +71,12 @@ struct BenchLimit {
   bool Done(uint64_t done, double elapsed) const {
     return iters > 0 ? done >= iters : elapsed >= seconds;
   }
+  // As Done, reading the clock (elapsed(): seconds so far) only for a run
+  // of a duration: a run of N iterations then reads none per iteration.
+  template <typename Elapsed>
+  bool DoneBy(uint64_t done, Elapsed elapsed) const {
+    return iters > 0 ? done >= iters : elapsed() >= seconds;
+  }
 };
 
 // The timelines of channels that ran at once, as one: at each event of any

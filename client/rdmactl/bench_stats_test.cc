@@ -85,5 +85,21 @@ TEST(BenchStatsTest, LimitAndCpu) {
   EXPECT_EQ(CpuPercent(1, 0), 0);
 }
 
+TEST(BenchStatsTest, ARunOfIterationsReadsNoClock) {
+  int reads = 0;
+  auto clock = [&](double t) {
+    return [&reads, t] {
+      ++reads;
+      return t;
+    };
+  };
+  EXPECT_FALSE((BenchLimit{3, 0}).DoneBy(2, clock(100)));
+  EXPECT_TRUE((BenchLimit{3, 0}).DoneBy(3, clock(0)));
+  EXPECT_EQ(reads, 0);
+  EXPECT_FALSE((BenchLimit{0, 1.5}).DoneBy(1000, clock(1.0)));
+  EXPECT_TRUE((BenchLimit{0, 1.5}).DoneBy(0, clock(1.5)));
+  EXPECT_EQ(reads, 2);
+}
+
 }  // namespace
 }  // namespace rdmactl
