@@ -17,6 +17,7 @@
 #include "client/src/pool_follower.h"
 #include "client/src/record_reader.h"
 #include "common/endpoint.h"
+#include "common/grpc_runtime.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
 namespace rdmad {
@@ -343,6 +344,7 @@ std::string Client::DefaultSocketPath() {
 StatusOr<std::unique_ptr<Client>> Client::Open(const ClientOptions& options) {
   if (options.log_level) SetClientLogLevel(*options.log_level);
   if (options.log_sink) SetClientLogSink(options.log_sink);
+  UseReleaseMutexChecks();  // gRPC's locks, without debug-build lock-order checks
   std::string path = options.socket_path.empty() ? DefaultSocketPath() : options.socket_path;
   RDMAD_RETURN_IF_ERROR(CheckSocket(path));
   // Reconnects fast: after a restart of rdmad, channels re-attach within

@@ -180,6 +180,9 @@ class RDMAD_EXPORT Client {
   // A client of the local rdmad, through its socket (options.socket_path,
   // else DefaultSocketPath()). UNAVAILABLE (naming the socket and why) when
   // no daemon answers. Channels are then made with Connect and Listen.
+  // Turns off abseil's lock-order checks in the process, as a release build
+  // of abseil has them (Debian's abseil, built without NDEBUG, checks every
+  // gRPC lock): absl::SetMutexDeadlockDetectionMode turns them back on.
   static StatusOr<std::unique_ptr<Client>> Open(const ClientOptions& options = {});
 
   virtual ~Client() = default;
