@@ -13,9 +13,9 @@ namespace rdmad {
 // locks the thread already holds in one global graph, and aborts the
 // process on a cycle: a debugging aid that gRPC's locks pay for on every
 // call. A release build of abseil does not check; this makes Debian's
-// behave as one. Idempotent and thread-safe; an application that wants the
-// checks may turn them back on with absl::SetMutexDeadlockDetectionMode
-// afterwards.
+// behave as one. Thread-safe; only the first call in a process sets the
+// mode, so an application that turns the checks back on afterwards (with
+// absl::SetMutexDeadlockDetectionMode) keeps them through later calls.
 void UseReleaseMutexChecks();
 
 }  // namespace rdmad
