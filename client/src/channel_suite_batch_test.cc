@@ -4,7 +4,9 @@
 // (see channel_suite.h), on every transport.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "client/src/channel_suite.h"
@@ -49,6 +51,52 @@ TEST_P(ChannelConformanceTest, ABatchOfScatteredWritesAndReadsLandsInPlace) {
   ASSERT_TRUE((*transfer)->Wait(kPatience).ok());
   EXPECT_TRUE(std::equal(r.local_bytes.begin(), r.local_bytes.begin() + long(back),
                          r.local_bytes.begin() + long(back)));
+}
+
+// Threads waiting at once on one batch all wake when it is done (one of
+// them sleeps on the completions, the others on the channel's condition),
+// and a thread polling it sees it done too; afterwards Wait and Poll
+// answer at once.
+TEST_P(ChannelConformanceTest, ThreadsWaitingOnOneBatchAllWake) {
+  constexpr size_t kBlock = 4096, kBlocks = 512;  // several send queues' worth
+  SharedRegions r;
+  ASSERT_TRUE(ShareRegions(*a_, *b_, kBlock * kBlocks, kBlock * kBlocks, &r));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<TransferOp> writes;
+    for (size_t i = 0; i < kBlocks; ++i) {
+      writes.push_back(Op(TransferOp::Kind::kWrite, r, i * kBlock, i * kBlock, kBlock));
+    }
+    auto transfer = a_->Submit(writes);
+    ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+    constexpr int kWaiters = 4;
+    std::atomic<int> woke_ok{0};
+    std::atomic<bool> polled_done{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kWaiters; ++t) {
+      threads.emplace_back([&] {
+        if ((*transfer)->Wait(kPatience).ok()) ++woke_ok;
+      });
+    }
+    threads.emplace_back([&] {
+      auto until = std::chrono::steady_clock::now() + kPatience;
+      Status polled = Status::Unavailable("not set");
+      while (std::chrono::steady_clock::now() < until) {
+        if ((*transfer)->Poll(&polled)) {
+          polled_done = polled.ok();
+          return;
+        }
+        std::this_thread::yield();
+      }
+    });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(woke_ok.load(), kWaiters) << "round " << round;
+    EXPECT_TRUE(polled_done.load()) << "round " << round;
+    EXPECT_TRUE((*transfer)->Wait(milliseconds(0)).ok());
+    Status polled = Status::Unavailable("not set");
+    EXPECT_TRUE((*transfer)->Poll(&polled));
+    EXPECT_TRUE(polled.ok()) << polled.ToString();
+    EXPECT_TRUE(std::equal(r.remote_bytes.begin(), r.remote_bytes.end(), r.local_bytes.begin()));
+  }
 }
 
 // Many batches in flight at once, then waited for in any order; messages

@@ -22,19 +22,18 @@ TrafficTotals TrafficMeter::Snapshot() const {
   return t;
 }
 
-void TrafficMeter::Batch(const std::vector<TransferOp>& ops) {
-  uint64_t writes = 0, written = 0, reads = 0, read = 0;
+BatchTotals BatchTotals::Of(const std::vector<TransferOp>& ops) {
+  BatchTotals t;
   for (const TransferOp& op : ops) {
     if (op.kind == TransferOp::Kind::kWrite) {
-      ++writes;
-      written += op.len;
+      ++t.writes;
+      t.written += op.len;
     } else {
-      ++reads;
-      read += op.len;
+      ++t.reads;
+      t.read += op.len;
     }
   }
-  if (writes != 0) OneSided(true, writes, written);
-  if (reads != 0) OneSided(false, reads, read);
+  return t;
 }
 
 uint64_t MeterNowNs() {

@@ -28,6 +28,12 @@
 
 namespace rdmad::internal {
 
+// A batch's one-sided ops summed: their Write and Read counts and bytes.
+struct BatchTotals {
+  uint64_t writes = 0, written = 0, reads = 0, read = 0;
+  static BatchTotals Of(const std::vector<TransferOp>& ops);
+};
+
 class TrafficMeter {
  public:
   void Sent(uint64_t bytes) {
@@ -44,7 +50,11 @@ class TrafficMeter {
     Bump(write ? one_sided_.bytes_written : one_sided_.bytes_read, bytes);
   }
   // A batch's ops (their Write and Read counts and bytes).
-  void Batch(const std::vector<TransferOp>& ops);
+  void Batch(const std::vector<TransferOp>& ops) { Batch(BatchTotals::Of(ops)); }
+  void Batch(const BatchTotals& totals) {
+    if (totals.writes != 0) OneSided(true, totals.writes, totals.written);
+    if (totals.reads != 0) OneSided(false, totals.reads, totals.read);
+  }
   // One one-sided completion, ns after it was started.
   void Completed(uint64_t ns) {
     Bump(one_sided_.latency[LatencyBucket(ns)], 1);

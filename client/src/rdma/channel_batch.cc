@@ -75,8 +75,8 @@ StatusOr<std::unique_ptr<Transfer>> RdmaChannel::Submit(const std::vector<Transf
     AppendBatchWrs(*batch, uint32_t(i), ops[i], *regions[i], 0, len, sges, wrs);
     (ops[i].kind == TransferOp::Kind::kWrite ? first_written_ : first_read_) += len;
   }
-  RDMAD_RETURN_IF_ERROR(
-      PostBatch(lock, batch, wrs.data(), sges.data(), wrs.size(), ops, notification));
+  RDMAD_RETURN_IF_ERROR(PostBatch(lock, batch, wrs.data(), sges.data(), wrs.size(),
+                                  BatchTotals::Of(ops), notification));
   return std::unique_ptr<Transfer>(new RdmaTransfer(this, batch));
 }
 
@@ -98,7 +98,7 @@ Status RdmaChannel::OwnOpRegions(const std::vector<TransferOp>& ops, const char*
 void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) { batch->id = batches_.Add(batch); }
 
 Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs,
-                              ibv_sge* sges, size_t count, const std::vector<TransferOp>& ops,
+                              ibv_sge* sges, size_t count, const BatchTotals& totals,
                               std::string_view notification) {
   for (size_t posted = 0; posted < count && !batch->done;) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
@@ -111,8 +111,8 @@ Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, i
           return waited;
         }
         if (!batch->done) {
-          batch->done = true;
           batch->status = waited;
+          batch->done = true;
           batches_.Erase(batch->id);
         }
         return Status::Ok();
@@ -125,9 +125,7 @@ Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, i
     posted += n;
   }
   if (!notification.empty() && !batch->done) {
-    bool reads = std::any_of(ops.begin(), ops.end(), [](const TransferOp& op) {
-      return op.kind == TransferOp::Kind::kRead;
-    });
+    const bool reads = totals.reads > 0;
     if (batch->open_pieces > 0 || batch->redo > 0 || !notes_out_.empty()) {
       // After its rails' pieces (and the notifications before it).
       batch->note = std::string(notification);
@@ -136,13 +134,13 @@ Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, i
       notes_out_.push_back(batch);
     } else if (Status notified = PostNotification(lock, notification, reads);
                !notified.ok() && !batch->done) {
-      batch->done = true;
       batch->status = notified;
+      batch->done = true;
       batches_.Erase(batch->id);
     }
   }
   batch->posting = false;
-  if (meter_ != nullptr) meter_->Batch(ops);
+  if (meter_ != nullptr) meter_->Batch(totals);
   if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
   MaybeFinishBatch(batch);
   return Status::Ok();
@@ -293,7 +291,7 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
     meter_->Completed(MeterNowNs() - batch->started_ns);
   ++batches_done_;
   signal_.Notify();
-  cv_.notify_all();
+  NotifyWaiters();
 }
 
 // After the batch's work requests: one NOTIFY fragment (wire.h), fenced
@@ -333,7 +331,7 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
     ++batch_completions_;
     while (!segments_.empty() && !FinishFrontSegment()) {
     }
-    cv_.notify_all();
+    NotifyWaiters();
     return;
   }
   if (wc.status == IBV_WC_SUCCESS) return;  // cannot happen once flushing
@@ -369,8 +367,8 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
 void RdmaChannel::FailBatches() {
   batches_.ForEach([&](uint32_t, const std::shared_ptr<Batch>& batch) {
     if (batch->done) return;
-    batch->done = true;
     batch->status = error_;
+    batch->done = true;
   });
   batches_.Clear();
   redo_.clear();
@@ -379,6 +377,7 @@ void RdmaChannel::FailBatches() {
 
 Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,
                               std::chrono::milliseconds timeout) {
+  if (batch->done) return batch->status;  // final once done: no lock to read it
   Lock lock(mu_);
   if (!batch->done) {
     Deadline deadline;
@@ -390,8 +389,8 @@ Status RdmaChannel::WaitBatch(const std::shared_ptr<Batch>& batch,
       return Status::DeadlineExceeded("Submit: the transfer is still in flight");
     }
     if (!waited.ok() && !batch->done) {  // closed here, or the channel failed
-      batch->done = true;
       batch->status = waited;
+      batch->done = true;
     }
   }
   return batch->status;
@@ -403,6 +402,10 @@ uint64_t RdmaChannel::BatchCompletionsForTesting() const {
 }
 
 bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status) {
+  if (batch->done) {  // final once done: no lock to read it
+    if (status != nullptr) *status = batch->status;
+    return true;
+  }
   Lock lock(mu_);
   if (!batch->done) {
     if (batch->last_segment > signaled_through_)
@@ -410,8 +413,8 @@ bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status)
     Drain();
     Status usable = Usable(Side::kSend);
     if (!usable.ok() && !batch->done) {
-      batch->done = true;
       batch->status = usable;
+      batch->done = true;
     }
   }
   if (batch->done && status != nullptr) *status = batch->status;

@@ -194,10 +194,8 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
     if (report) until = deadline ? std::min(*deadline, report_at) : report_at;
     if (!poller_) {
       Sleep(lock, until);
-    } else if (until) {
-      cv_.wait_until(lock, *until);
     } else {
-      cv_.wait(lock);
+      WaitOnCv(lock, until);
     }
     if (auto over = settled()) return *over;
   }
@@ -268,7 +266,17 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   }
   if (cq_event) TakeCqEvents(/*one=*/true);
   if (nfds > 2) TakeRailCqEvents();
-  cv_.notify_all();
+  NotifyWaiters();
+}
+
+void RdmaChannel::WaitOnCv(Lock& lock, Deadline until) {
+  ++cv_waiters_;
+  if (until) {
+    cv_.wait_until(lock, *until);
+  } else {
+    cv_.wait(lock);
+  }
+  --cv_waiters_;
 }
 
 // The eventfd Close, failures and Arm write to wake a sleeping poller,
@@ -318,7 +326,7 @@ int RdmaChannel::Drain() {
   if (total > 0) {
     MaybeSendCredits();
     if (!rail_outbox_.empty()) FlushRails();
-    cv_.notify_all();
+    NotifyWaiters();
   }
   if (!redo_.empty() || !notes_out_.empty()) FlushBatchWork();
   return total;
@@ -554,7 +562,7 @@ void RdmaChannel::Fail(Status status) {
   }
   Wake();
   signal_.Notify();
-  cv_.notify_all();
+  NotifyWaiters();
 }
 
 void RdmaChannel::Wake() {
@@ -581,7 +589,7 @@ void RdmaChannel::Close() {
   closed_ = true;
   Wake();
   signal_.Notify();
-  cv_.notify_all();
+  NotifyWaiters();
   Drain();  // the peer's CLOSE may be waiting in the CQ
   if (!error_.ok() || peer_closed_) return;
   // What the peer sent us by rendezvous will not be read now: report it

@@ -29,6 +29,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -200,6 +201,13 @@ class RdmaChannel final : public AbortableChannel {
     return WaitFor(lock, done, read, side);
   }
   void Sleep(Lock& lock, Deadline deadline);
+  // Waits on cv_ until notified or `until` (none: no limit), counted in
+  // cv_waiters_ so that NotifyWaiters wakes only when someone waits (mu_
+  // held through lock).
+  void WaitOnCv(Lock& lock, Deadline until);
+  void NotifyWaiters() {
+    if (cv_waiters_ > 0) cv_.notify_all();
+  }
   bool MakeWakeFd();
   int SleepSet();
   int Drain();
@@ -392,9 +400,28 @@ class RdmaChannel final : public AbortableChannel {
   // A batch is done once Submit has posted it, its first-QP segments and
   // its rail pieces have completed, the pieces of failed rails have been
   // done again, and its notification is posted.
+  // Whether a batch is done: written under mu_, after its status (which
+  // is final then), and read without it by Wait and Poll of a done batch.
+  class DoneFlag {
+   public:
+    DoneFlag() = default;
+    DoneFlag(const DoneFlag& other) : done_(bool(other)) {}
+    DoneFlag& operator=(const DoneFlag& other) { return *this = bool(other); }
+    DoneFlag& operator=(bool done) {
+      done_.store(done, std::memory_order_release);
+      return *this;
+    }
+    operator bool() const { return done_.load(std::memory_order_acquire); }
+
+   private:
+    std::atomic<bool> done_{false};
+  };
   struct Batch {
+    // This batch once more as a fresh one of `shape` (a prepared
+    // transfer's: op_count, wrs, op_of_wr), its memory kept (mu_ held).
+    void Reuse(const Batch& shape);
     uint32_t id = 0;
-    bool done = false;
+    DoneFlag done;
     Status status;
     int failed_op = -1;
     uint32_t op_count = 0;
@@ -436,7 +463,7 @@ class RdmaChannel final : public AbortableChannel {
   // An error only when nothing of it started (it is then forgotten);
   // else the batch goes on, or failed with the channel.
   Status PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs, ibv_sge* sges,
-                   size_t count, const std::vector<TransferOp>& ops, std::string_view notification);
+                   size_t count, const BatchTotals& totals, std::string_view notification);
   // PreparedTransfer::Post (channel_prepared.cc).
   Status PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification);
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
@@ -508,7 +535,8 @@ class RdmaChannel final : public AbortableChannel {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool poller_ = false;  // a thread sleeps on the completion channel
+  uint32_t cv_waiters_ = 0;  // threads in cv_'s waits (WaitOnCv)
+  bool poller_ = false;      // a thread sleeps on the completion channel
   CreditState credits_;
   uint32_t sq_outstanding_ = 0;  // send WRs posted, not completed
   uint32_t recv_posted_ = 0;     // receive WRs posted, not completed

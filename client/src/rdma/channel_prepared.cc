@@ -16,13 +16,12 @@
 
 namespace rdmad::internal {
 
-// The prepared batch: its ops (for the meter), its work requests with their
-// scatter entries (wr_id, sg_list, flags and chain are set at each post),
-// and the batch of its last Post.
+// The prepared batch: its ops' totals (for the meter), its work requests
+// with their scatter entries (wr_id, sg_list, flags and chain are set at
+// each post), and the batch of its last Post.
 class RdmaPreparedTransfer final : public PreparedTransfer {
  public:
-  RdmaPreparedTransfer(RdmaChannel* channel, std::vector<TransferOp> ops)
-      : channel_(channel), ops_(std::move(ops)) {}
+  explicit RdmaPreparedTransfer(RdmaChannel* channel) : channel_(channel) {}
   using PreparedTransfer::Post;
   Status Post(std::string_view notification) override {
     return channel_->PostPrepared(*this, notification);
@@ -43,11 +42,10 @@ class RdmaPreparedTransfer final : public PreparedTransfer {
  private:
   friend class RdmaChannel;
   RdmaChannel* const channel_;
-  const std::vector<TransferOp> ops_;
   std::vector<ibv_sge> sges_;
   std::vector<ibv_send_wr> wrs_;
-  RdmaChannel::Batch shape_;         // op_count, wrs and op_of_wr of every Post's batch
-  uint64_t written_ = 0, read_ = 0;  // bytes per Post
+  RdmaChannel::Batch shape_;  // op_count, wrs and op_of_wr of every Post's batch
+  BatchTotals totals_;        // per Post
   std::shared_ptr<RdmaChannel::Batch> batch_;
 };
 
@@ -55,20 +53,42 @@ StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
     const std::vector<TransferOp>& ops) {
   if (!rails_.empty()) return Channel::Prepare(ops);  // rails_ is fixed at the handshake
   RDMAD_RETURN_IF_ERROR(ValidateTransferOps(ops));
-  auto prepared = std::make_unique<RdmaPreparedTransfer>(this, ops);
+  auto prepared = std::make_unique<RdmaPreparedTransfer>(this);
   std::vector<const RdmaMemoryRegion*> regions;
   RDMAD_RETURN_IF_ERROR(OwnOpRegions(ops, "Prepare", &regions));
   prepared->shape_.op_count = uint32_t(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     AppendBatchWrs(prepared->shape_, uint32_t(i), ops[i], *regions[i], 0, ops[i].len,
                    prepared->sges_, prepared->wrs_);
-    (ops[i].kind == TransferOp::Kind::kWrite ? prepared->written_ : prepared->read_) += ops[i].len;
   }
+  prepared->totals_ = BatchTotals::Of(ops);
   return std::unique_ptr<PreparedTransfer>(std::move(prepared));
 }
 
+void RdmaChannel::Batch::Reuse(const Batch& shape) {
+  id = 0;
+  if (!status.ok()) status = Status::Ok();
+  failed_op = -1;
+  op_count = shape.op_count;
+  wrs = shape.wrs;
+  if (op_of_wr.size() != shape.op_of_wr.size()) op_of_wr = shape.op_of_wr;  // else the same
+  posting = true;
+  segments = 0;
+  ops.clear();
+  regions.clear();
+  pieces.clear();
+  open_pieces = 0;
+  redo = 0;
+  note.clear();
+  fence = false;
+  note_waits = false;
+  started_ns = 0;
+  last_segment = 0;
+  done = false;
+}
+
 Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification) {
-  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  if (!notification.empty()) RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   Lock lock(mu_);
   std::shared_ptr<Batch>& batch = prepared.batch_;
   if (batch != nullptr && !batch->done) {
@@ -79,22 +99,22 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
   if (batch == nullptr || batch.use_count() > 1) {
     batch = std::make_shared<Batch>(prepared.shape_);
   } else {
-    *batch = prepared.shape_;
+    batch->Reuse(prepared.shape_);
   }
   if (Status usable = Usable(Side::kSend); !usable.ok()) {  // nothing started: Wait says why
-    batch->done = true;
     batch->status = usable;
+    batch->done = true;
     return usable;
   }
   batch->started_ns = meter_ != nullptr ? MeterNowNs() : 0;
   AddBatch(batch);
-  first_written_ += prepared.written_;
-  first_read_ += prepared.read_;
+  first_written_ += prepared.totals_.written;
+  first_read_ += prepared.totals_.read;
   Status started = PostBatch(lock, batch, prepared.wrs_.data(), prepared.sges_.data(),
-                             prepared.wrs_.size(), prepared.ops_, notification);
+                             prepared.wrs_.size(), prepared.totals_, notification);
   if (!started.ok()) {  // nothing started: Wait says why
-    batch->done = true;
     batch->status = started;
+    batch->done = true;
   }
   return started;
 }

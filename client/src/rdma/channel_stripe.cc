@@ -269,7 +269,7 @@ void RdmaChannel::AwaitRails(Lock& lock, const std::vector<RailQp*>& rails, uint
       if (clock) now = std::chrono::steady_clock::now();
     } else {
       if (poller_) {
-        cv_.wait_until(lock, now + std::chrono::milliseconds(100));
+        WaitOnCv(lock, now + std::chrono::milliseconds(100));
       } else {
         Sleep(lock, now + std::chrono::milliseconds(100));
       }
