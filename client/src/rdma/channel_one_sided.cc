@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <typeinfo>
 
 #include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
@@ -58,12 +59,14 @@ StatusOr<std::unique_ptr<MemoryRegion>> RdmaChannel::RegisterDmabuf(int fd, uint
 
 StatusOr<const RdmaMemoryRegion*> RdmaChannel::OwnRegion(const MemoryRegion& region,
                                                          const char* what) const {
-  const auto* own = dynamic_cast<const RdmaMemoryRegion*>(&region);
-  if (own == nullptr) {
+  // RdmaMemoryRegion is final: the type compared, without dynamic_cast's
+  // walk of the class hierarchy (once per message or op from a region).
+  if (typeid(region) != typeid(RdmaMemoryRegion)) {
     return Status::InvalidArgument(std::string(what) +
                                    ": the region was not registered by an "
                                    "RDMA channel");
   }
+  const auto* own = static_cast<const RdmaMemoryRegion*>(&region);
   if (own->device() != res_->device.get()) {
     return Status::InvalidArgument(std::string(what) + ": the region is registered on " +
                                    own->device()->name() + ", this channel uses " +

@@ -627,6 +627,49 @@ TEST_F(DeviceLabRdmaChannelTest, DmabufIsUnimplementedWhereTheDeviceCannot) {
   EXPECT_TRUE(a_->status().ok());
 }
 
+// A region the channel did not register (here one of the application's
+// own MemoryRegion classes) is refused by every call that takes one, and
+// the channel goes on.
+TEST_F(DeviceLabRdmaChannelTest, RefusesARegionItDidNotRegister) {
+  class ForeignRegion final : public MemoryRegion {
+   public:
+    uint8_t* data() const override { return bytes_; }
+    size_t size() const override { return sizeof(bytes_); }
+    RegionDescriptor descriptor() const override {
+      RegionDescriptor d;
+      d.address = uint64_t(bytes_);
+      d.length = sizeof(bytes_);
+      d.rkey = 1;
+      return d;
+    }
+    MemoryAccess access() const override { return MemoryAccess::kLocal; }
+
+   private:
+    mutable uint8_t bytes_[64] = {};
+  } foreign;
+  Connect(plan_);
+  std::vector<uint8_t> far(64);
+  auto remote = b_->RegisterMemory(far.data(), far.size());
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  const RegionDescriptor there = (*remote)->descriptor();
+  Status wrote = a_->Write(foreign, 0, there, 0, 8);
+  EXPECT_EQ(wrote.code(), StatusCode::kInvalidArgument) << wrote.ToString();
+  EXPECT_NE(wrote.message().find("not registered by an RDMA channel"), std::string::npos)
+      << wrote.ToString();
+  EXPECT_EQ(a_->Read(foreign, 0, there, 0, 8).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a_->Send(foreign, 0, 8).code(), StatusCode::kInvalidArgument);
+  auto submitted = a_->Submit({{TransferOp::Kind::kWrite, &foreign, 0, there, 0, 8}});
+  EXPECT_EQ(submitted.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(a_->Prepare({{TransferOp::Kind::kWrite, &foreign, 0, there, 0, 8}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(a_->status().ok()) << a_->status().ToString();
+  std::vector<uint8_t> near(64, 0x5a);
+  auto own = a_->RegisterMemory(near.data(), near.size());
+  ASSERT_TRUE(own.ok()) << own.status().ToString();
+  ASSERT_TRUE(a_->Write(**own, 0, there, 0, near.size()).ok());
+  EXPECT_EQ(far, near);
+}
+
 TEST_F(DeviceLabRdmaChannelTest, RejectsABadEndpointAndMisuse) {
   auto pending = PendingRdmaChannel::Create(plan_);
   ASSERT_TRUE(pending.ok()) << pending.status().ToString();
