@@ -397,9 +397,6 @@ class RdmaChannel final : public AbortableChannel {
     bool posting = false;          // PostOnRail is still at it
     bool failed = false;
   };
-  // A batch is done once Submit has posted it, its first-QP segments and
-  // its rail pieces have completed, the pieces of failed rails have been
-  // done again, and its notification is posted.
   // Whether a batch is done: written under mu_, after its status (which
   // is final then), and read without it by Wait and Poll of a done batch.
   class DoneFlag {
@@ -416,6 +413,9 @@ class RdmaChannel final : public AbortableChannel {
    private:
     std::atomic<bool> done_{false};
   };
+  // A batch is done once Submit has posted it, its first-QP segments and
+  // its rail pieces have completed, the pieces of failed rails have been
+  // done again, and its notification is posted.
   struct Batch {
     // This batch once more as a fresh one of `shape` (a prepared
     // transfer's: op_count, wrs, op_of_wr), its memory kept (mu_ held).
