@@ -50,7 +50,6 @@ class TrafficMeter {
     Bump(write ? one_sided_.bytes_written : one_sided_.bytes_read, bytes);
   }
   // A batch's ops (their Write and Read counts and bytes).
-  void Batch(const std::vector<TransferOp>& ops) { Batch(BatchTotals::Of(ops)); }
   void Batch(const BatchTotals& totals) {
     if (totals.writes != 0) OneSided(true, totals.writes, totals.written);
     if (totals.reads != 0) OneSided(false, totals.reads, totals.read);

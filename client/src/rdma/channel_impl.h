@@ -417,9 +417,9 @@ class RdmaChannel final : public AbortableChannel {
   // its rail pieces have completed, the pieces of failed rails have been
   // done again, and its notification is posted.
   struct Batch {
-    // This batch once more as a fresh one of `shape` (a prepared
-    // transfer's: op_count, wrs, op_of_wr), its memory kept (mu_ held).
-    void Reuse(const Batch& shape);
+    // This batch once more as a fresh one of the same prepared shape: its
+    // op_count, wrs and op_of_wr kept, the rest as new (mu_ held).
+    void Reuse();
     uint32_t id = 0;
     DoneFlag done;
     Status status;

@@ -65,30 +65,19 @@ StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
   return std::unique_ptr<PreparedTransfer>(std::move(prepared));
 }
 
-void RdmaChannel::Batch::Reuse(const Batch& shape) {
-  id = 0;
-  if (!status.ok()) status = Status::Ok();
-  failed_op = -1;
-  op_count = shape.op_count;
-  wrs = shape.wrs;
-  if (op_of_wr.size() != shape.op_of_wr.size()) op_of_wr = shape.op_of_wr;  // else the same
-  posting = true;
-  segments = 0;
-  ops.clear();
-  regions.clear();
-  pieces.clear();
-  open_pieces = 0;
-  redo = 0;
-  note.clear();
-  fence = false;
-  note_waits = false;
-  started_ns = 0;
-  last_segment = 0;
-  done = false;
+void RdmaChannel::Batch::Reuse() {
+  // A fresh batch, then what Prepare built back: every other field starts
+  // as a new batch's does, with no list copied.
+  std::vector<uint32_t> shape_op_of_wr = std::move(op_of_wr);
+  const uint32_t shape_op_count = op_count, shape_wrs = wrs;
+  *this = Batch();
+  op_of_wr = std::move(shape_op_of_wr);
+  op_count = shape_op_count;
+  wrs = shape_wrs;
 }
 
 Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification) {
-  if (!notification.empty()) RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
+  RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   Lock lock(mu_);
   std::shared_ptr<Batch>& batch = prepared.batch_;
   if (batch != nullptr && !batch->done) {
@@ -99,7 +88,7 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
   if (batch == nullptr || batch.use_count() > 1) {
     batch = std::make_shared<Batch>(prepared.shape_);
   } else {
-    batch->Reuse(prepared.shape_);
+    batch->Reuse();
   }
   if (Status usable = Usable(Side::kSend); !usable.ok()) {  // nothing started: Wait says why
     batch->status = usable;

@@ -146,7 +146,7 @@ StatusOr<std::unique_ptr<Transfer>> TcpChannel::Submit(const std::vector<Transfe
   Status done;
   (*transfer)->Poll(&done);  // finished: the ops ran in Submit
   if (done.ok() && meter_ != nullptr) {
-    meter_->Batch(ops);
+    meter_->Batch(BatchTotals::Of(ops));
     meter_->Completed(MeterNowNs() - started);
   }
   if (done.ok() && !notification.empty()) {
