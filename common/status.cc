@@ -59,10 +59,15 @@ Status Status::FromErrno(int err, std::string_view what) {
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  std::string out(StatusCodeName(code_));
+  std::string out(StatusCodeName(state_->code));
   out += ": ";
-  out += message_;
+  out += state_->message;
   return out;
+}
+
+const std::string& Status::EmptyMessage() {
+  static const std::string* const empty = new std::string();
+  return *empty;
 }
 
 }  // namespace rdmad

@@ -3,6 +3,7 @@
 #include "rdmad/status.h"
 
 #include <cerrno>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -41,6 +42,37 @@ TEST(StatusOrTest, HoldsValueOrError) {
   EXPECT_EQ(e.status().code(), StatusCode::kNotFound);
   StatusOr<int> bogus = Status::Ok();  // a bug, turned into an error
   EXPECT_EQ(bogus.status().code(), StatusCode::kInternal);
+}
+
+TEST(StatusTest, CopiesAreIndependentAndMovesLeaveOk) {
+  Status a = Status::Unavailable("peer gone");
+  Status b = a;  // a copy owns its own code and message
+  a = Status(StatusCode::kDataLoss, "torn");
+  EXPECT_EQ(b.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(b.message(), "peer gone");
+  EXPECT_EQ(a.ToString(), "DATA_LOSS: torn");
+  const Status& same = b;
+  b = same;  // self-assignment keeps it
+  EXPECT_EQ(b.message(), "peer gone");
+  Status c = std::move(b);
+  EXPECT_EQ(c.ToString(), "UNAVAILABLE: peer gone");
+  EXPECT_TRUE(b.ok());  // NOLINT(bugprone-use-after-move): moved-from is OK
+  EXPECT_EQ(b.message(), "");
+  c = Status();
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(c, Status::Ok());
+}
+
+TEST(StatusTest, OkIsOnePointerAndKeepsNoMessage) {
+  // OK is what every call on the data path returns: no string to build or
+  // destroy, the size of a pointer.
+  static_assert(sizeof(Status) == sizeof(void*));
+  Status ok_with_text(StatusCode::kOk, "ignored");
+  EXPECT_TRUE(ok_with_text.ok());
+  EXPECT_EQ(ok_with_text.message(), "");
+  EXPECT_EQ(ok_with_text, Status());
+  EXPECT_NE(Status::Internal("x"), Status::Internal("y"));
+  EXPECT_NE(Status::Internal("x"), Status(StatusCode::kUnknown, "x"));
 }
 
 }  // namespace

@@ -51,8 +51,17 @@ RDMAD_EXPORT StatusCode StatusCodeFromInt(int code);
 // handled or deliberately dropped with IgnoreError(), never lost by accident.
 class [[nodiscard]] RDMAD_EXPORT Status {
  public:
-  Status() = default;  // OK
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status() noexcept = default;  // OK
+  // An error; with code kOk, OK (and the message is not kept).
+  Status(StatusCode code, std::string message)
+      : state_(code == StatusCode::kOk ? nullptr : new State{code, std::move(message)}) {}
+  Status(const Status& other) : state_(other.state_ ? new State(*other.state_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) state_.reset(other.state_ ? new State(*other.state_) : nullptr);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status Ok() { return Status(); }
   static Status Cancelled(std::string msg) { return {StatusCode::kCancelled, std::move(msg)}; }
@@ -88,9 +97,9 @@ class [[nodiscard]] RDMAD_EXPORT Status {
   // An error from a failed system call: message is "what: strerror(err)".
   static Status FromErrno(int err, std::string_view what);
 
-  bool ok() const { return code_ == StatusCode::kOk; }
-  StatusCode code() const { return code_; }
-  const std::string& message() const { return message_; }
+  bool ok() const { return state_ == nullptr; }
+  StatusCode code() const { return state_ ? state_->code : StatusCode::kOk; }
+  const std::string& message() const { return state_ ? state_->message : EmptyMessage(); }
 
   // "OK" or "INVALID_ARGUMENT: message".
   std::string ToString() const;
@@ -100,12 +109,18 @@ class [[nodiscard]] RDMAD_EXPORT Status {
   void IgnoreError() const {}
 
   friend bool operator==(const Status& a, const Status& b) {
-    return a.code_ == b.code_ && a.message_ == b.message_;
+    return a.code() == b.code() && a.message() == b.message();
   }
 
  private:
-  StatusCode code_ = StatusCode::kOk;
-  std::string message_;
+  // OK is no state at all: making, testing, moving and dropping an OK
+  // Status (every call on the data path returns one) is a pointer's work.
+  struct State {
+    StatusCode code;
+    std::string message;
+  };
+  static const std::string& EmptyMessage();
+  std::unique_ptr<State> state_;
 };
 
 // Either a value or a non-OK Status.

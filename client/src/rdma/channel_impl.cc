@@ -131,7 +131,7 @@ Status RdmaChannel::status() const {
   return Status::Ok();
 }
 
-Status RdmaChannel::Usable(Side side) const {
+Status RdmaChannel::Unusable(Side side) const {
   if (closed_) return Status::Cancelled("channel closed");
   if (!error_.ok()) return error_;
   if (side == Side::kSend && peer_closed_) return Status::Unavailable("channel closed by peer");
@@ -158,10 +158,10 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
     }
     return std::nullopt;
   };
-  if (auto at_once = settled()) return *at_once;
+  if (auto at_once = settled()) return std::move(*at_once);
   uint32_t steps = 0;
   if (spin_.count() > 0 && !wait.immediate()) {  // before the first clock read
-    if (auto over = spin(&steps)) return *over;
+    if (auto over = spin(&steps)) return std::move(*over);
   }
   const auto start = Clock::now();
   const Deadline deadline = wait.get(start);
@@ -186,7 +186,7 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
       return Status::DeadlineExceeded("timed out");
     }
     if (now < spin_end) {
-      if (auto over = spin(&steps)) return *over;
+      if (auto over = spin(&steps)) return std::move(*over);
       continue;
     }
     // Sleeps until news, the deadline, or the next report of a long wait.
@@ -197,7 +197,7 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
     } else {
       WaitOnCv(lock, until);
     }
-    if (auto over = settled()) return *over;
+    if (auto over = settled()) return std::move(*over);
   }
 }
 

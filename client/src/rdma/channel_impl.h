@@ -194,7 +194,13 @@ class RdmaChannel final : public AbortableChannel {
   static constexpr int32_t kIntoRegion = -3;  // RecvInto READ it into the caller's region
 
   // channel_impl.cc: progress, waiting, errors, teardown.
-  Status Usable(Side side) const;
+  // OK while the channel may still be used for side (mu_ held): inline,
+  // as every call on the data path asks; Unusable says why not.
+  Status Usable(Side side) const {
+    bool gone = closed_ || !error_.ok() || (side == Side::kSend ? peer_closed_ : recv_saw_close_);
+    return gone ? Unusable(side) : Status();
+  }
+  Status Unusable(Side side) const;
   Status WaitFor(Lock& lock, const std::function<bool()>& done, LazyDeadline& deadline, Side side);
   Status WaitFor(Lock& lock, const std::function<bool()>& done, Deadline deadline, Side side) {
     LazyDeadline read = LazyDeadline::At(deadline);
