@@ -91,6 +91,10 @@ Status ApplyDefaults(bool has_iters, BenchArgs* a) {
   if (a->depth > 1 && a->test != BenchTest::kWrite && a->test != BenchTest::kRead) {
     return Status::InvalidArgument("--depth goes with --test write or read only");
   }
+  if (a->warmup > 0 && a->test != BenchTest::kLat) {
+    return Status::InvalidArgument("--warmup goes with --test lat only");
+  }
+  if (a->test == BenchTest::kLat && a->warmup == 0) a->warmup = kBenchLatWarmup;
   bool kv = a->test == BenchTest::kKv;
   if (a->blocks > 0 && !kv) return Status::InvalidArgument("--blocks goes with --test kv only");
   if (kv && a->blocks == 0) a->blocks = kKvBlocks;
@@ -190,6 +194,8 @@ void DeclareBenchArgs(CLI::App& verb, BenchArgs* a, BenchFlags* f) {
       ->check(CLI::Range(uint32_t(1), kBenchMaxDepth));
   verb.add_option("--blocks", a->blocks, "kv: writes per batch (1024)")
       ->check(CLI::Range(uint32_t(1), kBenchMaxBlocks));
+  verb.add_option("--warmup", a->warmup, "lat: round trips before the timed ones (16)")
+      ->check(CLI::Range(uint64_t(1), kMaxIters));
   verb.add_flag("--tcp", a->force_tcp, "TCP even where RDMA would do");
   verb.add_flag("--pooled", a->pooled, "connect: warm channels from this process's pool");
 }

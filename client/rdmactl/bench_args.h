@@ -6,7 +6,8 @@
 //
 //   rdmactl bench PEER [--test lat|bw|write|read|kv|idle|connect]
 //                      [--size N | --sizes N,N,...] [--iters N | --duration S]
-//                      [--channels N] [--depth N] [--blocks N] [--tcp] [--pooled]
+//                      [--channels N] [--depth N] [--blocks N] [--warmup N]
+//                      [--tcp] [--pooled]
 //
 // --test kv: the KV-cache pattern. Each iteration is one Submit of --blocks
 // one-sided writes of --size bytes, scattered over the server's region,
@@ -45,6 +46,7 @@ inline constexpr uint32_t kBenchMaxChannels = 64;             // the echo servic
 inline constexpr uint32_t kBenchMaxDepth = 4096;              // write/read ops in flight
 inline constexpr uint32_t kBenchMaxBlocks = 65536;            // kv: ops per batch
 inline constexpr double kBenchMaxSeconds = 24 * 3600;
+inline constexpr uint64_t kBenchLatWarmup = 16;  // lat: verified round trips before timing
 
 struct BenchArgs {
   std::string peer;
@@ -55,6 +57,10 @@ struct BenchArgs {
   uint32_t channels = 1;
   uint32_t depth = 1;   // write, read: single-op Submit batches in flight per channel
   uint32_t blocks = 0;  // kv: writes per batch (1024 by default; 0 for other tests)
+  // lat: verified round trips per channel before the timed ones
+  // (kBenchLatWarmup by default; 0 for other tests). An anchor that warms
+  // up longer (ucx_perftest: 10,000) is matched with the same count.
+  uint64_t warmup = 0;
   bool force_tcp = false;
   bool pooled = false;  // connect: warm channels from the pool
 };

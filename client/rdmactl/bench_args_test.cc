@@ -40,6 +40,14 @@ TEST(BenchArgsTest, DepthGoesWithWriteAndReadOnly) {
             "--depth: Value 0 not in range 1 to 4096");
 }
 
+TEST(BenchArgsTest, WarmupGoesWithLatOnly) {
+  EXPECT_EQ(Parse({"B"}).warmup, kBenchLatWarmup);
+  EXPECT_EQ(Parse({"B", "--test", "lat", "--warmup", "10000"}).warmup, 10000u);
+  EXPECT_EQ(Parse({"B", "--test", "bw"}).warmup, 0u);
+  EXPECT_EQ(Error({"B", "--test", "bw", "--warmup", "100"}), "--warmup goes with --test lat only");
+  EXPECT_EQ(Error({"B", "--warmup", "0"}), "--warmup: Value 0 not in range 1 to 1000000000");
+}
+
 TEST(BenchArgsTest, KvBatchesAThousandSixteenKiBBlocksByDefault) {
   BenchArgs kv = Parse({"B", "--test", "kv"});
   EXPECT_EQ(kv.test, BenchTest::kKv);

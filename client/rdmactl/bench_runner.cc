@@ -20,7 +20,6 @@ using rdmad::Status;
 using rdmad::StatusCode;
 using rdmad::StatusOr;
 
-constexpr uint64_t kLatencyWarmup = 16;  // verified round trips
 constexpr uint64_t kOneSidedWarmup = 4;
 constexpr size_t kAckBytes = size_t(1) << 20;
 constexpr uint64_t kMaxAckEvery = 256;
@@ -80,8 +79,8 @@ uint64_t SinkAckEvery(size_t size) {
 
 uint64_t SinkWindow(uint64_t ack_every) { return kWindowAcks * ack_every; }
 
-Status WarmUpLatency(rdmad::Channel& channel, size_t size) {
-  for (uint64_t seq = 1; seq <= kLatencyWarmup; ++seq) {
+Status WarmUpLatency(rdmad::Channel& channel, size_t size, uint64_t round_trips) {
+  for (uint64_t seq = 1; seq <= round_trips; ++seq) {
     auto rtt = EchoRoundTrip(channel, seq, size, kReplyTimeout);
     if (!rtt.ok()) return rtt.status();
   }

@@ -65,9 +65,10 @@ uint64_t SinkWindow(uint64_t ack_every);
 
 rdmad::StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size,
                                           const BenchLimit& limit, BenchClock::time_point start);
-// Verifies a few round trips and ends the run's first-use costs (page
-// faults, caches) before anything is measured.
-rdmad::Status WarmUpLatency(rdmad::Channel& channel, size_t size);
+// Verifies round_trips round trips and ends the run's first-use costs
+// (page faults, caches, the connect's aftermath) before anything is
+// measured.
+rdmad::Status WarmUpLatency(rdmad::Channel& channel, size_t size, uint64_t round_trips);
 
 // channel is in SINK mode with param ack_every; region holds >= size bytes.
 // With a limit in iterations, that count is rounded up to a multiple of

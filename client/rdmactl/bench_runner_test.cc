@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "client/rdmactl/bench_args.h"
 #include "client/src/tcp/tcp_test_util.h"
 #include "common/echo_protocol.h"
 #include "daemon/echo/echo_session.h"
@@ -59,7 +60,7 @@ TEST(BenchRunnerParamsTest, SinkAcksAboutEveryMegabyte) {
 TEST_F(BenchRunnerTest, LatencySamplesHalfRoundTrips) {
   Open(echo::Mode::kEcho, 0);
   if (!near_) GTEST_SKIP() << "no loopback";
-  ASSERT_TRUE(WarmUpLatency(*near_, 4096).ok());
+  ASSERT_TRUE(WarmUpLatency(*near_, 4096, kBenchLatWarmup).ok());
   auto r = RunLatency(*near_, 4096, {20, 0}, BenchClock::now());
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->iters, 20u);

@@ -68,9 +68,9 @@ StatusOr<SizeResult> WarmThenRun(
 }
 
 StatusOr<SizeResult> LatencyAt(std::vector<BenchChannel>& channels, uint64_t size,
-                               const BenchLimit& limit) {
+                               const BenchLimit& limit, uint64_t warmup) {
   return WarmThenRun(
-      channels, size, [&](BenchChannel& c) { return WarmUpLatency(*c.channel, size); },
+      channels, size, [&](BenchChannel& c) { return WarmUpLatency(*c.channel, size, warmup); },
       [&](BenchChannel& c, BenchClock::time_point start) {
         return RunLatency(*c.channel, size, limit, start);
       });
@@ -110,7 +110,7 @@ Status RunSizes(rdmad::Client& client, BenchReport* report) {
   if (!channels.ok()) return channels.status();
   report->channel = channels->front().channel->info();
   for (uint64_t size : a.sizes) {
-    auto r = lat ? LatencyAt(*channels, size, LimitOf(a))
+    auto r = lat ? LatencyAt(*channels, size, LimitOf(a), a.warmup)
                  : OneSidedAt(*channels, a.test == BenchTest::kWrite, size, LimitOf(a), a.depth);
     if (!r.ok()) return r.status();
     report->sizes.push_back(*r);

@@ -414,7 +414,7 @@ def ucx_rows(d, n):
         target = UCX_TARGET if test == "am_lat" or not have_am else None
         rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: message latency {UCX_LAT_SIZE} B, RDMA "
                         f"(us, half round trip, typical) vs UCX {what}",
-                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE} (UCT rc_verbs)",
+                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE} -w 10000 (UCT rc_verbs)",
                         median(anchors), median(values), target, "lower",
                         spread(anchors, values)))
     bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]
