@@ -194,7 +194,9 @@ void DeclareBenchArgs(CLI::App& verb, BenchArgs* a, BenchFlags* f) {
       ->check(CLI::Range(uint32_t(1), kBenchMaxDepth));
   verb.add_option("--blocks", a->blocks, "kv: writes per batch (1024)")
       ->check(CLI::Range(uint32_t(1), kBenchMaxBlocks));
-  verb.add_option("--warmup", a->warmup, "lat: round trips before the timed ones (16)")
+  verb.add_option(
+          "--warmup", a->warmup,
+          "lat: round trips before the timed ones (" + std::to_string(kBenchLatWarmup) + ")")
       ->check(CLI::Range(uint64_t(1), kMaxIters));
   verb.add_flag("--tcp", a->force_tcp, "TCP even where RDMA would do");
   verb.add_flag("--pooled", a->pooled, "connect: warm channels from this process's pool");

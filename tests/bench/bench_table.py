@@ -405,6 +405,8 @@ def ucx_rows(d, n):
     # WRITE polled for in memory: no receive, no completion) is shown beside
     # it. Results from before am_lat have put_lat alone, then the anchor.
     have_am = all((d / f"ucx_am_lat_{UCX_LAT_SIZE}_r{r}.txt").exists() for r in rs)
+    warmup = read_meta(d / "meta_vm_ucx.txt").get("ucx_warmup")  # both sides'; older runs: none
+    warm = f" -w {warmup}" if warmup else ""
     for test, what in (("am_lat", "active messages"), ("put_lat", "one-sided put ping-pong")):
         lat_files = [d / f"ucx_{test}_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
         if not all(f.exists() for f in lat_files + ours_lat):
@@ -414,7 +416,7 @@ def ucx_rows(d, n):
         target = UCX_TARGET if test == "am_lat" or not have_am else None
         rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: message latency {UCX_LAT_SIZE} B, RDMA "
                         f"(us, half round trip, typical) vs UCX {what}",
-                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE} -w 10000 (UCT rc_verbs)",
+                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE}{warm} (UCT rc_verbs)",
                         median(anchors), median(values), target, "lower",
                         spread(anchors, values)))
     bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]

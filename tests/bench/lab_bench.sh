@@ -48,10 +48,10 @@ work=$(mktemp -d)
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
 if ((quick)); then
   rounds=${BENCH_ROUNDS:-1} lat_iters=200 rate_iters=2000 bw4k_iters=300 bw64k_iters=40
-  bw1m_iters=6 kv_batches=2 idle_s=2 connects=20 many=${BENCH_MANY:-100}
+  bw1m_iters=6 kv_batches=2 idle_s=2 connects=20 many=${BENCH_MANY:-100} ucx_warmup=1000
 else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
-  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-1000}
+  bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-1000} ucx_warmup=10000
 fi
 depth=128 # perftest's default tx depth
 kv_blocks=1024 kv_size=16384 # the KV-cache row: a batch of scattered blocks
@@ -203,13 +203,11 @@ await_echo() {
 if ((ucx)); then
   (($(nproc) >= 2)) || fail "--ucx needs two vCPUs (tests/lab/run --cpus 2), this VM has $(nproc)"
   await_echo A B
-  echo "ucx_vm_cpus=$(nproc)" >"$out/meta_vm_ucx.txt"
-  # The same warm-up on both sides: ucx_perftest's own default (-w 10000)
-  # before its timed round trips; ours otherwise starts 16 round trips after
-  # the connect, while the daemons' and the application's threads still
-  # finish it (on two vCPUs, beside two spinning ends).
-  ucx_warmup=10000
-  ((quick)) && ucx_warmup=1000
+  # The same warm-up on both sides (ucx_warmup): ucx_perftest's own default
+  # (-w 10000) before its timed round trips; ours otherwise starts 16 round
+  # trips after the connect, while the daemons' and the application's
+  # threads still finish it (on two vCPUs, beside two spinning ends).
+  printf 'ucx_vm_cpus=%s\nucx_warmup=%s\n' "$(nproc)" "$ucx_warmup" >"$out/meta_vm_ucx.txt"
   for ((r = 1; r <= rounds; r++)); do
     lab_log "UCX, two vCPUs: round $r of $rounds"
     ucx_perftest "am_lat_8_r$r" -t am_lat -s 8 -n "$lat_iters" -w "$ucx_warmup"
