@@ -45,7 +45,9 @@ StatusOr<Broker::HoldResult> Broker::Hold(const Caller& caller, uint64_t channel
   uint64_t token = table_.NextTokenLocked();
   e.holders[token] = std::move(holder);
   e.held = true;
-  spdlog::debug("{}: held by its application", DescribeChannel(e.record));
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("{}: held by its application", DescribeChannel(e.record));
+  }
   return HoldResult{.token = token, .state = e.record.state, .reason = {}};
 }
 

@@ -46,14 +46,21 @@ void ChannelTable::EraseLocked(uint64_t channel_id) {
 
 bool ChannelTable::ApplyLocked(Entry& e, ChannelEvent event) {
   std::optional<ChannelPhase> next = NextPhase(e.phase, event);
+  // Each channel passes here several times while it opens: its description
+  // is built only when the debug line is written.
+  const bool debug = spdlog::should_log(spdlog::level::debug);
   if (!next) {
-    spdlog::debug("{}: {} changes nothing in phase {}", DescribeChannel(e.record),
-                  ChannelEventName(event), ChannelPhaseName(e.phase));
+    if (debug) {
+      spdlog::debug("{}: {} changes nothing in phase {}", DescribeChannel(e.record),
+                    ChannelEventName(event), ChannelPhaseName(e.phase));
+    }
     return false;
   }
   if (*next != e.phase) {
-    spdlog::debug("{}: {} -> {} ({})", DescribeChannel(e.record), ChannelPhaseName(e.phase),
-                  ChannelPhaseName(*next), ChannelEventName(event));
+    if (debug) {
+      spdlog::debug("{}: {} -> {} ({})", DescribeChannel(e.record), ChannelPhaseName(e.phase),
+                    ChannelPhaseName(*next), ChannelEventName(event));
+    }
     e.phase = *next;
     e.since = Now();
   }

@@ -71,8 +71,10 @@ HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, c
       EndLocked(i, held.value().state, held.value().reason);
     } else if (!ended_[i]) {  // else it ended while Hold returned
       tokens_[i] = held.value().token;
-      StatusOr<ChannelLease> channel = broker_->LeaseOf(ids_[i]);
-      if (channel.ok()) leases[i] = SerializeLease(channel.value(), broker_->lease_sealer());
+      if (send_leases) {  // none for a batch's first hold: the library has them, and each is an HMAC
+        StatusOr<ChannelLease> channel = broker_->LeaseOf(ids_[i]);
+        if (channel.ok()) leases[i] = SerializeLease(channel.value(), broker_->lease_sealer());
+      }
     }
   }
   std::lock_guard lock(mu_);
