@@ -71,7 +71,8 @@ HoldReactor::HoldReactor(grpc::CallbackServerContext* context, Broker* broker, c
       EndLocked(i, held.value().state, held.value().reason);
     } else if (!ended_[i]) {  // else it ended while Hold returned
       tokens_[i] = held.value().token;
-      if (send_leases) {  // none for a batch's first hold: the library has them, and each is an HMAC
+      // None for a batch's first hold: the library has them, and each is an HMAC.
+      if (send_leases) {
         StatusOr<ChannelLease> channel = broker_->LeaseOf(ids_[i]);
         if (channel.ok()) leases[i] = SerializeLease(channel.value(), broker_->lease_sealer());
       }
