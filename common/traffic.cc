@@ -2,14 +2,36 @@
 
 #include "common/traffic.h"
 
-#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
 
 namespace rdmad {
 
+namespace {
+
+// For each bit width w, how many bounds lie below 2^(w-1), the smallest
+// value that wide. The bounds at least double from one to the next, so at
+// most one more lies below a value of that width.
+constexpr std::array<uint8_t, 65> kBoundsBelowWidth = [] {
+  std::array<uint8_t, 65> below{};
+  for (size_t w = 1; w < below.size(); ++w) {
+    uint64_t smallest = uint64_t(1) << (w - 1);
+    for (uint64_t bound : kLatencyBoundsUs) below[w] += bound < smallest ? 1 : 0;
+  }
+  return below;
+}();
+
+}  // namespace
+
 size_t LatencyBucket(uint64_t ns) {
   uint64_t us_ceil = ns / 1000 + (ns % 1000 != 0 ? 1 : 0);  // bounds are inclusive
-  return size_t(std::lower_bound(kLatencyBoundsUs.begin(), kLatencyBoundsUs.end(), us_ceil) -
-                kLatencyBoundsUs.begin());
+  // The bounds below it (a search over all of them costs more, once per
+  // transfer): those below its bit width's smallest value, then the one
+  // or none between that and it.
+  size_t bucket = kBoundsBelowWidth[std::bit_width(us_ceil)];
+  while (bucket < kLatencyBoundsUs.size() && us_ceil > kLatencyBoundsUs[bucket]) ++bucket;
+  return bucket;
 }
 
 uint64_t LatencyHistogram::count() const {

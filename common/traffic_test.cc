@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 namespace rdmad {
 namespace {
 
@@ -17,6 +21,27 @@ TEST(TrafficTest, ABucketHoldsDurationsUpToItsBound) {
   EXPECT_EQ(LatencyBucket(1'000'000'000), kLatencyBuckets - 2);  // 1 s
   EXPECT_EQ(LatencyBucket(1'000'000'001), kLatencyBuckets - 1);  // slower than every bound
   EXPECT_EQ(LatencyBucket(~0ull), kLatencyBuckets - 1);
+}
+
+// Against a plain search over the bounds: every bound and its neighbours,
+// every power of two and its neighbours, in nanoseconds around each.
+TEST(TrafficTest, ABucketIsTheFirstBoundNotBelowTheDuration) {
+  auto reference = [](uint64_t ns) {
+    uint64_t us_ceil = ns / 1000 + (ns % 1000 != 0 ? 1 : 0);
+    return size_t(std::lower_bound(kLatencyBoundsUs.begin(), kLatencyBoundsUs.end(), us_ceil) -
+                  kLatencyBoundsUs.begin());
+  };
+  std::vector<uint64_t> us;
+  for (uint64_t bound : kLatencyBoundsUs) us.insert(us.end(), {bound - 1, bound, bound + 1});
+  for (int bit = 0; bit < 54; ++bit) {
+    uint64_t p = uint64_t(1) << bit;
+    us.insert(us.end(), {p - 1, p, p + 1});
+  }
+  for (uint64_t u : us) {
+    for (uint64_t ns : {u * 1000 - 1, u * 1000, u * 1000 + 1}) {
+      EXPECT_EQ(LatencyBucket(ns), reference(ns)) << ns << " ns";
+    }
+  }
 }
 
 TEST(TrafficTest, TotalsAddAndALaterAccountIsNotBelow) {

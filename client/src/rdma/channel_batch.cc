@@ -274,10 +274,9 @@ void RdmaChannel::FinishSegment(const Segment& segment) {
     quiet_batch_wrs_ -= std::min(quiet_batch_wrs_, segment.wrs);
   }
   const std::shared_ptr<Batch>* found = batches_.Find(segment.batch);
-  if (found == nullptr) return;           // a marker, or failed with the channel
-  std::shared_ptr<Batch> batch = *found;  // outlives its Erase
-  --batch->segments;
-  MaybeFinishBatch(batch);
+  if (found == nullptr) return;  // a marker, or failed with the channel
+  --(*found)->segments;
+  MaybeFinishBatch(*found);  // the table's own handle: MaybeFinishBatch erases it last
 }
 
 void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
@@ -285,13 +284,21 @@ void RdmaChannel::MaybeFinishBatch(const std::shared_ptr<Batch>& batch) {
       batch->redo > 0 || batch->note_waits) {
     return;
   }
-  batch->done = true;
-  batches_.Erase(batch->id);
-  if (batch->started_ns != 0 && batch->status.ok())
-    meter_->Completed(MeterNowNs() - batch->started_ns);
+  if (batch->started_ns != 0 && batch->status.ok()) {
+    meter_->Completed(CompletionNowNs() - batch->started_ns);
+  }
   ++batches_done_;
+  batch->done = true;
+  // Last: `batch` may be the table's handle, and the batch freed with it.
+  batches_.Erase(batch->id);
   signal_.Notify();
   NotifyWaiters();
+}
+
+uint64_t RdmaChannel::CompletionNowNs() {
+  if (!draining_) return MeterNowNs();
+  if (drain_now_ns_ == 0) drain_now_ns_ = MeterNowNs();
+  return drain_now_ns_;
 }
 
 // After the batch's work requests: one NOTIFY fragment (wire.h), fenced

@@ -312,6 +312,8 @@ int RdmaChannel::SleepSet() {
 int RdmaChannel::Drain() {
   ibv_wc wc[kPollBatch];
   int total = 0;
+  draining_ = true;
+  drain_now_ns_ = 0;
   for (;;) {
     int n = ibv_poll_cq(res_->cq, kPollBatch, wc);
     if (n < 0) {
@@ -322,6 +324,7 @@ int RdmaChannel::Drain() {
     total += n;
     if (n < kPollBatch) break;
   }
+  draining_ = false;
   if (!rails_.empty()) total += PollRails();
   if (total > 0) {
     MaybeSendCredits();

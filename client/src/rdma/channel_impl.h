@@ -424,7 +424,8 @@ class RdmaChannel final : public AbortableChannel {
   // done again, and its notification is posted.
   struct Batch {
     // This batch once more as a fresh one of the same prepared shape: its
-    // op_count, wrs and op_of_wr kept, the rest as new (mu_ held).
+    // op_count, wrs and op_of_wr kept, the rest as new (mu_ held). A field
+    // added to Batch is reset there too.
     void Reuse();
     uint32_t id = 0;
     DoneFlag done;
@@ -482,6 +483,9 @@ class RdmaChannel final : public AbortableChannel {
   void FailBatches();
   // Marks the batch done once nothing of it is left (mu_ held).
   void MaybeFinishBatch(const std::shared_ptr<Batch>& batch);
+  // The clock for a finished batch's meter latency: read once per Drain
+  // for every batch its completions finish, else now (mu_ held).
+  uint64_t CompletionNowNs();
   // Appends the first-QP work requests of [offset, +len) of the batch's op
   // (sges hold their addresses; sg_list is set at posting); the caller
   // counts the bytes in first_written_/first_read_ when it posts them.
@@ -566,6 +570,8 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t unsignaled_run_ = 0, quiet_batch_wrs_ = 0;
   uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
   uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
+  bool draining_ = false;               // in Drain's completions (CompletionNowNs)
+  uint64_t drain_now_ns_ = 0;           // 0: not read in this Drain yet
   bool batch_flushing_ = false;         // after a batch error: each completion frees one slot
   const char* one_sided_op_ = "WRITE";  // or "READ": the last one-sided op, for errors
   std::vector<uint32_t> free_chunks_;   // staging chunks not in flight

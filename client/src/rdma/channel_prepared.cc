@@ -66,14 +66,25 @@ StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
 }
 
 void RdmaChannel::Batch::Reuse() {
-  // A fresh batch, then what Prepare built back: every other field starts
-  // as a new batch's does, with no list copied.
-  std::vector<uint32_t> shape_op_of_wr = std::move(op_of_wr);
-  const uint32_t shape_op_count = op_count, shape_wrs = wrs;
-  *this = Batch();
-  op_of_wr = std::move(shape_op_of_wr);
-  op_count = shape_op_count;
-  wrs = shape_wrs;
+  // Field by field (a fresh Batch assigned over this one built and freed
+  // its empty lists on every Post): what Prepare built stays, every other
+  // field as a new batch's. A field added to Batch is reset here too.
+  id = 0;
+  done = false;
+  status = Status::Ok();
+  failed_op = -1;
+  posting = true;
+  segments = 0;
+  ops.clear();
+  regions.clear();
+  pieces.clear();
+  open_pieces = 0;
+  redo = 0;
+  note.clear();
+  fence = false;
+  note_waits = false;
+  started_ns = 0;
+  last_segment = 0;
 }
 
 Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification) {
