@@ -11,6 +11,7 @@
 #define RDMAD_CLIENT_RDMACTL_BENCH_SESSION_INTERNAL_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -29,11 +30,15 @@ struct BenchChannel {
   BenchChannel& operator=(BenchChannel&&) = default;
   ~BenchChannel();
 
-  // Allocates bytes of zeroed memory and registers it on the channel.
+  // Allocates bytes of zeroed, page-aligned memory (as perftest's buffers)
+  // and registers it on the channel.
   rdmad::Status Register(uint64_t bytes);
 
+  struct FreeMemory {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
   std::unique_ptr<rdmad::Channel> channel;
-  std::unique_ptr<uint8_t[]> memory;
+  std::unique_ptr<uint8_t[], FreeMemory> memory;
   std::unique_ptr<rdmad::MemoryRegion> region;  // over memory
   rdmad::RegionDescriptor remote;
 };
