@@ -5,10 +5,7 @@
 
 #include "client/rdmactl/bench_session.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <latch>
@@ -199,16 +196,11 @@ StatusOr<std::vector<BenchChannel>> OpenChannels(rdmad::Client& client, const Be
 }
 
 Status BenchChannel::Register(uint64_t bytes) {
-  // Page-aligned: an op of a page then lies in one page of the region, as
-  // in perftest's buffers (a heap block straddled two).
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  const uint64_t rounded = (bytes + page - 1) / page * page;
-  memory.reset(static_cast<uint8_t*>(std::aligned_alloc(page, rounded)));
-  if (memory == nullptr) {
-    return Status::ResourceExhausted("allocating " + std::to_string(bytes) + " bytes");
-  }
-  std::memset(memory.get(), 0, rounded);  // zeroed: every page touched
-  auto r = channel->RegisterMemory(memory.get(), bytes);
+  auto mapped = rdmad::echo::RegionMemory::Map(bytes);
+  if (!mapped.ok()) return mapped.status();
+  memory = std::move(mapped).value();
+  std::memset(memory->data(), 0, bytes);  // every page touched before the timing
+  auto r = channel->RegisterMemory(memory->data(), bytes);
   if (!r.ok()) {
     return Status(r.status().code(),
                   "registering " + std::to_string(bytes) + " bytes: " + r.status().message());

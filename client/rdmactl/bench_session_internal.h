@@ -11,7 +11,6 @@
 #define RDMAD_CLIENT_RDMACTL_BENCH_SESSION_INTERNAL_H_
 
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -19,6 +18,7 @@
 #include "client/rdmactl/bench_runner.h"
 #include "client/rdmactl/bench_session.h"
 #include "common/echo_protocol.h"
+#include "common/echo_region.h"
 
 namespace rdmactl {
 
@@ -30,15 +30,13 @@ struct BenchChannel {
   BenchChannel& operator=(BenchChannel&&) = default;
   ~BenchChannel();
 
-  // Allocates bytes of zeroed, page-aligned memory (as perftest's buffers)
-  // and registers it on the channel.
+  // Maps bytes of memory as the echo service maps its REGION (page-aligned,
+  // as perftest's buffers), touches every page and registers it on the
+  // channel.
   rdmad::Status Register(uint64_t bytes);
 
-  struct FreeMemory {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
   std::unique_ptr<rdmad::Channel> channel;
-  std::unique_ptr<uint8_t[], FreeMemory> memory;
+  std::unique_ptr<rdmad::echo::RegionMemory> memory;
   std::unique_ptr<rdmad::MemoryRegion> region;  // over memory
   rdmad::RegionDescriptor remote;
 };

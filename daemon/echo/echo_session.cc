@@ -3,40 +3,19 @@
 #include "daemon/echo/echo_session.h"
 
 #include <poll.h>
-#include <sys/mman.h>
 
-#include <cerrno>
 #include <memory>
 #include <string>
 
 #include "common/echo_protocol.h"
+#include "common/echo_region.h"
 #include "spdlog/spdlog.h"
 
 namespace rdmad {
 namespace {
 
 using Steady = std::chrono::steady_clock;
-
-// Anonymous memory for a REGION: page-aligned, zero-filled on first touch,
-// unmapped on destruction.
-class RegionMemory {
- public:
-  static StatusOr<std::unique_ptr<RegionMemory>> Map(size_t size) {
-    void* addr = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (addr == MAP_FAILED) {
-      Status st = Status::FromErrno(errno, "mapping " + std::to_string(size) + " bytes");
-      return Status::ResourceExhausted("REGION: " + st.message());
-    }
-    return std::unique_ptr<RegionMemory>(new RegionMemory(addr, size));
-  }
-  ~RegionMemory() { munmap(addr_, size_); }
-  void* data() const { return addr_; }
-
- private:
-  RegionMemory(void* addr, size_t size) : addr_(addr), size_(size) {}
-  void* addr_;
-  size_t size_;
-};
+using echo::RegionMemory;
 
 std::vector<uint8_t> Text(const std::string& text) { return {text.begin(), text.end()}; }
 
@@ -85,7 +64,8 @@ Status ServeSink(Channel& channel, uint64_t every, EchoSessionResult* result) {
     if (!region && size > 0) {
       auto mapped = RegionMemory::Map(size);
       if (mapped.ok()) {
-        auto registered = channel.RegisterMemory(mapped.value()->data(), size, MemoryAccess::kLocal);
+        auto registered =
+            channel.RegisterMemory(mapped.value()->data(), size, MemoryAccess::kLocal);
         if (registered.ok()) {
           memory = std::move(mapped).value();
           region = std::move(registered).value();
@@ -154,8 +134,9 @@ Status ServeRegion(Channel& channel, uint64_t size, std::chrono::milliseconds li
                    EchoSessionResult* result) {
   auto memory = RegionMemory::Map(size);
   if (!memory.ok()) {
-    Refuse(channel, memory.status(), linger);
-    return memory.status();
+    Status why(memory.status().code(), std::string("REGION: ") + memory.status().message());
+    Refuse(channel, why, linger);
+    return why;
   }
   auto region = channel.RegisterMemory(memory.value()->data(), size);
   if (!region.ok()) {
