@@ -162,55 +162,66 @@ Status WarmUpOneSided(rdmad::Channel& channel, bool write, const rdmad::MemoryRe
   return Status::Ok();
 }
 
-StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
-                                    const rdmad::MemoryRegion& local,
-                                    const rdmad::RegionDescriptor& remote, size_t size,
-                                    const BenchLimit& limit, BenchClock::time_point start,
-                                    uint32_t depth) {
+StatusOr<OneSidedRing> PrepareOneSided(rdmad::Channel& channel, bool write,
+                                       const rdmad::MemoryRegion& local,
+                                       const rdmad::RegionDescriptor& remote, size_t size,
+                                       uint32_t depth) {
+  const std::vector<rdmad::TransferOp> op{
+      {write ? rdmad::TransferOp::Kind::kWrite : rdmad::TransferOp::Kind::kRead, &local, 0, remote,
+       0, size}};
+  OneSidedRing ring;
+  for (uint32_t i = 0; i < depth; ++i) {
+    auto prepared = channel.Prepare(op);
+    if (!prepared.ok()) return prepared.status();
+    ring.push_back(std::move(prepared).value());
+  }
+  return ring;
+}
+
+StatusOr<ChannelResult> RunOneSidedRing(OneSidedRing& ring, size_t size, const BenchLimit& limit,
+                                        BenchClock::time_point start) {
+  if (ring.empty()) return Status::InvalidArgument("RunOneSidedRing: an empty ring");
+  const size_t depth = ring.size();
   TimelineRecorder timeline;
   ChannelResult r;
   double elapsed = 0;
   auto since_start = [&] { return Seconds(BenchClock::now() - start); };
-  if (depth > 1) {
-    // As perftest: depth work requests built once, each posted again as it
-    // completes (a prepared single-op batch per slot of the ring).
-    const std::vector<rdmad::TransferOp> op{
-        {write ? rdmad::TransferOp::Kind::kWrite : rdmad::TransferOp::Kind::kRead, &local, 0,
-         remote, 0, size}};
-    std::vector<std::unique_ptr<rdmad::PreparedTransfer>> ring;
-    for (uint32_t i = 0; i < depth; ++i) {
-      auto prepared = channel.Prepare(op);
-      if (!prepared.ok()) return prepared.status();
-      ring.push_back(std::move(prepared).value());
-    }
-    uint64_t submitted = 0;
-    if (limit.iters > 0) timeline.Reserve(limit.iters + 1);
-    auto complete = [&](rdmad::PreparedTransfer& t) -> rdmad::Status {
-      RDMAD_RETURN_IF_ERROR(t.Wait());
-      ++r.iters;
-      elapsed = since_start();
-      timeline.Add(elapsed, r.iters * size, r.iters);
-      return rdmad::Status::Ok();
-    };
-    while (!limit.DoneBy(submitted, since_start)) {
-      rdmad::PreparedTransfer& next = *ring[submitted % depth];
-      if (submitted >= depth) RDMAD_RETURN_IF_ERROR(complete(next));
-      RDMAD_RETURN_IF_ERROR(next.Post());
-      ++submitted;
-    }
-    for (uint64_t i = submitted > depth ? submitted - depth : 0; i < submitted; ++i) {
-      RDMAD_RETURN_IF_ERROR(complete(*ring[i % depth]));
-    }
-    r.timeline = timeline.Finish();
-    r.seconds = elapsed;
-    return r;
+  uint64_t submitted = 0;
+  if (limit.iters > 0) timeline.Reserve(limit.iters + 1);
+  auto complete = [&](rdmad::PreparedTransfer& t) -> Status {
+    RDMAD_RETURN_IF_ERROR(t.Wait());
+    ++r.iters;
+    elapsed = since_start();
+    timeline.Add(elapsed, r.iters * size, r.iters);
+    return Status::Ok();
+  };
+  while (!limit.DoneBy(submitted, since_start)) {
+    rdmad::PreparedTransfer& next = *ring[submitted % depth];
+    if (submitted >= depth) RDMAD_RETURN_IF_ERROR(complete(next));
+    RDMAD_RETURN_IF_ERROR(next.Post());
+    ++submitted;
   }
+  for (uint64_t i = submitted > depth ? submitted - depth : 0; i < submitted; ++i) {
+    RDMAD_RETURN_IF_ERROR(complete(*ring[i % depth]));
+  }
+  r.timeline = timeline.Finish();
+  r.seconds = elapsed;
+  return r;
+}
+
+StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
+                                    const rdmad::MemoryRegion& local,
+                                    const rdmad::RegionDescriptor& remote, size_t size,
+                                    const BenchLimit& limit, BenchClock::time_point start) {
+  TimelineRecorder timeline;
+  ChannelResult r;
+  double elapsed = 0;
   if (limit.iters > 0) timeline.Reserve(limit.iters);
   while (!limit.Done(r.iters, elapsed)) {
     RDMAD_RETURN_IF_ERROR(write ? channel.Write(local, 0, remote, 0, size)
                                 : channel.Read(local, 0, remote, 0, size));
     ++r.iters;
-    elapsed = since_start();
+    elapsed = Seconds(BenchClock::now() - start);
     timeline.Add(elapsed, r.iters * size, r.iters);
   }
   r.timeline = timeline.Finish();

@@ -12,11 +12,12 @@
 //                messages; at most SinkWindow messages unacknowledged. The
 //                timeline is the counts, as they arrive.
 //   RunOneSided  REGION: Channel::Write or Read of size bytes, again and
-//                again, into / from offset 0 of the server's region. With
-//                depth 1 each call returns when its operation completed;
-//                with depth N, up to N single-op Submit batches are in
-//                flight (perftest's tx depth: 128), the oldest waited for
-//                before the next is submitted.
+//                again, into / from offset 0 of the server's region; each
+//                call returns when its operation completed.
+//   RunOneSidedRing  the same with N in flight (perftest's tx depth: 128):
+//                a ring of N prepared single-op batches, made before the
+//                clock starts as perftest builds its work requests before
+//                its own, each posted again once the oldest is waited for.
 //   RunKv        REGION: the KV-cache pattern. One Submit of blocks writes
 //                of size bytes, from the local region in order to slots
 //                scattered over the server's (2 x blocks slots), with a
@@ -35,6 +36,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "client/rdmactl/bench_stats.h"
 #include "client/rdmactl/latency_stats.h"
@@ -82,8 +85,19 @@ rdmad::StatusOr<ChannelResult> RunSink(rdmad::Channel& channel, const rdmad::Mem
 rdmad::StatusOr<ChannelResult> RunOneSided(rdmad::Channel& channel, bool write,
                                            const rdmad::MemoryRegion& local,
                                            const rdmad::RegionDescriptor& remote, size_t size,
-                                           const BenchLimit& limit, BenchClock::time_point start,
-                                           uint32_t depth = 1);
+                                           const BenchLimit& limit, BenchClock::time_point start);
+// depth prepared single-op batches of the same Write or Read (as
+// RunOneSided's), for RunOneSidedRing.
+using OneSidedRing = std::vector<std::unique_ptr<rdmad::PreparedTransfer>>;
+rdmad::StatusOr<OneSidedRing> PrepareOneSided(rdmad::Channel& channel, bool write,
+                                              const rdmad::MemoryRegion& local,
+                                              const rdmad::RegionDescriptor& remote, size_t size,
+                                              uint32_t depth);
+// ring from PrepareOneSided (at least one batch) of size-byte ops, none of
+// them posted yet.
+rdmad::StatusOr<ChannelResult> RunOneSidedRing(OneSidedRing& ring, size_t size,
+                                               const BenchLimit& limit,
+                                               BenchClock::time_point start);
 // channel is in REGION mode with a region of at least 2 x blocks x size
 // bytes; local holds blocks x size.
 rdmad::StatusOr<ChannelResult> RunKv(rdmad::Channel& channel, const rdmad::MemoryRegion& local,

@@ -124,8 +124,10 @@ TEST_F(BenchRunnerTest, WriteThenReadMovesTheBytes) {
   EXPECT_EQ(in, out);
   // Many in flight: every op completes and counts once.
   std::fill(in.begin(), in.end(), 0);
-  auto deep =
-      RunOneSided(*near_, false, **in_region, *remote, size, {100, 0}, BenchClock::now(), 16);
+  auto ring = PrepareOneSided(*near_, false, **in_region, *remote, size, 16);
+  ASSERT_TRUE(ring.ok()) << ring.status().ToString();
+  ASSERT_EQ(ring->size(), 16u);
+  auto deep = RunOneSidedRing(*ring, size, {100, 0}, BenchClock::now());
   ASSERT_TRUE(deep.ok()) << deep.status().ToString();
   EXPECT_EQ(deep->iters, 100u);
   EXPECT_EQ(deep->timeline.back().bytes, 100u * size);

@@ -90,13 +90,26 @@ StatusOr<SizeResult> SinkAt(rdmad::Client& client, uint64_t size, BenchReport* r
                  }));
 }
 
+// With depth > 1 each channel's ring is prepared while it warms up, before
+// the clock starts.
 StatusOr<SizeResult> OneSidedAt(std::vector<BenchChannel>& channels, bool write, uint64_t size,
                                 const BenchLimit& limit, uint32_t depth) {
+  std::vector<OneSidedRing> rings(channels.size());
+  auto ring_of = [&](BenchChannel& c) -> OneSidedRing& { return rings[&c - channels.data()]; };
   return WarmThenRun(
       channels, size,
-      [&](BenchChannel& c) { return WarmUpOneSided(*c.channel, write, *c.region, c.remote, size); },
+      [&](BenchChannel& c) -> Status {
+        RDMAD_RETURN_IF_ERROR(WarmUpOneSided(*c.channel, write, *c.region, c.remote, size));
+        if (depth <= 1) return Status::Ok();
+        auto ring = PrepareOneSided(*c.channel, write, *c.region, c.remote, size, depth);
+        if (!ring.ok()) return ring.status();
+        ring_of(c) = std::move(ring).value();
+        return Status::Ok();
+      },
       [&](BenchChannel& c, BenchClock::time_point start) {
-        return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start, depth);
+        if (depth <= 1)
+          return RunOneSided(*c.channel, write, *c.region, c.remote, size, limit, start);
+        return RunOneSidedRing(ring_of(c), size, limit, start);
       });
 }
 
