@@ -6,6 +6,7 @@
 
 #include "client/src/channel_client.h"
 
+#include <google/protobuf/arena.h>
 #include <grpcpp/grpcpp.h>
 
 #include "client/src/client_log.h"
@@ -91,12 +92,15 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
   }
   auto start = HandshakeClock::now();
   v1::Rdmad::Stub* stub = rpc.stub.get();
+  // The batch's messages (an endpoint per channel, both ways) on one
+  // arena, freed at once.
+  google::protobuf::Arena arena;
   v1::PlanChannelRequest plan_request;
   plan_request.set_peer(peer);
   plan_request.set_service(service);
   plan_request.set_force_tcp(options.force_tcp);
   if (count > 1) plan_request.set_count(uint32_t(count));
-  v1::PlanChannelResponse plan;
+  auto& plan = *google::protobuf::Arena::CreateMessage<v1::PlanChannelResponse>(&arena);
   grpc::ClientContext plan_ctx;
   grpc::Status st = stub->PlanChannel(&plan_ctx, plan_request, &plan);
   if (!st.ok()) return StatusFromGrpc(st);
@@ -107,13 +111,13 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
   }
   std::vector<Opening> batch;
   for (uint64_t id : plan.channel_ids()) batch.push_back(Prepare(plan, id, peer, service));
-  v1::ConnectRequest request;
+  auto& request = *google::protobuf::Arena::CreateMessage<v1::ConnectRequest>(&arena);
   for (const Opening& o : batch) {
     v1::ChannelOpening* c = request.add_channels();
     c->set_channel_id(o.info.id);
     ToProto(o.mine, c->mutable_endpoint());
   }
-  v1::ConnectResponse reply;
+  auto& reply = *google::protobuf::Arena::CreateMessage<v1::ConnectResponse>(&arena);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + options.timeout);
   st = stub->Connect(&ctx, request, &reply);

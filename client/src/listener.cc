@@ -5,6 +5,8 @@
 // every channel of it and answers them with one Accept call, returns the
 // first and hands out the others on the next Accepts without waiting.
 
+#include <google/protobuf/arena.h>
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -113,11 +115,12 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
     if (!a.ok()) return a.status();
     batch.push_back(std::move(a).value());
   }
-  v1::AcceptRequest request;
+  google::protobuf::Arena arena;  // the answer's endpoints, freed at once
+  auto& request = *google::protobuf::Arena::CreateMessage<v1::AcceptRequest>(&arena);
   request.set_request_id(in.request_id());
   for (const Accepting& a : batch) ToProto(a.mine, request.add_endpoints());
   grpc::ClientContext ctx;
-  v1::AcceptResponse response;
+  auto& response = *google::protobuf::Arena::CreateMessage<v1::AcceptResponse>(&arena);
   grpc::Status st = stub->Accept(&ctx, request, &response);
   if (!st.ok()) return StatusFromGrpc(st);
   std::vector<uint64_t> ids;
@@ -238,7 +241,7 @@ class GrpcListener final : public Listener {
       while (reader_->Read(&event)) {
         if (!event.has_incoming()) continue;
         std::lock_guard lock(mu_);
-        queue_.push_back(event.incoming());
+        queue_.push_back(std::move(*event.mutable_incoming()));
         cv_.notify_all();
         SyncReady();
       }

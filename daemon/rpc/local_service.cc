@@ -90,7 +90,11 @@ LocalService::LocalService(DaemonCore* core)
                core_->quota_refusals()),
       handshakes_({.name = "Connect handshakes",
                    .max_workers = kDefaultHandshakeWorkers,
-                   .max_queued = kDefaultHandshakeWorkers}) {}
+                   .max_queued = kDefaultHandshakeWorkers}) {
+  SetMessageAllocatorFor_Connect(&connect_messages_);
+  SetMessageAllocatorFor_Accept(&accept_messages_);
+  SetMessageAllocatorFor_ReportTraffic(&traffic_messages_);
+}
 
 Caller LocalService::CallerOf(grpc::CallbackServerContext* context) const {
   return clients_.Identify(context->peer(), core_->admin_group());

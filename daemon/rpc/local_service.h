@@ -21,6 +21,7 @@
 #include "daemon/clients/client_limiter.h"
 #include "daemon/clients/worker_pool.h"
 #include "daemon/lifecycle/daemon.h"
+#include "daemon/rpc/arena_messages.h"
 #include "daemon/rpc/client_directory.h"
 #include "rdmad/v1/rdmad.grpc.pb.h"
 
@@ -124,6 +125,11 @@ class LocalService final : public v1::Rdmad::CallbackService {
 
   DaemonCore* core_;
   ClientDirectory clients_;
+  // The handshake's and the reports' calls carry an entry per channel:
+  // their messages live on an arena per call.
+  ArenaMessages<v1::ConnectRequest, v1::ConnectResponse> connect_messages_;
+  ArenaMessages<v1::AcceptRequest, v1::AcceptResponse> accept_messages_;
+  ArenaMessages<v1::ReportTrafficRequest, v1::ReportTrafficResponse> traffic_messages_;
   ClientLimiter connects_;
   ClientLimiter streams_;
   WorkerPool handshakes_;  // last: its tasks hold connects_ leases

@@ -2,6 +2,7 @@
 
 #include "daemon/rpc/peer_link_grpc.h"
 
+#include <google/protobuf/arena.h>
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
@@ -111,8 +112,11 @@ struct Call : UnaryCall {
   // The stub's callback method for this call.
   using Method = void (v1::RdmadPeer::StubInterface::async_interface::*)(
       grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>);
-  Request request;
-  Response response;
+  // Both messages on one arena (an OpenChannel's carry a batch of
+  // endpoints): freed at once with the call.
+  google::protobuf::Arena arena;
+  Request& request = *google::protobuf::Arena::CreateMessage<Request>(&arena);
+  Response& response = *google::protobuf::Arena::CreateMessage<Response>(&arena);
 };
 
 using HelloCall = Call<v1::HelloRequest, v1::HelloResponse>;

@@ -17,6 +17,7 @@
 #include <atomic>
 
 #include "daemon/peers/peer_inbound.h"
+#include "daemon/rpc/arena_messages.h"
 #include "daemon/rpc/peer_gate.h"
 #include "rdmad/v1/peer.grpc.pb.h"
 
@@ -26,7 +27,9 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
  public:
   static constexpr int kMaxOpening = 256;
 
-  PeerService(PeerInbound* inbound, const PeerGate* gate) : inbound_(inbound), gate_(gate) {}
+  PeerService(PeerInbound* inbound, const PeerGate* gate) : inbound_(inbound), gate_(gate) {
+    SetMessageAllocatorFor_OpenChannel(&open_messages_);
+  }
 
   grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
                                   const v1::HelloRequest* request,
@@ -57,6 +60,8 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
 
   PeerInbound* inbound_;
   const PeerGate* gate_;
+  // A batch's endpoints, both ways: on an arena per call.
+  ArenaMessages<v1::OpenChannelRequest, v1::OpenChannelResponse> open_messages_;
   std::atomic<int> opening_{0};  // OpenChannel threads running
 };
 
