@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -87,9 +88,24 @@ bool RdmaDevice::ProbeMemoryWindows(const ibv_device_attr& attr) {
 }
 
 std::string GidText(const uint8_t* gid) {
+  // Every channel's info names both its GIDs, and they repeat (this
+  // device's, a peer's), while inet_ntop formats each word with sprintf:
+  // the last two texts are kept per thread.
+  struct Memo {
+    std::array<uint8_t, 16> gid{};
+    std::string text;  // empty: unused
+  };
+  thread_local std::array<Memo, 2> memo;
+  thread_local size_t next = 0;
+  for (const Memo& m : memo) {
+    if (!m.text.empty() && std::memcmp(m.gid.data(), gid, m.gid.size()) == 0) return m.text;
+  }
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, gid, buf, sizeof(buf));
-  return buf;
+  Memo& m = memo[next++ % memo.size()];
+  std::memcpy(m.gid.data(), gid, m.gid.size());
+  m.text = buf;
+  return m.text;
 }
 
 StatusOr<std::shared_ptr<RdmaDevice>> RdmaDevice::Open(const std::string& name) {
