@@ -125,7 +125,7 @@ TEST_F(GidDrillTest, AGidChangeFailsItsChannelsAndNewOnesUseTheNewGid) {
       },
       20s))
       << pair_.Logs();
-  EXPECT_TRUE(Eventually([&] { return Row().warm == kWarm; }, 20s)) << pair_.Logs();
+  EXPECT_TRUE(Eventually([&] { return PoolRefilled(); }, 20s)) << pair_.Logs();
 }
 
 // Every event A's daemon sends from now on, until Stop().
