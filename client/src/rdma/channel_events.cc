@@ -42,6 +42,9 @@ StatusOr<int> RdmaChannel::CompletionFd() {
   if (epoll_fd_ >= 0) return epoll_fd_;
   auto signal = signal_.Open();
   if (!signal.ok()) return signal.status();
+  // Arm takes the CQ's events without blocking; a thread asleep in a read
+  // of the channel until now keeps waiting for the event it armed.
+  if (res_->blocking_events) RDMAD_RETURN_IF_ERROR(res_->NonBlockingEvents());
   auto set = EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
   if (!set.ok()) return set.status();
   epoll_fd_ = *set;
@@ -51,8 +54,9 @@ StatusOr<int> RdmaChannel::CompletionFd() {
 bool RdmaChannel::Arm() {
   Lock lock(mu_);
   if (epoll_fd_ < 0) return false;
-  // A thread asleep in Sleep() waits for the event taken here: it must look again.
-  if (TakeCqEvents() && poller_) Wake();
+  // A thread asleep in Sleep() waits for the event taken here: it must look
+  // again. One asleep in a read of the completion channel takes it itself.
+  if (!in_read_ && TakeCqEvents() && poller_) Wake();
   if (!rails_.empty()) TakeRailCqEvents();
   Drain();
   bool pending = Pending();

@@ -66,6 +66,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
     case WrKind::kRndvRead: return "READ (rendezvous)";
     case WrKind::kExpose: return "BIND_MW (Expose)";
     case WrKind::kWindow: return "BIND_MW/LOCAL_INV (send window)";
+    case WrKind::kWake: return "WRITE (wake)";
   }
   return "unknown";
 }
@@ -219,6 +220,12 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     return;
   }
+  if (!deadline && res_->blocking_events &&
+      std::none_of(rails_.begin(), rails_.end(),
+                   [](const auto& r) { return r->outstanding > 0; })) {
+    SleepInRead(lock);
+    return;
+  }
   if (wake_fd_ == -1 && !MakeWakeFd()) {
     // Without it, sleeps are short: Close and failures are seen within one.
     auto soon = Clock::now() + kSleepWithoutWake;
@@ -267,6 +274,62 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   if (cq_event) TakeCqEvents(/*one=*/true);
   if (nfds > 2) TakeRailCqEvents();
   NotifyWaiters();
+}
+
+// The CQ is armed. Whatever else must wake this thread raises a completion
+// (WakeBlockedSleeper): Close, a failure, and Arm, which leaves the event
+// to it.
+void RdmaChannel::SleepInRead(Lock& lock) {
+  if (Drain() > 0) return;  // arrived before arming: no event will tell
+  poller_ = true;
+  in_read_ = true;
+  lock.unlock();
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  int rc = ibv_get_cq_event(res_->comp_channel, &cq, &context);
+  const int err = errno;
+  in_read_ = false;  // before the lock: a waker that finds it clear needs do nothing
+  lock.lock();
+  poller_ = false;
+  if (rc == 0) {
+    if (++res_->unacked_cq_events >= kAckBatch) {
+      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
+      res_->unacked_cq_events = 0;
+    }
+  } else if (err != EAGAIN && err != EINTR) {  // EAGAIN: CompletionFd made it non-blocking
+    Fail(Status::Unavailable("RDMA channel " + local_.device +
+                             ": reading the completion channel: " + std::strerror(err)));
+  }
+  NotifyWaiters();
+}
+
+void RdmaChannel::WakeBlockedSleeper(bool broken) {
+  if (!in_read_) return;
+  // Unsignaled SENDs and batch work requests may have completed unseen.
+  const bool signaled_out = sq_outstanding_ > silent_ + quiet_batch_wrs_;
+  if (broken) {
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;  // what the QP holds flushes, each a completion
+    ibv_modify_qp(res_->qp, &attr, IBV_QP_STATE);
+    if (recv_posted_ > 0 || signaled_out) return;
+  } else if (signaled_out) {
+    return;  // their completions come
+  }
+  if (sq_outstanding_ >= res_->send_depth) return;
+  // A zero-length WRITE names no memory (the peer checks no rkey, IB C9-88):
+  // it completes once the peer acknowledges it, or flushes in ERR.
+  ibv_send_wr wr{};
+  wr.wr_id = WithCovered(MakeWrId(WrKind::kWake, 0), uncovered_);
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    ClientLog().warn("RDMA channel {} QP {:#x}: a WRITE to wake a waiting call: {}", info_.id,
+                     local_.qpn, std::strerror(rc));
+    return;
+  }
+  ++sq_outstanding_;
+  uncovered_ = 0;
 }
 
 void RdmaChannel::WaitOnCv(Lock& lock, Deadline until) {
@@ -371,7 +434,7 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
 void RdmaChannel::OnSendCovered(const ibv_wc& wc) {
   WrKind kind = WrIdKind(wc.wr_id);
   if (kind != WrKind::kSend && kind != WrKind::kStaged && kind != WrKind::kZeroCopy &&
-      kind != WrKind::kControl && kind != WrKind::kOneSided) {
+      kind != WrKind::kControl && kind != WrKind::kOneSided && kind != WrKind::kWake) {
     return;  // Submit's segments account for theirs (OnBatchCompletion)
   }
   if (kind == WrKind::kSend && WrIdIndex(wc.wr_id) == kUnsignaledIndex) {
@@ -564,6 +627,7 @@ void RdmaChannel::Fail(Status status) {
     if (rail->outstanding > 0) TakeRailOut(*rail, "the channel failed");
   }
   Wake();
+  WakeBlockedSleeper(/*broken=*/true);
   signal_.Notify();
   NotifyWaiters();
 }
@@ -591,8 +655,17 @@ void RdmaChannel::Close() {
   if (closed_) return;
   closed_ = true;
   Wake();
+  WakeBlockedSleeper(/*broken=*/!error_.ok() || peer_closed_);
   signal_.Notify();
   NotifyWaiters();
+  TellPeerClosed(lock);
+  // Still asleep in a read: what would wake it did not complete (a peer
+  // that does not answer holds a WRITE for the QP's retries).
+  WakeBlockedSleeper(/*broken=*/true);
+}
+
+// Close: delivers what the peer may still need, then the CLOSE (mu_ held).
+void RdmaChannel::TellPeerClosed(Lock& lock) {
   Drain();  // the peer's CLOSE may be waiting in the CQ
   if (!error_.ok() || peer_closed_) return;
   // What the peer sent us by rendezvous will not be read now: report it

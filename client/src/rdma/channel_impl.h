@@ -10,15 +10,20 @@
 // itself under the channel mutex. Waiting spins on the CQ for
 // plan.spin_us (not at all in a process that may run on one CPU only:
 // there the spinning only delays the process it waits for), then one
-// waiter (the "poller") arms the CQ and sleeps in epoll_wait on the
-// completion channel fd and a wake eventfd (both made at the channel's
-// first sleep); other waiters sleep on a condition variable and are woken
-// whenever completions were processed. Close(), Abort() and fatal errors
-// write the eventfd, so nothing stays blocked. An idle channel uses no
-// CPU. CompletionFd is an epoll fd over the completion channel and an
+// waiter (the "poller") arms the CQ and sleeps; other waiters sleep on a
+// condition variable and are woken whenever completions were processed. A
+// wait without a deadline sleeps in one blocking read of the completion
+// channel, as perftest's -e does (the channel's fd blocks until
+// CompletionFd); what must wake it without news raises a completion: Close
+// a zero-length RDMA WRITE (and at its end, if that did not complete, the
+// QP to ERR), a failure the QP to ERR, whose flush completes what it holds.
+// A wait with a deadline sleeps in epoll_wait on the completion channel and
+// a wake eventfd (both made at its first such sleep), which Close, Abort
+// and failures write. So nothing stays blocked, and an idle channel uses
+// no CPU. CompletionFd is an epoll fd over the completion channel and an
 // eventfd the channel writes when news arrives while armed; Arm() takes
 // the completion channel's events, drains the CQ and re-arms it (waking a
-// sleeping poller whose event it took).
+// sleeping poller whose event it took; one asleep in a read takes its own).
 //
 // Thread safety: as rdmad::Channel - one sending thread (Send, Write,
 // Read) and one receiving thread (Recv) at once; Close, status and info
@@ -207,6 +212,15 @@ class RdmaChannel final : public AbortableChannel {
     return WaitFor(lock, done, read, side);
   }
   void Sleep(Lock& lock, Deadline deadline);
+  // Sleep without a deadline on a blocking completion channel: one read of
+  // it, as perftest's -e waits (no epoll set, no eventfd). What must wake it
+  // without a completion raises one (WakeBlockedSleeper).
+  void SleepInRead(Lock& lock);
+  // A completion soon for a thread in SleepInRead (mu_ held): a zero-length
+  // RDMA WRITE, or with `broken` (the channel failed) the QP to ERR, which
+  // flushes what it holds, and a flushed WRITE if it holds nothing.
+  void WakeBlockedSleeper(bool broken);
+  void TellPeerClosed(Lock& lock);
   // Waits on cv_ until notified or `until` (none: no limit), counted in
   // cv_waiters_ so that NotifyWaiters wakes only when someone waits (mu_
   // held through lock).
@@ -547,6 +561,9 @@ class RdmaChannel final : public AbortableChannel {
   std::condition_variable cv_;
   uint32_t cv_waiters_ = 0;  // threads in cv_'s waits (WaitOnCv)
   bool poller_ = false;      // a thread sleeps on the completion channel
+  // ... in a blocking read of it (SleepInRead): set under mu_, cleared as
+  // the read returns.
+  std::atomic<bool> in_read_{false};
   CreditState credits_;
   uint32_t sq_outstanding_ = 0;  // send WRs posted, not completed
   uint32_t recv_posted_ = 0;     // receive WRs posted, not completed

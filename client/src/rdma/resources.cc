@@ -132,7 +132,7 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaP
   std::unique_ptr<ChannelResources> r = std::move(opened).value();
   RDMAD_RETURN_IF_ERROR(CheckPlan(plan, *r->device));
   r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
-  RDMAD_RETURN_IF_ERROR(r->CreateQueues());
+  RDMAD_RETURN_IF_ERROR(r->CreateQueues(/*blocking_events=*/true));
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   RDMAD_RETURN_IF_ERROR(r->RegisterBuffers());
@@ -158,26 +158,33 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::CreateRail(const R
   std::unique_ptr<ChannelResources> r = std::move(opened).value();
   r->send_depth = std::clamp<uint32_t>(plan.qp.send_depth, 1, r->device->max_qp_wr());
   r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
-  RDMAD_RETURN_IF_ERROR(r->CreateQueues());
+  RDMAD_RETURN_IF_ERROR(r->CreateQueues(/*blocking_events=*/false));
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   return r;
 }
 
-Status ChannelResources::CreateQueues() {
+Status ChannelResources::CreateQueues(bool blocking) {
   ibv_context* ctx = device->context();
   comp_channel = ibv_create_comp_channel(ctx);
   if (comp_channel == nullptr)
     return VerbsError(errno, "ibv_create_comp_channel on " + plan.device);
-  int flags = fcntl(comp_channel->fd, F_GETFL);
-  if (flags < 0 || fcntl(comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return Status::FromErrno(errno, "completion channel O_NONBLOCK");
-  }
+  blocking_events = blocking;
+  if (!blocking) RDMAD_RETURN_IF_ERROR(NonBlockingEvents());
   int cqe = static_cast<int>(
       std::min<uint64_t>(uint64_t(send_depth) + recv_depth + 1, device->max_cqe()));
   cq = ibv_create_cq(ctx, cqe, nullptr, comp_channel, 0);
   if (cq == nullptr)
     return VerbsError(errno, "ibv_create_cq (" + std::to_string(cqe) + " entries)");
+  return Status::Ok();
+}
+
+Status ChannelResources::NonBlockingEvents() {
+  int flags = fcntl(comp_channel->fd, F_GETFL);
+  if (flags < 0 || fcntl(comp_channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+    return Status::FromErrno(errno, "completion channel O_NONBLOCK");
+  }
+  blocking_events = false;
   return Status::Ok();
 }
 

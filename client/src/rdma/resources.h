@@ -66,7 +66,8 @@ enum class WrKind : uint8_t {
   kBatch = 7,     // a Submit batch's work request: batch id (24 bits), WR index (32)
   kRndvRead = 8,  // an RDMA READ of the peer's rendezvous descriptor
   kExpose = 9,    // Expose's BIND_MW (signaled, waited for)
-  kWindow = 10    // the send window's BIND_MW or LOCAL_INV (channel_send_window.cc)
+  kWindow = 10,   // the send window's BIND_MW or LOCAL_INV (channel_send_window.cc)
+  kWake = 11      // a zero-length RDMA WRITE that wakes a sleeper (WakeBlockedSleeper)
 };
 inline uint64_t MakeWrId(WrKind kind, uint32_t index) { return (uint64_t(kind) << 56) | index; }
 inline WrKind WrIdKind(uint64_t wr_id) { return static_cast<WrKind>(wr_id >> 56); }
@@ -144,10 +145,16 @@ struct ChannelResources {
   // INIT -> RTR towards remote with the given path MTU (bytes), then RTS.
   Status ToRtr(const RdmaEndpoint& remote, uint32_t path_mtu);
   Status ToRts(uint32_t local_psn);
+  // Makes the completion channel's fd non-blocking (blocking_events false).
+  Status NonBlockingEvents();
 
   RdmaPlan plan;
   std::shared_ptr<RdmaDevice> device;
   ibv_comp_channel* comp_channel = nullptr;
+  // The completion channel's fd blocks: a channel's own (its waits sleep in
+  // a read of it) until Channel::CompletionFd makes it non-blocking; a
+  // rail's never does.
+  bool blocking_events = false;
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
   // The first ring slots, then the first staging chunks.
@@ -173,7 +180,7 @@ struct ChannelResources {
   ChannelResources() = default;
   // The device open and its port ACTIVE: the port's facts filled in.
   static StatusOr<std::unique_ptr<ChannelResources>> Open(const RdmaPlan& plan);
-  Status CreateQueues();
+  Status CreateQueues(bool blocking_events);
   Status CreateQp();
   Status RegisterBuffers();
   // A new registered mapping of slots * slot_size bytes, kept in buffers.
