@@ -195,6 +195,52 @@ void RdmaDevice::LogOrderingOnce(const std::string& decision) {
   ClientLog().info("memory on {}: relaxed ordering {}", name_, decision);
 }
 
+int RdmaDevice::QueryPort(uint8_t port, ibv_port_attr* attr) {
+  std::lock_guard lock(query_mu_);
+  auto now = QueryClock::now();
+  if (auto it = ports_.find(port); it != ports_.end() && now - it->second.at < kQueryTtl) {
+    *attr = it->second.attr;
+    return 0;
+  }
+  ++kernel_queries_;
+  int rc = ibv_query_port(context_, port, attr);
+  if (rc == 0 && attr->state == IBV_PORT_ACTIVE) {
+    ports_[port] = {*attr, now};
+  } else {
+    ports_.erase(port);
+  }
+  return rc;
+}
+
+int RdmaDevice::QueryGidEntry(uint8_t port, uint32_t index, ibv_gid_entry* entry) {
+  std::lock_guard lock(query_mu_);
+  auto now = QueryClock::now();
+  auto key = std::make_pair(port, index);
+  if (auto it = gids_.find(key); it != gids_.end() && now - it->second.at < kQueryTtl) {
+    *entry = it->second.entry;
+    return 0;
+  }
+  ++kernel_queries_;
+  int rc = ibv_query_gid_ex(context_, port, index, entry, 0);
+  if (rc == 0) {
+    gids_[key] = {*entry, now};
+  } else {
+    gids_.erase(key);
+  }
+  return rc;
+}
+
+uint64_t RdmaDevice::kernel_queries() const {
+  std::lock_guard lock(query_mu_);
+  return kernel_queries_;
+}
+
+void RdmaDevice::ForgetQueries() {
+  std::lock_guard lock(query_mu_);
+  ports_.clear();
+  gids_.clear();
+}
+
 void RdmaDevice::EventLoop() {
   pollfd fds[2] = {{context_->async_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
   for (;;) {
@@ -225,6 +271,12 @@ void RdmaDevice::Dispatch() {
     } else if (type == IBV_EVENT_CQ_ERR) {
       ClientLog().error("device {}: CQ error (CQ overrun?)", name_);
     } else {
+      if (type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR ||
+          type == IBV_EVENT_LID_CHANGE || type == IBV_EVENT_PKEY_CHANGE ||
+          type == IBV_EVENT_GID_CHANGE || type == IBV_EVENT_SM_CHANGE ||
+          type == IBV_EVENT_CLIENT_REREGISTER) {
+        ForgetQueries();  // what the next channel asks goes to the kernel
+      }
       ClientLog().info("device {}: async event {}", name_, ibv_event_type_str(event.event_type));
     }
     ibv_ack_async_event(&event);

@@ -16,6 +16,9 @@
 #ifndef RDMAD_CLIENT_SRC_RDMA_DEVICE_H_
 #define RDMAD_CLIENT_SRC_RDMA_DEVICE_H_
 
+#include <infiniband/verbs.h>
+
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -28,10 +31,6 @@
 #include "client/src/rdma/mr_cache.h"
 #include "client/src/rdma/rndv_pool.h"
 #include "rdmad/status.h"
-
-struct ibv_context;
-struct ibv_device_attr;
-struct ibv_pd;
 
 namespace rdmad::internal {
 
@@ -70,6 +69,17 @@ class RdmaDevice {
   using QpEventHandler = std::function<void(int event_type)>;
   void Watch(uint32_t qpn, QpEventHandler handler);
   void Unwatch(uint32_t qpn);
+
+  // ibv_query_port and ibv_query_gid_ex as a new channel asks them, kept
+  // for the next ones (a burst of channels asks the kernel about once): an
+  // ACTIVE port's attributes and a GID entry for up to kQueryTtl, dropped
+  // at once by the device's port, GID and LID events. Errors are not kept.
+  // 0 or an errno, as the verbs they stand for.
+  int QueryPort(uint8_t port, ibv_port_attr* attr);
+  int QueryGidEntry(uint8_t port, uint32_t index, ibv_gid_entry* entry);
+  static constexpr std::chrono::seconds kQueryTtl{1};
+  // The queries that went to the kernel (tests).
+  uint64_t kernel_queries() const;
 
   // Host-memory registrations on pd(), shared by range (mr_cache.h).
   MrCache& mr_cache() { return mr_cache_; }
@@ -115,6 +125,21 @@ class RdmaDevice {
   uint32_t send_share_ = RndvPool::kChannelShare;
   std::mutex log_mu_;
   std::string logged_ordering_;
+  // What QueryPort and QueryGidEntry keep, with when the kernel said it.
+  using QueryClock = std::chrono::steady_clock;
+  struct KeptPort {
+    ibv_port_attr attr;
+    QueryClock::time_point at;
+  };
+  struct KeptGid {
+    ibv_gid_entry entry;
+    QueryClock::time_point at;
+  };
+  mutable std::mutex query_mu_;  // guards the three below
+  std::map<uint8_t, KeptPort> ports_;
+  std::map<std::pair<uint8_t, uint32_t>, KeptGid> gids_;
+  uint64_t kernel_queries_ = 0;
+  void ForgetQueries();
 };
 
 // "::ffff:192.0.2.1" for a raw 16-byte GID.

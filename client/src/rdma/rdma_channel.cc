@@ -34,9 +34,10 @@ std::string GidTypeName(uint32_t type) {
 Status QueryGid(const ChannelResources& res, const std::string& device, uint32_t port,
                 uint32_t index, std::array<uint8_t, 16>* gid_out, std::string* type) {
   ibv_context* ctx = res.device->context();
-  // One query for the GID and its type; older kernels know only the GID.
+  // One query for the GID and its type (kept for the next channels: the
+  // device's); older kernels know only the GID.
   ibv_gid_entry entry{};
-  if (ibv_query_gid_ex(ctx, port, index, &entry, 0) == 0) {
+  if (res.device->QueryGidEntry(uint8_t(port), index, &entry) == 0) {
     std::memcpy(gid_out->data(), entry.gid.raw, 16);
     *type = GidTypeName(entry.gid_type);
   } else {

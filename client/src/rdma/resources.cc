@@ -112,7 +112,7 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Open(const RdmaPla
   r->recv_depth = plan.qp.recv_depth;
   r->slot_size = plan.slot_size;
   ibv_port_attr port{};
-  if (int rc = ibv_query_port(r->device->context(), uint8_t(plan.port), &port); rc != 0) {
+  if (int rc = r->device->QueryPort(uint8_t(plan.port), &port); rc != 0) {
     return VerbsError(rc, "ibv_query_port " + plan.device + " port " + std::to_string(plan.port));
   }
   if (port.state != IBV_PORT_ACTIVE) {
