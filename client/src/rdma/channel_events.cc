@@ -99,16 +99,20 @@ bool RdmaChannel::Pending() const {
                      [](const Fragment& f) { return f.last || f.close; });
 }
 
+void RdmaChannel::CountCqEvent() {
+  if (++res_->unacked_cq_events >= kAckBatch) {
+    ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
+    res_->unacked_cq_events = 0;
+  }
+}
+
 bool RdmaChannel::TakeCqEvents(bool one) {
   bool took = false;
   ibv_cq* cq = nullptr;
   void* context = nullptr;
   while (ibv_get_cq_event(res_->comp_channel, &cq, &context) == 0) {
     took = true;
-    if (++res_->unacked_cq_events >= kAckBatch) {
-      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
-      res_->unacked_cq_events = 0;
-    }
+    CountCqEvent();
     if (one) break;  // each syscall here costs as much as the event saves
   }
   return took;

@@ -292,10 +292,7 @@ void RdmaChannel::SleepInRead(Lock& lock) {
   lock.lock();
   poller_ = false;
   if (rc == 0) {
-    if (++res_->unacked_cq_events >= kAckBatch) {
-      ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
-      res_->unacked_cq_events = 0;
-    }
+    CountCqEvent();
   } else if (err != EAGAIN && err != EINTR) {  // EAGAIN: CompletionFd made it non-blocking
     Fail(Status::Unavailable("RDMA channel " + local_.device +
                              ": reading the completion channel: " + std::strerror(err)));

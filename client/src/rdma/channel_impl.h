@@ -253,6 +253,8 @@ class RdmaChannel final : public AbortableChannel {
   // when `one`: poll() saw it, and each arming raises one), acknowledging
   // them in batches (mu_ held). True if there were any.
   bool TakeCqEvents(bool one = false);
+  // One CQ event taken: acknowledged with the next kAckBatch (mu_ held).
+  void CountCqEvent();
   void ArmRails();
 
   // channel_data.cc: messages.

@@ -80,6 +80,19 @@ auto Timed(F f) {
   return std::make_tuple(std::move(result), ThreadCpuSeconds() - cpu0, wall);
 }
 
+// A Recv(timeout) on `channel`, blocked in another thread: Close wakes it
+// (ready within `wait`) with CANCELLED, `within` after the Close.
+void CloseWakesABlockedRecv(Channel& channel, std::chrono::milliseconds timeout,
+                            std::chrono::seconds wait, std::chrono::seconds within) {
+  auto blocked = std::async(std::launch::async, [&] { return channel.Recv(timeout).status(); });
+  std::this_thread::sleep_for(300ms);  // past the spin: asleep
+  auto t0 = Clock::now();
+  channel.Close();
+  ASSERT_EQ(blocked.wait_for(wait), std::future_status::ready) << "Recv still blocked";
+  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
+  EXPECT_LT(Clock::now() - t0, within);
+}
+
 TEST_F(DeviceLabRdmaChannelTest, AnIdleReceiverUsesNoCpu) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   auto blocked =
@@ -119,13 +132,7 @@ TEST_F(DeviceLabRdmaChannelTest, ARecvWithoutADeadlineSleepsInOneReadOfTheComple
 
 TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecv) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
-  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
-  std::this_thread::sleep_for(300ms);
-  auto t0 = Clock::now();
-  b_->Close();
-  ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
-  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
-  EXPECT_LT(Clock::now() - t0, 2s);
+  ASSERT_NO_FATAL_FAILURE(CloseWakesABlockedRecv(*b_, kForever, 5s, 2s));
   EXPECT_EQ(b_->Send("x", 1).code(), StatusCode::kCancelled);
 }
 
@@ -162,13 +169,7 @@ TEST_F(DeviceLabRdmaChannelTest, CloseWakesASendWaitingForCredits) {
 TEST_F(DeviceLabRdmaChannelTest, CloseWakesABlockedRecvWhenThePeerDoesNotAnswer) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   dynamic_cast<AbortableChannel&>(*a_).Abort(Status::Unavailable("gone"));
-  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(kForever).status(); });
-  std::this_thread::sleep_for(300ms);
-  auto t0 = Clock::now();
-  b_->Close();
-  ASSERT_EQ(blocked.wait_for(10s), std::future_status::ready) << "Recv still blocked";
-  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
-  EXPECT_LT(Clock::now() - t0, 4s);
+  ASSERT_NO_FATAL_FAILURE(CloseWakesABlockedRecv(*b_, kForever, 10s, 4s));
 }
 
 // The completion fd opened while another thread sleeps in a read of the
@@ -219,13 +220,7 @@ TEST_F(DeviceLabRdmaChannelTest, AChannelMakesItsWakeEventFdWhenItFirstSleeps) {
   EXPECT_EQ(OpenEventFds(), connected + 2) << "a's first sleep";
   ASSERT_TRUE(a_->Send("x", 1).ok());
   ASSERT_TRUE(b_->Recv(5s).ok());
-  auto blocked = std::async(std::launch::async, [&] { return b_->Recv(60s).status(); });
-  std::this_thread::sleep_for(200ms);
-  auto t0 = Clock::now();
-  b_->Close();
-  ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "Recv still blocked";
-  EXPECT_EQ(blocked.get().code(), StatusCode::kCancelled);
-  EXPECT_LT(Clock::now() - t0, 2s);
+  ASSERT_NO_FATAL_FAILURE(CloseWakesABlockedRecv(*b_, 60s, 5s, 2s));
 }
 
 // A process out of descriptors when a channel first sleeps with a deadline:
