@@ -28,14 +28,14 @@ struct Opening {
 };
 
 Opening Prepare(const v1::PlanChannelResponse& plan, uint64_t id, const std::string& peer,
-                const std::string& service) {
+                const std::string& service, const std::shared_ptr<CompletionGroup>& group) {
   Opening o;
   o.info.id = id;
   o.info.peer = peer;
   o.info.service = service;
   o.tcp_reason = plan.plan().tcp_reason();
   if (plan.plan().has_path()) {
-    auto created = PendingRdmaChannel::Create(PlanFromChannelPlan(plan.plan()));
+    auto created = PendingRdmaChannel::Create(PlanFromChannelPlan(plan.plan()), group);
     if (created.ok()) {
       o.rdma = std::move(created).value();
       o.mine.rdma = o.rdma->local();
@@ -52,7 +52,7 @@ Opening Prepare(const v1::PlanChannelResponse& plan, uint64_t id, const std::str
 StatusOr<std::unique_ptr<Channel>> Finish(Opening& o, const v1::Endpoint& answer,
                                           std::unique_ptr<HoldStream> hold,
                                           HandshakeClock::time_point start,
-                                          const ConnectOptions& options) {
+                                          const ConnectOptions& options, bool first_of_batch) {
   auto theirs = FromProto(answer);
   if (!theirs.ok()) return Held(theirs.status(), std::move(hold), "initiator");
   if (theirs.value().rdma && o.rdma) {
@@ -61,7 +61,7 @@ StatusOr<std::unique_ptr<Channel>> Finish(Opening& o, const v1::Endpoint& answer
     o.info.transport = ChannelTransport::kRdma;
     o.info.transport_reason = "RDMA path planned on both sides";
     o.info.handshake_ms = MsSince(start);
-    LogRdma("connected", o.info.id, o.mine.rdma.value(), *theirs.value().rdma);
+    LogRdma("connected", o.info.id, o.mine.rdma.value(), *theirs.value().rdma, first_of_batch);
     return Held(o.rdma->ReadyToSend(o.info), std::move(hold), "initiator");
   }
   if (!theirs.value().tcp) {
@@ -110,7 +110,11 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
                                  " (a daemon older than this library?)");
   }
   std::vector<Opening> batch;
-  for (uint64_t id : plan.channel_ids()) batch.push_back(Prepare(plan, id, peer, service));
+  std::shared_ptr<CompletionGroup> group = BatchGroup(plan.plan(), count);
+  for (uint64_t id : plan.channel_ids()) {
+    batch.push_back(Prepare(plan, id, peer, service, group));
+    if (batch.size() > 1 && batch.back().rdma) batch.back().rdma->LogAtDebug();
+  }
   auto& request = *google::protobuf::Arena::CreateMessage<v1::ConnectRequest>(&arena);
   for (const Opening& o : batch) {
     v1::ChannelOpening* c = request.add_channels();
@@ -130,9 +134,11 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
   std::vector<std::string> leases;
   for (const Opening& o : batch) ids.push_back(o.info.id);
   for (const v1::ConnectedChannel& c : reply.channels()) leases.push_back(c.lease());
-  return HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
-    return Finish(batch[i], reply.channels(int(i)).peer(), std::move(hold), start, options);
+  auto channels = HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
+    return Finish(batch[i], reply.channels(int(i)).peer(), std::move(hold), start, options, i == 0);
   });
+  if (channels.ok()) BatchLogged(("to " + peer + " service " + service).c_str(), *channels);
+  return channels;
 }
 
 StatusOr<std::unique_ptr<Channel>> ConnectTo(const DaemonRpc& rpc, const std::string& peer,

@@ -32,11 +32,25 @@ using HandshakeClock = std::chrono::steady_clock;
 
 Status StatusFromGrpc(const grpc::Status& status);
 double MsSince(HandshakeClock::time_point start);
+class CompletionGroup;
+
+// The shared CQ of a batch of `count` channels planned over RDMA
+// (completion_group.h); none for a lone channel, a plan without an RDMA
+// path, or when the group cannot be made (logged: each channel then makes
+// its own CQ).
+std::shared_ptr<CompletionGroup> BatchGroup(const v1::ChannelPlan& plan, size_t count);
+
 // A TCP acceptor's token: 32 random bytes.
 std::array<uint8_t, 32> RandomToken();
 
-// "channel 0x.. WHAT over RDMA: local ...; peer ...; path MTU N" (info).
-void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer);
+// "channel 0x.. WHAT over RDMA: local ...; peer ...; path MTU N", at info
+// (at debug for a batch's channels after its first: BatchLogged says how
+// the batch came up).
+void LogRdma(const char* what, uint64_t id, const RdmaEndpoint& local, const RdmaEndpoint& peer,
+             bool first_of_batch = true);
+// "N channels WHAT: R over RDMA, T over TCP" (info) for a batch of more
+// than one, whose channels after the first logged at debug.
+void BatchLogged(const char* what, const std::vector<std::unique_ptr<Channel>>& channels);
 
 // Ties a channel whose data path came up (or failed to) to the lifeline
 // opened when the daemons exchanged the endpoints. On a failure the daemon

@@ -52,7 +52,8 @@ Status ListenTcp(const v1::IncomingChannel& in, const std::string& reason, Accep
 // Sets up this side of channel id for the initiator's endpoint: RDMA when
 // both sides have a path (the QP at RTR), else a TCP listener and why.
 StatusOr<Accepting> Prepare(const v1::IncomingChannel& in, uint64_t id,
-                            const v1::Endpoint& initiator_proto, const std::string& service) {
+                            const v1::Endpoint& initiator_proto, const std::string& service,
+                            const std::shared_ptr<CompletionGroup>& group, bool first_of_batch) {
   Accepting a;
   a.info.id = id;
   a.info.peer = in.peer();
@@ -69,11 +70,12 @@ StatusOr<Accepting> Prepare(const v1::IncomingChannel& in, uint64_t id,
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, in.plan().tcp_reason(), &a));
     return a;
   }
-  auto pending = PendingRdmaChannel::Create(PlanFromChannelPlan(in.plan()));
+  auto pending = PendingRdmaChannel::Create(PlanFromChannelPlan(in.plan()), group);
   if (!pending.ok()) {
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, "RDMA setup failed: " + pending.status().message(), &a));
     return a;
   }
+  if (!first_of_batch) pending.value()->LogAtDebug();
   Status rtr = pending.value()->ReadyToReceive(*initiator.value().rdma, RailRole::kAcceptor);
   if (!rtr.ok()) {
     RDMAD_RETURN_IF_ERROR(ListenTcp(in, "RDMA RTR failed: " + rtr.message(), &a));
@@ -90,10 +92,10 @@ StatusOr<Accepting> Prepare(const v1::IncomingChannel& in, uint64_t id,
 // The channel once the daemon has the answer: RTS, or the initiator's TCP
 // connection.
 StatusOr<std::unique_ptr<Channel>> Finish(Accepting& a, std::unique_ptr<HoldStream> hold,
-                                          HandshakeClock::time_point start) {
+                                          HandshakeClock::time_point start, bool first_of_batch) {
   a.info.handshake_ms = MsSince(start);
   if (a.rdma) {
-    LogRdma("accepted", a.info.id, *a.mine.rdma, *a.initiator);
+    LogRdma("accepted", a.info.id, *a.mine.rdma, *a.initiator, first_of_batch);
     return Held(a.rdma->ReadyToSend(a.info), std::move(hold), "acceptor");
   }
   ClientLog().info("channel {:#018x} from {}: TCP: {}", a.info.id, a.info.peer,
@@ -110,8 +112,9 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
   auto start = HandshakeClock::now();
   std::vector<Accepting> batch;
   if (in.channels().empty()) return Status::InvalidArgument("rdmad offered no channels");
+  std::shared_ptr<CompletionGroup> group = BatchGroup(in.plan(), in.channels_size());
   for (const v1::ChannelOpening& c : in.channels()) {
-    auto a = Prepare(in, c.channel_id(), c.endpoint(), service);
+    auto a = Prepare(in, c.channel_id(), c.endpoint(), service, group, batch.empty());
     if (!a.ok()) return a.status();
     batch.push_back(std::move(a).value());
   }
@@ -126,9 +129,11 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
   std::vector<uint64_t> ids;
   std::vector<std::string> leases(response.leases().begin(), response.leases().end());
   for (const Accepting& a : batch) ids.push_back(a.info.id);
-  return HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
-    return Finish(batch[i], std::move(hold), start);
+  auto channels = HoldAndFinish(rpc, ids, leases, [&](size_t i, std::unique_ptr<HoldStream> hold) {
+    return Finish(batch[i], std::move(hold), start, i == 0);
   });
+  if (channels.ok()) BatchLogged(("from " + in.peer() + " service " + service).c_str(), *channels);
+  return channels;
 }
 
 // A registered service. A reader thread queues the daemon's requests; when

@@ -45,18 +45,33 @@ StatusOr<int> RdmaChannel::CompletionFd() {
   // Arm takes the CQ's events without blocking; a thread asleep in a read
   // of the channel until now keeps waiting for the event it armed.
   if (res_->blocking_events) RDMAD_RETURN_IF_ERROR(res_->NonBlockingEvents());
-  auto set = EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
+  // A group member's fd also wakes when another member's poll set some of
+  // its completions aside (the doorbell), and it watches the shared
+  // completion channel for as long as the channel lives.
+  auto set = res_->group
+                 ? EpollSet({res_->comp_channel->fd, *signal, res_->doorbell}, "CompletionFd")
+                 : EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
   if (!set.ok()) return set.status();
   epoll_fd_ = *set;
+  if (res_->group) {
+    res_->group->Watch(local_.qpn, +1);
+    watching_fd_ = true;
+  }
   return epoll_fd_;
 }
 
 bool RdmaChannel::Arm() {
   Lock lock(mu_);
   if (epoll_fd_ < 0) return false;
-  // A thread asleep in Sleep() waits for the event taken here: it must look
-  // again. One asleep in a read of the completion channel takes it itself.
-  if (!in_read_ && TakeCqEvents() && poller_) Wake();
+  // A thread asleep in Sleep() waits for the event (or the doorbell) taken
+  // here: it must look again. One asleep in a read of the completion
+  // channel takes it itself.
+  bool took = res_->group && res_->group->TakeDoorbell(local_.qpn);
+  if (!in_read_ && TakeCqEvents()) {
+    if (res_->group) res_->group->TookEvent();
+    took = true;
+  }
+  if (took && poller_) Wake();
   if (!rails_.empty()) TakeRailCqEvents();
   Drain();
   bool pending = Pending();

@@ -113,6 +113,7 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
 RdmaChannel::~RdmaChannel() {
   Close();
   res_->device->Unwatch(local_.qpn);
+  if (watching_fd_) res_->group->Watch(local_.qpn, -1);
   DrainAfterError();
   FreeExposures();  // before the QP they are bound to
   FreeSendWindow();
@@ -212,17 +213,24 @@ std::string RdmaChannel::StateForLog() const {
       error_.ok() ? "none" : error_.ToString());
 }
 
-// Arms the CQ and sleeps on the completion channel and the wake eventfd,
-// and on the completion channels of the rails with work requests out (a
-// second at most then: a busy rail's port is looked at once a second).
+// Arms the CQ and sleeps on the completion channel and the wake eventfd
+// (and a group member's doorbell), and on the completion channels of the
+// rails with work requests out (a second at most then: a busy rail's port
+// is looked at once a second).
 void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
+  CompletionGroup* group = res_->group.get();
+  if (group != nullptr) group->Watch(local_.qpn, +1);  // before arming (completion_group.h)
+  auto unwatch = [this, group] {
+    if (group != nullptr) group->Watch(local_.qpn, -1);
+  };
   if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
+    unwatch();
     Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
     return;
   }
-  if (!deadline && res_->blocking_events &&
-      std::none_of(rails_.begin(), rails_.end(),
-                   [](const auto& r) { return r->outstanding > 0; })) {
+  const bool rails_busy =
+      std::any_of(rails_.begin(), rails_.end(), [](const auto& r) { return r->outstanding > 0; });
+  if (!deadline && res_->blocking_events && !rails_busy) {  // never a group member's
     SleepInRead(lock);
     return;
   }
@@ -231,18 +239,23 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     auto soon = Clock::now() + kSleepWithoutWake;
     deadline = deadline ? std::min(*deadline, soon) : soon;
   }
-  pollfd own[2] = {{res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};  // poll skips -2
+  // poll skips negative fds: no wake eventfd, no doorbell (not a member).
+  pollfd own[3] = {
+      {res_->comp_channel->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}, {res_->doorbell, POLLIN, 0}};
   std::vector<pollfd> with_rails;  // own, then the busy rails' (no allocation without)
   for (const auto& rail : rails_) {
     if (rail->outstanding == 0) continue;
-    if (with_rails.empty()) with_rails.assign(own, own + 2);
+    if (with_rails.empty()) with_rails.assign(own, own + 3);
     ibv_req_notify_cq(rail->res->cq, 0);
     with_rails.push_back({rail->res->comp_channel->fd, POLLIN, 0});
   }
   pollfd* fds = with_rails.empty() ? own : with_rails.data();
-  const size_t nfds = with_rails.empty() ? 2 : with_rails.size();
-  if (Drain() > 0) return;  // arrived before arming: no event will tell
-  if (nfds > 2) {
+  const size_t nfds = with_rails.empty() ? 3 : with_rails.size();
+  if (Drain() > 0) {  // arrived before arming: no event will tell
+    unwatch();
+    return;
+  }
+  if (rails_busy) {
     auto look = Clock::now() + std::chrono::seconds(1);
     deadline = deadline ? std::min(*deadline, look) : look;
   }
@@ -252,27 +265,33 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
     timeout_ms = static_cast<int>(std::max<int64_t>(left.count(), 0));
   }
-  const int sleep_fd = nfds == 2 ? SleepSet() : -1;
+  const int sleep_fd = rails_busy ? -1 : SleepSet();
   lock.unlock();
-  bool cq_event = false, woken = false;
+  bool cq_event = false, woken = false, rung = false;
   if (sleep_fd >= 0) {  // the set was made once: no fd to look up and hook per sleep
-    epoll_event events[2];
-    int n = epoll_wait(sleep_fd, events, 2, timeout_ms);
-    for (int i = 0; i < n; ++i) (events[i].data.fd == wake_fd_ ? woken : cq_event) = true;
+    epoll_event events[3];
+    int n = epoll_wait(sleep_fd, events, 3, timeout_ms);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[i].data.fd;
+      (fd == wake_fd_ ? woken : fd == res_->doorbell ? rung : cq_event) = true;
+    }
   } else {
     int n = poll(fds, nfds, timeout_ms);
     cq_event = n > 0 && (fds[0].revents & POLLIN);
     woken = n > 0 && (fds[1].revents & POLLIN);
+    rung = n > 0 && (fds[2].revents & POLLIN);
   }
   lock.lock();
   poller_ = false;
+  unwatch();
   if (woken && error_.ok() && !closed_) {
     uint64_t count = 0;  // Arm() took our CQ event; Close and failures stay readable
     while (read(wake_fd_, &count, sizeof(count)) == sizeof(count)) {
     }
   }
-  if (cq_event) TakeCqEvents(/*one=*/true);
-  if (nfds > 2) TakeRailCqEvents();
+  if (rung) group->TakeDoorbell(local_.qpn);  // the caller polls next
+  if (cq_event && TakeCqEvents(/*one=*/true) && group != nullptr) group->TookEvent();
+  if (rails_busy) TakeRailCqEvents();
   NotifyWaiters();
 }
 
@@ -358,7 +377,8 @@ bool RdmaChannel::MakeWakeFd() {
 // eventfd), made at the first sleep; -1 if it cannot be (Sleep polls).
 int RdmaChannel::SleepSet() {
   if (sleep_fd_ != -1 || wake_fd_ < 0) return sleep_fd_ >= 0 ? sleep_fd_ : -1;
-  auto set = EpollSet({res_->comp_channel->fd, wake_fd_}, "Sleep");
+  auto set = res_->group ? EpollSet({res_->comp_channel->fd, wake_fd_, res_->doorbell}, "Sleep")
+                         : EpollSet({res_->comp_channel->fd, wake_fd_}, "Sleep");
   if (!set.ok()) {
     ClientLog().debug("RDMA channel {}: sleeping with poll: {}", info_.id, set.status().message());
     sleep_fd_ = -2;  // tried
@@ -375,14 +395,21 @@ int RdmaChannel::Drain() {
   draining_ = true;
   drain_now_ns_ = 0;
   for (;;) {
-    int n = ibv_poll_cq(res_->cq, kPollBatch, wc);
+    bool more = false;
+    int n = 0;
+    if (res_->group) {  // ours, in order; the other members' set aside
+      n = res_->group->Poll(local_.qpn, wc, kPollBatch, &more);
+    } else {
+      n = ibv_poll_cq(res_->cq, kPollBatch, wc);
+      more = n == kPollBatch;
+    }
     if (n < 0) {
       Fail(Status::Unavailable("ibv_poll_cq failed on " + local_.device));
       break;
     }
     for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
     total += n;
-    if (n < kPollBatch) break;
+    if (!more) break;
   }
   draining_ = false;
   if (!rails_.empty()) total += PollRails();

@@ -607,6 +607,7 @@ class RdmaChannel final : public AbortableChannel {
   bool recv_saw_close_ = false;  // Recv reached it
   CompletionSignal signal_;      // CompletionFd's eventfd
   int epoll_fd_ = -1;            // CompletionFd: completion channel + signal_
+  bool watching_fd_ = false;     // CompletionFd counts in res_->group's watchers
   uint64_t batches_done_ = 0;    // batches done since the last Arm
 
   // The rendezvous. Sending: our descriptors the peer has not finished

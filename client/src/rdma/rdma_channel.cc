@@ -93,8 +93,9 @@ size_t PendingRdmaChannel::registered_bytes() const {
   return res_ == nullptr ? 0 : res_->registered_bytes();
 }
 
-StatusOr<std::unique_ptr<PendingRdmaChannel>> PendingRdmaChannel::Create(const RdmaPlan& plan) {
-  auto resources = ChannelResources::Create(plan);
+StatusOr<std::unique_ptr<PendingRdmaChannel>> PendingRdmaChannel::Create(
+    const RdmaPlan& plan, std::shared_ptr<CompletionGroup> group) {
+  auto resources = ChannelResources::Create(plan, std::move(group));
   if (!resources.ok()) return resources.status();
   std::unique_ptr<PendingRdmaChannel> pending(new PendingRdmaChannel(std::move(resources).value()));
   RDMAD_RETURN_IF_ERROR(pending->FillLocal());
@@ -215,8 +216,9 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote, RailRole r
   remote_ = remote;
   state_ = State::kReadyToReceive;
   ConnectRails(remote, role);
-  if (!ClientLog().should_log(spdlog::level::info)) return Status::Ok();
-  ClientLog().info(
+  if (!ClientLog().should_log(log_level_)) return Status::Ok();
+  ClientLog().log(
+      log_level_,
       "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP "
       "{:#x}; "
       "MTU {} (local active {}, peer active {}, cap {}); depth send {} recv {}, slot {} B, "

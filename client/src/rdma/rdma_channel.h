@@ -9,16 +9,19 @@
 //              endpoint) -> ReadyToSend
 //
 // Create opens the device (shared through the device cache), creates the
-// CQ, completion channel and RC QP, moves it to INIT, registers and posts
-// the first slots of the receive ring and fills local(). ReadyToReceive validates the peer's
-// endpoint and moves the QP to RTR with the negotiated path MTU;
-// ReadyToSend moves it to RTS and hands everything to the Channel.
+// CQ and completion channel (or joins a batch's CompletionGroup) and RC QP,
+// moves it to INIT, registers and posts the first slots of the receive ring
+// and fills local(). ReadyToReceive validates the peer's endpoint and moves
+// the QP to RTR with the negotiated path MTU; ReadyToSend moves it to RTS
+// and hands everything to the Channel.
 //
 // Thread safety: one thread at a time (a handshake is sequential). The
 // returned Channel follows rdmad/channel.h.
 
 #ifndef RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_
 #define RDMAD_CLIENT_SRC_RDMA_RDMA_CHANNEL_H_
+
+#include <spdlog/spdlog.h>
 
 #include <memory>
 #include <vector>
@@ -30,6 +33,7 @@
 namespace rdmad::internal {
 
 struct ChannelResources;
+class CompletionGroup;
 
 struct RailQp;
 enum class RailRole { kInitiator, kAcceptor };
@@ -38,7 +42,9 @@ class PendingRdmaChannel {
  public:
   // NOT_FOUND for an unknown device, UNAVAILABLE for a host without RDMA or
   // a port that is not active, INVALID_ARGUMENT for a bad plan or GID index.
-  static StatusOr<std::unique_ptr<PendingRdmaChannel>> Create(const RdmaPlan& plan);
+  // group: a batch's shared CQ (completion_group.h), used if it has room.
+  static StatusOr<std::unique_ptr<PendingRdmaChannel>> Create(
+      const RdmaPlan& plan, std::shared_ptr<CompletionGroup> group = nullptr);
   ~PendingRdmaChannel();
 
   const RdmaEndpoint& local() const { return local_; }
@@ -54,6 +60,9 @@ class PendingRdmaChannel {
   // only those; the initiator takes the acceptor's pairs. A rail that does
   // not pair or connect is left out, never failing the channel.
   Status ReadyToReceive(const RdmaEndpoint& remote, RailRole role = RailRole::kInitiator);
+  // A batch's channel after its first: ReadyToReceive logs what it chose at
+  // debug, not info (the first's line says what the batch chose).
+  void LogAtDebug() { log_level_ = spdlog::level::debug; }
 
   // Moves to RTS and returns the channel; info carries the daemons' side
   // (id, peer, service, reason, handshake time); the RDMA fields are filled
@@ -72,6 +81,7 @@ class PendingRdmaChannel {
   RdmaEndpoint remote_;
   uint32_t mtu_ = 0;
   State state_ = State::kInit;
+  spdlog::level::level_enum log_level_ = spdlog::level::info;
   std::vector<std::unique_ptr<RailQp>> rails_;  // the further rails, in local_.rails' order
 };
 

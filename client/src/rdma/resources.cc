@@ -126,14 +126,20 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Open(const RdmaPla
   return r;
 }
 
-StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(const RdmaPlan& plan) {
+StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(
+    const RdmaPlan& plan, std::shared_ptr<CompletionGroup> group) {
   auto opened = Open(plan);
   if (!opened.ok()) return opened.status();
   std::unique_ptr<ChannelResources> r = std::move(opened).value();
   RDMAD_RETURN_IF_ERROR(CheckPlan(plan, *r->device));
   r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
-  RDMAD_RETURN_IF_ERROR(r->CreateQueues(/*blocking_events=*/true));
+  RDMAD_RETURN_IF_ERROR(r->CreateQueues(/*blocking_events=*/true, std::move(group)));
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
+  if (r->group) {
+    auto doorbell = r->group->Join(r->qp->qp_num);
+    if (!doorbell.ok()) return doorbell.status();
+    r->doorbell = *doorbell;
+  }
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   RDMAD_RETURN_IF_ERROR(r->RegisterBuffers());
   for (uint32_t i = 0; i < r->ring_size(); ++i) RDMAD_RETURN_IF_ERROR(r->PostRecv(i));
@@ -164,7 +170,16 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::CreateRail(const R
   return r;
 }
 
-Status ChannelResources::CreateQueues(bool blocking) {
+Status ChannelResources::CreateQueues(bool blocking, std::shared_ptr<CompletionGroup> shared) {
+  const uint32_t entries = send_depth + recv_depth + 1;
+  if (shared && shared->Reserve(entries)) {
+    group = std::move(shared);
+    group_entries = entries;
+    cq = group->cq();
+    comp_channel = group->comp_channel();
+    blocking_events = false;
+    return Status::Ok();
+  }
   ibv_context* ctx = device->context();
   comp_channel = ibv_create_comp_channel(ctx);
   if (comp_channel == nullptr)
@@ -325,6 +340,8 @@ Status ChannelResources::ToRts(uint32_t local_psn) {
 }
 
 ChannelResources::~ChannelResources() {
+  const uint32_t qpn = qp != nullptr ? qp->qp_num : 0;
+  const bool shared = group != nullptr;
   if (qp != nullptr) {
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
@@ -332,12 +349,16 @@ ChannelResources::~ChannelResources() {
     if (int rc = ibv_destroy_qp(qp); rc != 0)
       ClientLog().warn("ibv_destroy_qp: {}", std::strerror(rc));
   }
-  if (cq != nullptr) {
+  if (group) {  // the CQ and completion channel are the group's
+    if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
+    group->Leave(qpn, group_entries);
+    group.reset();
+  } else if (cq != nullptr) {
     if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
     if (int rc = ibv_destroy_cq(cq); rc != 0)
       ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
   }
-  if (comp_channel != nullptr) ibv_destroy_comp_channel(comp_channel);
+  if (comp_channel != nullptr && !shared) ibv_destroy_comp_channel(comp_channel);
   buffers.clear();
   first_piece.Release();  // after the QP: nothing lands in it any more
 }

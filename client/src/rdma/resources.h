@@ -1,12 +1,14 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
 // ChannelResources: the verbs objects of one RDMA channel - a CQ with its
-// completion channel (non-blocking fd), an RC QP using it for both queues,
+// completion channel (its own, or a batch's CompletionGroup's, shared with
+// the batch's other channels), an RC QP using it for both queues,
 // the receive ring (slots of slot_size bytes, registered) and the send
 // staging area (registered chunks for messages from unregistered buffers) -
 // plus the QP state transitions. Destruction moves the QP to ERR,
 // acknowledges outstanding CQ events and destroys QP, CQ, completion
-// channel and memory regions, in that order.
+// channel and memory regions, in that order (a group member leaves its
+// group instead of destroying CQ and completion channel).
 //
 // The ring and the staging area start small, in one piece of the device's
 // channel slab (kInitialRingSlots and kInitialStagingChunks; channel_slab.h,
@@ -27,6 +29,7 @@
 #include <memory>
 #include <vector>
 
+#include "client/src/rdma/completion_group.h"
 #include "client/src/rdma/device.h"
 #include "client/src/rdma/memory_region.h"
 #include "common/endpoint.h"
@@ -118,8 +121,10 @@ struct ChannelResources {
   static constexpr uint32_t kInitialStagingChunks = 1;
 
   // Opens plan.device (through the cache), creates everything, moves the QP
-  // to INIT and posts every receive slot.
-  static StatusOr<std::unique_ptr<ChannelResources>> Create(const RdmaPlan& plan);
+  // to INIT and posts every receive slot. With a group that has room, the
+  // QP uses the group's CQ (a member of it) instead of one of its own.
+  static StatusOr<std::unique_ptr<ChannelResources>> Create(
+      const RdmaPlan& plan, std::shared_ptr<CompletionGroup> group = nullptr);
   // A further rail's: rail's device, port and GID index with base's QP
   // attributes; CQ, completion channel and QP (one receive, no ring nor
   // staging: the rail carries RDMA WRITE and READ only), in INIT.
@@ -157,6 +162,12 @@ struct ChannelResources {
   bool blocking_events = false;
   ibv_cq* cq = nullptr;
   ibv_qp* qp = nullptr;
+  // A member of a batch's group: cq and comp_channel are the group's (never
+  // blocking), completions come through group->Poll, and the doorbell
+  // rings when another member's poll set some aside for this QP.
+  std::shared_ptr<CompletionGroup> group;
+  int doorbell = -1;
+  uint32_t group_entries = 0;  // reserved in the group's CQ
   // The first ring slots, then the first staging chunks.
   ChannelSlab::Piece first_piece;
   // The ring's and the staging area's growth, each a mapping of its own.
@@ -180,7 +191,7 @@ struct ChannelResources {
   ChannelResources() = default;
   // The device open and its port ACTIVE: the port's facts filled in.
   static StatusOr<std::unique_ptr<ChannelResources>> Open(const RdmaPlan& plan);
-  Status CreateQueues(bool blocking_events);
+  Status CreateQueues(bool blocking_events, std::shared_ptr<CompletionGroup> group = nullptr);
   Status CreateQp();
   Status RegisterBuffers();
   // A new registered mapping of slots * slot_size bytes, kept in buffers.
