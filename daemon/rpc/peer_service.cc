@@ -2,8 +2,6 @@
 
 #include "daemon/rpc/peer_service.h"
 
-#include <thread>
-
 #include "daemon/rpc/channel_convert.h"
 #include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/peer_convert.h"
@@ -94,15 +92,19 @@ grpc::ServerUnaryReactor* PeerService::OpenChannel(grpc::CallbackServerContext* 
   }
   auto* reactor = context->DefaultReactor();
   // The server's Shutdown waits for this Finish, so inbound_ outlives it.
-  std::thread([this, reactor, response, from = context->peer(), identity = *identity,
-               call = std::move(call).value()] {
+  Status queued = opens_.Submit([this, reactor, response, from = context->peer(),
+                                 identity = *identity, call = std::move(call).value()] {
     StatusOr<ChannelEndpoints> answer = inbound_->OpenChannel(call, from, identity);
     for (size_t i = 0; answer.ok() && i < answer.value().size(); ++i) {
       ToProto(answer.value()[i], response->add_acceptors());
     }
     opening_.fetch_sub(1);
     reactor->Finish(ToGrpcStatus(answer.status()));
-  }).detach();
+  });
+  if (!queued.ok()) {  // stopping
+    opening_.fetch_sub(1);
+    reactor->Finish(ToGrpcStatus(queued));
+  }
   return reactor;
 }
 

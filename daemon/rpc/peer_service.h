@@ -5,17 +5,19 @@
 // first (UNAUTHENTICATED otherwise); handlers then only validate, call
 // PeerInbound and fill the reply; a Session stream is a write reactor that
 // PeerInbound's InboundStream drives. A peer's OpenChannel waits for the
-// listener on a thread of its own: at most kMaxOpening at once, counted
-// before the thread starts (RESOURCE_EXHAUSTED beyond).
+// listener on a worker of a pool (a thread made per call cost every batch a
+// thread's start and its stack's first pages): at most kMaxOpening at
+// once, counted before the task is queued (RESOURCE_EXHAUSTED beyond).
 //
-// Thread safety: gRPC calls handlers concurrently; the only mutable state
-// is the atomic count of OpenChannel threads.
+// Thread safety: gRPC calls handlers concurrently; the mutable state is the
+// atomic count of OpenChannel calls in flight and the (thread safe) pool.
 
 #ifndef RDMAD_DAEMON_RPC_PEER_SERVICE_H_
 #define RDMAD_DAEMON_RPC_PEER_SERVICE_H_
 
 #include <atomic>
 
+#include "daemon/clients/worker_pool.h"
 #include "daemon/peers/peer_inbound.h"
 #include "daemon/rpc/arena_messages.h"
 #include "daemon/rpc/peer_gate.h"
@@ -62,7 +64,12 @@ class PeerService final : public v1::RdmadPeer::CallbackService {
   const PeerGate* gate_;
   // A batch's endpoints, both ways: on an arena per call.
   ArenaMessages<v1::OpenChannelRequest, v1::OpenChannelResponse> open_messages_;
-  std::atomic<int> opening_{0};  // OpenChannel threads running
+  std::atomic<int> opening_{0};  // OpenChannel calls waiting for the broker
+  // Last: destroyed (its workers joined) first. Every worker is idle by
+  // then: the server's Shutdown waits for each call's Finish.
+  WorkerPool opens_{{.name = "peer OpenChannel calls",
+                     .max_workers = size_t(kMaxOpening),
+                     .max_queued = size_t(kMaxOpening)}};
 };
 
 }  // namespace rdmad
