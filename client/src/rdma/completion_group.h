@@ -3,7 +3,7 @@
 // CompletionGroup: one CQ and completion channel shared by the channels of
 // a batch (Client::ConnectMany's, and the acceptor's side of such a batch).
 // On Soft-RoCE a CQ and its completion channel cost a channel end about
-// 40 % of what its QP costs to make (docs/benchmarks.md); a batch's
+// two thirds of what its QP costs to make (docs/benchmarks.md); a batch's
 // channels need one between them, as NIXL's and Mooncake's endpoints share
 // their worker's CQ. A lone channel keeps a CQ of its own, so that its
 // waits sleep in one read of its own completion channel.
