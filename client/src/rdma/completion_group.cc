@@ -150,13 +150,15 @@ bool CompletionGroup::TakeDoorbell(uint32_t qpn) {
 
 void CompletionGroup::Watch(uint32_t qpn, int delta) {
   std::lock_guard lock(mu_);
-  watchers_ += delta;
   if (Member* m = FindLocked(qpn)) m->watching += delta;
 }
 
 void CompletionGroup::TookEvent() {
   std::lock_guard lock(mu_);
-  if (watchers_ > 0) ibv_req_notify_cq(cq_, 0);
+  if (std::any_of(members_.begin(), members_.end(),
+                  [](const Member& m) { return m.watching > 0; })) {
+    ibv_req_notify_cq(cq_, 0);
+  }
 }
 
 uint64_t CompletionGroup::routed() const {

@@ -12,9 +12,9 @@
 // takes first those that other members' polls set aside for it (its
 // inbox), then the CQ's, setting aside the others' and ringing their
 // doorbell (an eventfd a member's sleep and CompletionFd watch) if they
-// are watching, all under the group's mutex. The CQ holds every member's worst case (send and
-// receive depth + 1 each: Join refuses a member beyond that), so it cannot
-// overrun.
+// are watching, all under the group's mutex. The CQ holds every member's
+// worst case (send and receive depth + 1 each: Reserve refuses a member
+// beyond that), so it cannot overrun.
 //
 // One arming of the CQ raises one event on the shared completion channel,
 // and any member's sleeper may take it. A member that is about to sleep on
@@ -121,7 +121,6 @@ class CompletionGroup {
   mutable std::mutex mu_;
   uint32_t reserved_ = 0;        // entries the members hold (guarded by mu_)
   std::vector<Member> members_;  // guarded by mu_
-  int watchers_ = 0;             // guarded by mu_
   uint64_t routed_ = 0;          // guarded by mu_
 };
 

@@ -41,21 +41,8 @@ class DeviceLabRdmaCompletionGroupTest : public DeviceLabRdmaChannelTest {
   void ConnectPairs(size_t n, const std::shared_ptr<CompletionGroup>& initiators,
                     const std::shared_ptr<CompletionGroup>& acceptors) {
     for (size_t i = 0; i < n; ++i) {
-      auto initiator = PendingRdmaChannel::Create(plan_, initiators);
-      ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
-      auto acceptor = PendingRdmaChannel::Create(plan_, acceptors);
-      ASSERT_TRUE(acceptor.ok()) << acceptor.status().ToString();
-      Status s = (*acceptor)->ReadyToReceive((*initiator)->local(), RailRole::kAcceptor);
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      s = (*initiator)->ReadyToReceive((*acceptor)->local());
-      ASSERT_TRUE(s.ok()) << s.ToString();
-      ChannelInfo info;
-      info.service = "group";
-      auto a = (*initiator)->ReadyToSend(info);
-      ASSERT_TRUE(a.ok()) << a.status().ToString();
-      auto b = (*acceptor)->ReadyToSend(info);
-      ASSERT_TRUE(b.ok()) << b.status().ToString();
-      pairs_.push_back({std::move(a).value(), std::move(b).value()});
+      Pair& p = pairs_.emplace_back();
+      ASSERT_NO_FATAL_FAILURE(ConnectInto(plan_, &p.a, &p.b, nullptr, initiators, acceptors));
     }
   }
 

@@ -104,9 +104,18 @@ class DeviceLabRdmaChannelTest : public ::testing::Test {
   // RTS, then acceptor RTS. remote_for_initiator can corrupt the acceptor's
   // endpoint on its way.
   void Connect(const RdmaPlan& plan, const std::function<void(RdmaEndpoint&)>& corrupt = nullptr) {
-    auto initiator = PendingRdmaChannel::Create(plan);
+    ConnectInto(plan, &a_, &b_, corrupt);
+  }
+
+  // As Connect, into *a (initiator) and *b (acceptor), each end on its
+  // group's shared CQ if one is given (completion_group.h).
+  void ConnectInto(const RdmaPlan& plan, std::unique_ptr<Channel>* a, std::unique_ptr<Channel>* b,
+                   const std::function<void(RdmaEndpoint&)>& corrupt = nullptr,
+                   const std::shared_ptr<CompletionGroup>& initiator_group = nullptr,
+                   const std::shared_ptr<CompletionGroup>& acceptor_group = nullptr) {
+    auto initiator = PendingRdmaChannel::Create(plan, initiator_group);
     ASSERT_TRUE(initiator.ok()) << initiator.status().ToString();
-    auto acceptor = PendingRdmaChannel::Create(plan);
+    auto acceptor = PendingRdmaChannel::Create(plan, acceptor_group);
     ASSERT_TRUE(acceptor.ok()) << acceptor.status().ToString();
     Status s = (*acceptor)->ReadyToReceive((*initiator)->local(), RailRole::kAcceptor);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -116,12 +125,12 @@ class DeviceLabRdmaChannelTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.ToString();
     ChannelInfo info;
     info.service = "test";
-    auto a = (*initiator)->ReadyToSend(info);
-    ASSERT_TRUE(a.ok()) << a.status().ToString();
-    auto b = (*acceptor)->ReadyToSend(info);
-    ASSERT_TRUE(b.ok()) << b.status().ToString();
-    a_ = std::move(a).value();
-    b_ = std::move(b).value();
+    auto made_a = (*initiator)->ReadyToSend(info);
+    ASSERT_TRUE(made_a.ok()) << made_a.status().ToString();
+    auto made_b = (*acceptor)->ReadyToSend(info);
+    ASSERT_TRUE(made_b.ok()) << made_b.status().ToString();
+    *a = std::move(made_a).value();
+    *b = std::move(made_b).value();
   }
 
   // Sends one message from `from` (on a thread) and receives it on `to`.

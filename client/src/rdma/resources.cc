@@ -186,8 +186,7 @@ Status ChannelResources::CreateQueues(bool blocking, std::shared_ptr<CompletionG
     return VerbsError(errno, "ibv_create_comp_channel on " + plan.device);
   blocking_events = blocking;
   if (!blocking) RDMAD_RETURN_IF_ERROR(NonBlockingEvents());
-  int cqe = static_cast<int>(
-      std::min<uint64_t>(uint64_t(send_depth) + recv_depth + 1, device->max_cqe()));
+  int cqe = static_cast<int>(std::min<uint64_t>(entries, device->max_cqe()));
   cq = ibv_create_cq(ctx, cqe, nullptr, comp_channel, 0);
   if (cq == nullptr)
     return VerbsError(errno, "ibv_create_cq (" + std::to_string(cqe) + " entries)");
@@ -349,12 +348,11 @@ ChannelResources::~ChannelResources() {
     if (int rc = ibv_destroy_qp(qp); rc != 0)
       ClientLog().warn("ibv_destroy_qp: {}", std::strerror(rc));
   }
-  if (group) {  // the CQ and completion channel are the group's
-    if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
+  if (cq != nullptr && unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
+  if (shared) {  // the CQ and completion channel are the group's
     group->Leave(qpn, group_entries);
     group.reset();
   } else if (cq != nullptr) {
-    if (unacked_cq_events > 0) ibv_ack_cq_events(cq, unacked_cq_events);
     if (int rc = ibv_destroy_cq(cq); rc != 0)
       ClientLog().warn("ibv_destroy_cq: {}", std::strerror(rc));
   }
