@@ -64,7 +64,7 @@ Status RdmaChannel::TrySend(const void* buf, size_t len) {
   for (size_t offset = 0; offset < len; offset += fragment_size_) {
     staged += std::min<size_t>(fragment_size_, len - offset) > res_->max_inline;
   }
-  if (free_chunks_.size() < staged && staging_can_grow_) GrowStaging();
+  while (free_chunks_.size() < staged && staging_can_grow_) GrowStaging();
   if (credits_.credits() < fragments + 1 || sq_outstanding_ + fragments > res_->send_depth ||
       free_chunks_.size() < staged) {
     return Status::DeadlineExceeded(

@@ -25,6 +25,7 @@ StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what) {
   int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) return Status::FromErrno(errno, std::string(what) + ": epoll_create1");
   for (int fd : fds) {
+    if (fd < 0) continue;  // none (a doorbell that could not be made)
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.fd = fd;
@@ -45,12 +46,19 @@ StatusOr<int> RdmaChannel::CompletionFd() {
   // Arm takes the CQ's events without blocking; a thread asleep in a read
   // of the channel until now keeps waiting for the event it armed.
   if (res_->blocking_events) RDMAD_RETURN_IF_ERROR(res_->NonBlockingEvents());
+  int doorbell = -1;
+  if (res_->group) {
+    auto made = res_->group->Doorbell(local_.qpn);
+    if (!made.ok()) return made.status();
+    doorbell = *made;
+    // Sleeps that found none keep sleeping short: their set lacks it.
+    if (res_->doorbell == -1) res_->doorbell = doorbell;
+  }
   // A group member's fd also wakes when another member's poll set some of
   // its completions aside (the doorbell), and it watches the shared
   // completion channel for as long as the channel lives.
-  auto set = res_->group
-                 ? EpollSet({res_->comp_channel->fd, *signal, res_->doorbell}, "CompletionFd")
-                 : EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
+  auto set = res_->group ? EpollSet({res_->comp_channel->fd, *signal, doorbell}, "CompletionFd")
+                         : EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
   if (!set.ok()) return set.status();
   epoll_fd_ = *set;
   if (res_->group) {

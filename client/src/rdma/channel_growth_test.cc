@@ -43,8 +43,7 @@ using namespace lab;
 constexpr char kMemlockChild[] = "RDMAD_TEST_MEMLOCK_CHILD";
 
 size_t FirstBytes(const RdmaPlan& plan) {
-  return size_t(ChannelResources::kInitialRingSlots + ChannelResources::kInitialStagingChunks) *
-         plan.slot_size;
+  return size_t(ChannelResources::kInitialRingSlots) * plan.slot_size;
 }
 
 RdmaChannel& Rdma(const std::unique_ptr<Channel>& channel) {
@@ -112,14 +111,22 @@ TEST_F(DeviceLabRdmaChannelTest, TheRingGrowsOnlyWhenThePeerStreams) {
   }
 }
 
-TEST_F(DeviceLabRdmaChannelTest, GrownStagingChunksCarryStagedMessagesIntact) {
+TEST_F(DeviceLabRdmaChannelTest, TheFirstStagedSendTakesOneChunkAndGrowthTheRest) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
   const size_t first = FirstBytes(plan_);
+  ASSERT_GT(plan_.qp.max_inline, 0u);
+  // Inline messages need no staging chunk.
+  ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, plan_.qp.max_inline, 1));
+  EXPECT_EQ(Rdma(a_).registered_bytes(), first);
+  // The first staged message: one chunk, from the slab.
+  ASSERT_NO_FATAL_FAILURE(Transfer(*a_, *b_, 1000, 2));
+  EXPECT_EQ(Rdma(a_).registered_bytes(), first + plan_.slot_size);
   Rdma(a_).GrowStagingForTesting();
   // clamp(64 KiB / slot, 2, send_depth) chunks in all.
   const size_t chunks = std::min<size_t>((64u << 10) / plan_.slot_size, plan_.qp.send_depth);
-  ASSERT_EQ(Rdma(a_).registered_bytes(),
-            first + (chunks - ChannelResources::kInitialStagingChunks) * plan_.slot_size);
+  ASSERT_EQ(Rdma(a_).registered_bytes(), first + chunks * plan_.slot_size);
+  Rdma(a_).GrowStagingForTesting();  // full: no change
+  ASSERT_EQ(Rdma(a_).registered_bytes(), first + chunks * plan_.slot_size);
   // Every size a staging chunk takes, a chunk's worth at a time and split in two.
   for (size_t size :
        {size_t(65), size_t(1000), size_t(plan_.slot_size), size_t(plan_.slot_size) * 2}) {
@@ -130,8 +137,8 @@ TEST_F(DeviceLabRdmaChannelTest, GrownStagingChunksCarryStagedMessagesIntact) {
 
 // What the memlock test's child runs, in a process of its own: without
 // CAP_IPC_LOCK and with RLIMIT_MEMLOCK at 64 KiB, two channel ends fit
-// their first slots (20 KiB each) but neither can grow; streams in both
-// directions still arrive whole.
+// their first slots (16 KiB each) and a first staging chunk (4 KiB), but
+// neither can grow further; streams in both directions still arrive whole.
 TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   if (Env(kMemlockChild).empty()) GTEST_SKIP() << "AChannelThatCannotGrowKeepsWorkingSmall runs it";
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -154,10 +161,10 @@ TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   ASSERT_NO_FATAL_FAILURE(Stream(*a_, *b_, 400, 8));
   ASSERT_NO_FATAL_FAILURE(Stream(*b_, *a_, 400, 8));
   ASSERT_NO_FATAL_FAILURE(Stream(*a_, *b_, 200, 1000));
-  EXPECT_EQ(Rdma(a_).registered_bytes(), first);
+  EXPECT_EQ(Rdma(a_).registered_bytes(), first + plan_.slot_size);  // its first chunk
   EXPECT_EQ(Rdma(b_).registered_bytes(), first);
-  Rdma(a_).GrowStagingForTesting();  // refused too: the chunks it has still serve
-  EXPECT_EQ(Rdma(a_).registered_bytes(), first);
+  Rdma(a_).GrowStagingForTesting();  // refused too: the chunk it has still serves
+  EXPECT_EQ(Rdma(a_).registered_bytes(), first + plan_.slot_size);
   ASSERT_NO_FATAL_FAILURE(Stream(*a_, *b_, 100, 3000));
   ASSERT_NO_FATAL_FAILURE(Transfer(*b_, *a_, 5000, 7));
   a_.reset();
@@ -167,8 +174,7 @@ TEST_F(DeviceLabRdmaChannelTest, MemlockChildKeepsItsSmallRing) {
   for (const std::string& w : warnings) all += w + "\n";
   const std::string ring =
       "keeps its receive ring of " + std::to_string(ChannelResources::kInitialRingSlots) + " slots";
-  const std::string staging = "keeps its staging area of " +
-                              std::to_string(ChannelResources::kInitialStagingChunks) + " chunks";
+  const std::string staging = "keeps its staging area of 1 chunks";
   EXPECT_NE(all.find(ring), std::string::npos) << all;
   EXPECT_NE(all.find(staging), std::string::npos) << all;
   std::cout << all;

@@ -219,6 +219,7 @@ std::string RdmaChannel::StateForLog() const {
 // is looked at once a second).
 void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
   CompletionGroup* group = res_->group.get();
+  const bool rung_unheard = group != nullptr && !HasDoorbell();
   if (group != nullptr) group->Watch(local_.qpn, +1);  // before arming (completion_group.h)
   auto unwatch = [this, group] {
     if (group != nullptr) group->Watch(local_.qpn, -1);
@@ -234,8 +235,10 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
     SleepInRead(lock);
     return;
   }
-  if (wake_fd_ == -1 && !MakeWakeFd()) {
-    // Without it, sleeps are short: Close and failures are seen within one.
+  if (wake_fd_ == -1) MakeWakeFd();
+  if (wake_fd_ < 0 || rung_unheard) {
+    // Without them, sleeps are short: Close and failures (and completions
+    // another member's poll set aside) are seen within one.
     auto soon = Clock::now() + kSleepWithoutWake;
     deadline = deadline ? std::min(*deadline, soon) : soon;
   }
@@ -373,8 +376,26 @@ bool RdmaChannel::MakeWakeFd() {
   return false;
 }
 
-// The epoll set Sleep waits on (the completion channel and the wake
-// eventfd), made at the first sleep; -1 if it cannot be (Sleep polls).
+// A group member's doorbell, from the group at the first sleep or
+// CompletionFd. False (logged, and not tried again by sleeps) if it cannot
+// be made.
+bool RdmaChannel::HasDoorbell() {
+  if (res_->doorbell == -1) {
+    auto doorbell = res_->group->Doorbell(local_.qpn);
+    if (doorbell.ok()) {
+      res_->doorbell = *doorbell;
+    } else {
+      ClientLog().warn("RDMA channel {}: {}; sleeping at most {} ms at a time", info_.id,
+                       doorbell.status().message(), kSleepWithoutWake.count());
+      res_->doorbell = -2;  // tried
+    }
+  }
+  return res_->doorbell >= 0;
+}
+
+// The epoll set Sleep waits on (the completion channel, the wake eventfd
+// and a group member's doorbell if it has one), made at the first sleep;
+// -1 if it cannot be (Sleep polls).
 int RdmaChannel::SleepSet() {
   if (sleep_fd_ != -1 || wake_fd_ < 0) return sleep_fd_ >= 0 ? sleep_fd_ : -1;
   auto set = res_->group ? EpollSet({res_->comp_channel->fd, wake_fd_, res_->doorbell}, "Sleep")
@@ -575,8 +596,13 @@ size_t RdmaChannel::registered_bytes() const {
 
 Status RdmaChannel::WaitToPostFragment(Lock& lock, bool staged) {
   if (staged && free_chunks_.empty() && staging_can_grow_) {
-    Drain();
+    if (res_->staging_chunks() > 0) Drain();  // none in flight before the first
     if (free_chunks_.empty()) GrowStaging();
+  }
+  if (staged && res_->staging_chunks() == 0) {
+    return Status::ResourceExhausted(
+        "RDMA channel: no staging chunk for a message from unregistered memory could be "
+        "registered (RLIMIT_MEMLOCK?); send it from registered memory or inline");
   }
   auto can_post = [&] { return CanPostFragment(staged); };
   if (can_post()) return Status::Ok();
@@ -584,9 +610,9 @@ Status RdmaChannel::WaitToPostFragment(Lock& lock, bool staged) {
 }
 
 void RdmaChannel::GrowStaging() {
-  staging_can_grow_ = false;
   std::optional<uint32_t> first =
       Grown(res_->GrowStaging(), "staging area", res_->staging_chunks(), "chunks");
+  staging_can_grow_ = first.has_value() && res_->staging_chunks() < res_->staging_max;
   if (!first) return;
   for (uint32_t i = *first; i < res_->staging_chunks(); ++i) free_chunks_.push_back(i);
 }

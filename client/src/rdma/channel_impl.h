@@ -78,8 +78,9 @@ std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 inline constexpr uint32_t kLooksPerClock = 16;
 bool SpinStep(uint32_t* steps);
 
-// A new epoll fd over fds, each readable as EPOLLIN with its fd as the
-// event's data (channel_events.cc); `what` names the caller in errors.
+// A new epoll fd over fds (negative ones left out), each readable as
+// EPOLLIN with its fd as the event's data (channel_events.cc); `what`
+// names the caller in errors.
 StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what);
 
 class RdmaChannel final : public AbortableChannel {
@@ -229,6 +230,7 @@ class RdmaChannel final : public AbortableChannel {
     if (cv_waiters_ > 0) cv_.notify_all();
   }
   bool MakeWakeFd();
+  bool HasDoorbell();  // a group member's doorbell, made at the first sleep
   int SleepSet();
   int Drain();
   void OnCompletion(const ibv_wc& wc);
@@ -268,13 +270,15 @@ class RdmaChannel final : public AbortableChannel {
     return credits_.CanSendData() && sq_outstanding_ < res_->send_depth &&
            (!staged || !free_chunks_.empty());
   }
-  // Waits (mu_ held through lock) until CanPostFragment. A staged fragment
-  // that finds every staging chunk in flight first reaps completions, and
-  // if none came back grows the staging area to its full size. Not from
-  // Drain's callees: they leave what they cannot post for later.
+  // Waits (mu_ held through lock) until CanPostFragment. The first staged
+  // fragment takes the staging area's first chunk; a later one that finds
+  // every chunk in flight first reaps completions, and if none came back
+  // grows the staging area to its full size. ResourceExhausted if a staged
+  // fragment can have no chunk at all. Not from Drain's callees: they leave
+  // what they cannot post for later.
   Status WaitToPostFragment(Lock& lock, bool staged);
-  void GrowStaging();
-  void GrowRing();  // the peer filled half the ring (MaybeSendCredits)
+  void GrowStaging();  // one step (ChannelResources::GrowStaging)
+  void GrowRing();     // the peer filled half the ring (MaybeSendCredits)
   // A growth's first new index, or nullopt once the refusal is logged
   // (what the channel keeps: its `what` of `kept` `unit`).
   std::optional<uint32_t> Grown(const StatusOr<uint32_t>& first, const char* what, uint32_t kept,

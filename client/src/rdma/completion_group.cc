@@ -45,7 +45,9 @@ StatusOr<std::shared_ptr<CompletionGroup>> CompletionGroup::ForBatch(const RdmaP
 }
 
 CompletionGroup::~CompletionGroup() {
-  for (Member& m : members_) close(m.doorbell);
+  for (Member& m : members_) {
+    if (m.doorbell >= 0) close(m.doorbell);
+  }
   if (cq_ != nullptr) {
     if (int rc = ibv_destroy_cq(cq_); rc != 0) {
       ClientLog().warn("ibv_destroy_cq (shared): {}", std::strerror(rc));
@@ -61,14 +63,20 @@ bool CompletionGroup::Reserve(uint32_t entries) {
   return true;
 }
 
-StatusOr<int> CompletionGroup::Join(uint32_t qpn) {
-  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd < 0) return Status::FromErrno(errno, "eventfd for a shared CQ's member");
+void CompletionGroup::Join(uint32_t qpn) {
   std::lock_guard lock(mu_);
-  Member& m = members_.emplace_back();
-  m.qpn = qpn;
-  m.doorbell = fd;
-  return fd;
+  members_.emplace_back().qpn = qpn;
+}
+
+StatusOr<int> CompletionGroup::Doorbell(uint32_t qpn) {
+  std::lock_guard lock(mu_);
+  Member* m = FindLocked(qpn);
+  if (m == nullptr) return Status::FailedPrecondition("not a member of the shared CQ");
+  if (m->doorbell < 0) {
+    m->doorbell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (m->doorbell < 0) return Status::FromErrno(errno, "eventfd for a shared CQ's member");
+  }
+  return m->doorbell;
 }
 
 void CompletionGroup::Leave(uint32_t qpn, uint32_t entries) {
@@ -84,7 +92,7 @@ void CompletionGroup::Leave(uint32_t qpn, uint32_t entries) {
   auto it = std::find_if(members_.begin(), members_.end(),
                          [qpn](const Member& m) { return m.qpn == qpn; });
   if (it != members_.end()) {
-    close(it->doorbell);
+    if (it->doorbell >= 0) close(it->doorbell);
     members_.erase(it);
   }
   reserved_ -= std::min(reserved_, entries);
@@ -102,7 +110,7 @@ void CompletionGroup::RouteLocked(const ibv_wc& wc) {
   if (m == nullptr) return;  // a member that left: its QP is gone
   m->inbox.push_back(wc);
   ++routed_;
-  if (m->watching > 0 && !m->rung) {
+  if (m->watching > 0 && m->doorbell >= 0 && !m->rung) {
     uint64_t one = 1;
     if (write(m->doorbell, &one, sizeof(one)) == sizeof(one)) m->rung = true;
   }

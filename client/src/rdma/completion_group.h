@@ -72,10 +72,12 @@ class CompletionGroup {
   // Reserves `entries` of the CQ for a member: false when the CQ has no
   // room left for them.
   bool Reserve(uint32_t entries);
-  // qpn joins, before its QP can complete anything: returns its doorbell
-  // (an eventfd, non-blocking, owned by the group until Leave), or the
-  // error making it.
-  StatusOr<int> Join(uint32_t qpn);
+  // qpn joins, before its QP can complete anything.
+  void Join(uint32_t qpn);
+  // qpn's doorbell (an eventfd, non-blocking, owned by the group until
+  // Leave), made at the member's first call: a member that never sleeps
+  // nor hands out a CompletionFd holds no descriptor. The error making it.
+  StatusOr<int> Doorbell(uint32_t qpn);
   // qpn's QP is destroyed: its completions left in the CQ are dropped (the
   // others' set aside), its doorbell closed, its entries given back.
   void Leave(uint32_t qpn, uint32_t entries);
@@ -88,8 +90,8 @@ class CompletionGroup {
 
   // A sleeper of member qpn on the completion channel (or its
   // CompletionFd) comes (+1) or goes (-1); see above for the order. Only a
-  // watching member's doorbell rings: one that does not watch takes its
-  // inbox at its next poll.
+  // watching member's doorbell rings (one that has none, or does not
+  // watch, takes its inbox at its next poll).
   void Watch(uint32_t qpn, int delta);
   // An event of the completion channel was taken: the CQ is armed again if
   // anyone watches. The caller polls next.

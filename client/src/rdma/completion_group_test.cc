@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -225,6 +226,42 @@ TEST_F(DeviceLabRdmaCompletionGroupTest, AFullGroupSendsTheNextChannelToItsOwnCq
     Status s = Echo(pairs_[i], 10, 20 + i);
     EXPECT_TRUE(s.ok()) << "pair " << i << ": " << s.ToString();
   }
+}
+
+// The process's eventfds now (/proc/self/fd).
+size_t EventFds() {
+  size_t n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_ec;
+    n += std::filesystem::read_symlink(e.path(), link_ec).string() == "anon_inode:[eventfd]";
+  }
+  return n;
+}
+
+// A member holds no descriptor of its own until it sleeps: then its
+// doorbell and its wake eventfd, and the message that comes wakes it.
+TEST_F(DeviceLabRdmaCompletionGroupTest, AMemberMakesItsDoorbellOnlyWhenItFirstSleeps) {
+  auto initiators = Group(3), acceptors = Group(3);
+  ASSERT_NE(initiators, nullptr);
+  ASSERT_NE(acceptors, nullptr);
+  const size_t before = EventFds();
+  ASSERT_NO_FATAL_FAILURE(ConnectPairs(3, initiators, acceptors));
+  EXPECT_EQ(EventFds(), before) << "six members, none asleep yet";
+  auto blocked = std::async(std::launch::async, [&] { return pairs_[1].b->Recv(kForever); });
+  std::this_thread::sleep_for(1500ms);  // past the spin: asleep
+  EXPECT_EQ(EventFds(), before + 2) << "the sleeper's doorbell and wake eventfd";
+  ASSERT_TRUE(pairs_[1].a->Send("wake", 4).ok());
+  ASSERT_EQ(blocked.wait_for(10s), std::future_status::ready) << "Recv still blocked";
+  auto got = blocked.get();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(got->begin(), got->end()), "wake");
+  for (size_t i = 0; i < 3; ++i) {
+    Status s = Echo(pairs_[i], 5, 40 + i);
+    EXPECT_TRUE(s.ok()) << "pair " << i << ": " << s.ToString();
+  }
+  pairs_.clear();
+  EXPECT_EQ(EventFds(), before) << "closed channels leave no eventfd behind";
 }
 
 }  // namespace

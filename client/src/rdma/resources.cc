@@ -135,11 +135,7 @@ StatusOr<std::unique_ptr<ChannelResources>> ChannelResources::Create(
   r->relaxed_ordering = ChooseRelaxedOrdering(plan.relaxed_ordering, *r->device);
   RDMAD_RETURN_IF_ERROR(r->CreateQueues(/*blocking_events=*/true, std::move(group)));
   RDMAD_RETURN_IF_ERROR(r->CreateQp());
-  if (r->group) {
-    auto doorbell = r->group->Join(r->qp->qp_num);
-    if (!doorbell.ok()) return doorbell.status();
-    r->doorbell = *doorbell;
-  }
+  if (r->group) r->group->Join(r->qp->qp_num);
   RDMAD_RETURN_IF_ERROR(r->ToInit());
   RDMAD_RETURN_IF_ERROR(r->RegisterBuffers());
   for (uint32_t i = 0; i < r->ring_size(); ++i) RDMAD_RETURN_IF_ERROR(r->PostRecv(i));
@@ -244,14 +240,20 @@ StatusOr<ChannelResources::OwnBuffer*> ChannelResources::AddBuffer(uint32_t slot
 Status ChannelResources::RegisterBuffers() {
   staging_max = static_cast<uint32_t>(std::clamp<size_t>(kStagingBytes / slot_size, 2, send_depth));
   uint32_t ring = std::min(recv_depth, kInitialRingSlots);
-  uint32_t chunks = std::min(staging_max, kInitialStagingChunks);
-  auto piece = device->channel_slab().Take(size_t(ring + chunks) * slot_size);
+  auto piece = device->channel_slab().Take(size_t(ring) * slot_size);
   if (!piece.ok()) return piece.status();
   first_piece = std::move(piece).value();
-  uint8_t* base = first_piece.data();
-  ring_slots.Append(base, first_piece.lkey(), ring, slot_size);
-  staging.Append(base + size_t(ring) * slot_size, first_piece.lkey(), chunks, slot_size);
+  ring_slots.Append(first_piece.data(), first_piece.lkey(), ring, slot_size);
   return Status::Ok();
+}
+
+StatusOr<uint32_t> ChannelResources::GrowStaging() {
+  if (staging.size() > 0) return Grow(staging, staging_max);
+  auto piece = device->channel_slab().Take(slot_size);
+  if (!piece.ok()) return piece.status();
+  first_chunk = std::move(piece).value();
+  staging.Append(first_chunk.data(), first_chunk.lkey(), 1, slot_size);
+  return 0;
 }
 
 StatusOr<uint32_t> ChannelResources::Grow(SlotTable& table, uint32_t to) {
@@ -264,7 +266,7 @@ StatusOr<uint32_t> ChannelResources::Grow(SlotTable& table, uint32_t to) {
 }
 
 size_t ChannelResources::registered_bytes() const {
-  size_t total = first_piece.size();
+  size_t total = first_piece.size() + first_chunk.size();
   for (const OwnBuffer& b : buffers) total += b.mem.size();
   return total;
 }
@@ -359,6 +361,7 @@ ChannelResources::~ChannelResources() {
   if (comp_channel != nullptr && !shared) ibv_destroy_comp_channel(comp_channel);
   buffers.clear();
   first_piece.Release();  // after the QP: nothing lands in it any more
+  first_chunk.Release();
 }
 
 }  // namespace rdmad::internal

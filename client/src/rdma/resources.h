@@ -10,13 +10,16 @@
 // channel and memory regions, in that order (a group member leaves its
 // group instead of destroying CQ and completion channel).
 //
-// The ring and the staging area start small, in one piece of the device's
-// channel slab (kInitialRingSlots and kInitialStagingChunks; channel_slab.h,
-// shared registrations): that is what a new channel pins, so connecting
-// many channels costs little and an idle one holds little. The channel grows each to its full size
-// (recv_depth slots; staging_max chunks) once its traffic asks for it
-// (GrowRing, GrowStaging), in one more mapping each; a growth that fails
-// (RLIMIT_MEMLOCK) leaves the smaller one working.
+// The ring starts small, in one piece of the device's channel slab
+// (kInitialRingSlots; channel_slab.h, shared registrations): that is what a
+// new channel pins, so connecting many channels costs little and an idle
+// one holds little. The staging area starts empty: the first send that
+// needs a chunk takes one, a piece of the slab too (a channel that only
+// sends inline data or from registered memory never pins one). The channel
+// grows each to its full size (recv_depth slots; staging_max chunks) once
+// its traffic asks for it (GrowRing, GrowStaging), in one more mapping
+// each; a growth that fails (RLIMIT_MEMLOCK) leaves the smaller one
+// working.
 //
 // Thread safety: none of its own; the owner serializes (ibv_post_* and
 // ibv_poll_cq themselves are thread safe).
@@ -114,11 +117,10 @@ class SlotTable {
 struct ChannelResources {
   // Four slots: a sender may then post a notification and a message or
   // three messages before the receiving application takes any (with three,
-  // one thread that sends and receives on two channels can wait on itself);
-  // and one staging chunk, which grows at the second staged send: 20 KiB
-  // with 4 KiB slots.
+  // one thread that sends and receives on two channels can wait on itself):
+  // 16 KiB with 4 KiB slots. The staging area's first chunk comes with the
+  // first staged send, the rest when a staged send finds it in flight.
   static constexpr uint32_t kInitialRingSlots = 4;
-  static constexpr uint32_t kInitialStagingChunks = 1;
 
   // Opens plan.device (through the cache), creates everything, moves the QP
   // to INIT and posts every receive slot. With a group that has room, the
@@ -137,12 +139,14 @@ struct ChannelResources {
   uint8_t* chunk(uint32_t index) const { return staging.at(index); }
   uint32_t ring_size() const { return ring_slots.size(); }  // slots posted at least once
   uint32_t staging_chunks() const { return staging.size(); }
-  // The ring to recv_depth slots, the staging area to staging_max chunks,
-  // in a new registered mapping: the first new index (the new ones follow
-  // it, up to the full size), or an error and no change (the memory cannot
-  // be had, or it is full already). The caller posts new ring slots.
+  // The ring to recv_depth slots, in a new registered mapping; the
+  // staging area to its first chunk (a piece of the slab) when it has none,
+  // else to staging_max chunks in a new registered mapping: the first new
+  // index (the new ones follow it, up to the full size), or an error and no
+  // change (the memory cannot be had, or it is full already). The caller
+  // posts new ring slots.
   StatusOr<uint32_t> GrowRing() { return Grow(ring_slots, recv_depth); }
-  StatusOr<uint32_t> GrowStaging() { return Grow(staging, staging_max); }
+  StatusOr<uint32_t> GrowStaging();
   // The ring's and the staging area's memory (first piece and growth), in
   // bytes.
   size_t registered_bytes() const;
@@ -164,12 +168,14 @@ struct ChannelResources {
   ibv_qp* qp = nullptr;
   // A member of a batch's group: cq and comp_channel are the group's (never
   // blocking), completions come through group->Poll, and the doorbell
-  // rings when another member's poll set some aside for this QP.
+  // rings when another member's poll set some aside for this QP: the
+  // group's, taken at the first sleep or CompletionFd (-1 before, -2 if it
+  // could not be made).
   std::shared_ptr<CompletionGroup> group;
   int doorbell = -1;
   uint32_t group_entries = 0;  // reserved in the group's CQ
-  // The first ring slots, then the first staging chunks.
-  ChannelSlab::Piece first_piece;
+  // The first ring slots; the first staging chunk, once a send needed it.
+  ChannelSlab::Piece first_piece, first_chunk;
   // The ring's and the staging area's growth, each a mapping of its own.
   struct OwnBuffer {
     MappedBuffer mem;
