@@ -38,12 +38,12 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "client/src/rdma/device.h"
+#include "client/src/ring_queue.h"
 #include "common/endpoint.h"
 #include "rdmad/status.h"
 
@@ -108,7 +108,7 @@ class CompletionGroup {
     int doorbell = -1;
     bool rung = false;
     int watching = 0;
-    std::deque<ibv_wc> inbox;
+    RingQueue<ibv_wc> inbox;  // allocates at its first completion
   };
   CompletionGroup() = default;
   Member* FindLocked(uint32_t qpn);
