@@ -49,7 +49,7 @@ class PendingRdmaChannel {
 
   const RdmaEndpoint& local() const { return local_; }
   // Bytes this channel registers of its own so far: the first slots of its
-  // receive ring and staging area (they grow with the traffic once it is
+  // receive ring (ring and staging area grow with the traffic once it is
   // up; rendezvous chunks come from the process's pool).
   size_t registered_bytes() const;
 
