@@ -46,19 +46,16 @@ StatusOr<int> RdmaChannel::CompletionFd() {
   // Arm takes the CQ's events without blocking; a thread asleep in a read
   // of the channel until now keeps waiting for the event it armed.
   if (res_->blocking_events) RDMAD_RETURN_IF_ERROR(res_->NonBlockingEvents());
-  int doorbell = -1;
-  if (res_->group) {
-    auto made = res_->group->Doorbell(local_.qpn);
-    if (!made.ok()) return made.status();
-    doorbell = *made;
-    // Sleeps that found none keep sleeping short: their set lacks it.
-    if (res_->doorbell == -1) res_->doorbell = doorbell;
+  if (res_->group && !HasDoorbell()) {
+    return Status::ResourceExhausted(
+        "CompletionFd: no eventfd for the shared CQ's member could be made (see the log)");
   }
   // A group member's fd also wakes when another member's poll set some of
   // its completions aside (the doorbell), and it watches the shared
   // completion channel for as long as the channel lives.
-  auto set = res_->group ? EpollSet({res_->comp_channel->fd, *signal, doorbell}, "CompletionFd")
-                         : EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
+  auto set = res_->group
+                 ? EpollSet({res_->comp_channel->fd, *signal, res_->doorbell}, "CompletionFd")
+                 : EpollSet({res_->comp_channel->fd, *signal}, "CompletionFd");
   if (!set.ok()) return set.status();
   epoll_fd_ = *set;
   if (res_->group) {

@@ -230,7 +230,7 @@ class RdmaChannel final : public AbortableChannel {
     if (cv_waiters_ > 0) cv_.notify_all();
   }
   bool MakeWakeFd();
-  bool HasDoorbell();  // a group member's doorbell, made at the first sleep
+  bool HasDoorbell();  // a group member's doorbell, made at its first need
   int SleepSet();
   int Drain();
   void OnCompletion(const ibv_wc& wc);

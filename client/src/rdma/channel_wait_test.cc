@@ -52,18 +52,6 @@ int OpenFds(std::string_view kind = "") {
 }
 int OpenEventFds() { return OpenFds("anon_inode:[eventfd]"); }
 
-// What the descriptors this process holds point to, sorted.
-std::vector<std::string> FdTargets() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    std::error_code link_ec;
-    out.push_back(std::filesystem::read_symlink(e.path(), link_ec).string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string Joined(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += s + " ";

@@ -11,9 +11,9 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -228,15 +228,10 @@ TEST_F(DeviceLabRdmaCompletionGroupTest, AFullGroupSendsTheNextChannelToItsOwnCq
   }
 }
 
-// The process's eventfds now (/proc/self/fd).
+// The process's eventfds now.
 size_t EventFds() {
-  size_t n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    std::error_code link_ec;
-    n += std::filesystem::read_symlink(e.path(), link_ec).string() == "anon_inode:[eventfd]";
-  }
-  return n;
+  const std::vector<std::string> fds = FdTargets();
+  return size_t(std::count(fds.begin(), fds.end(), "anon_inode:[eventfd]"));
 }
 
 // A member holds no descriptor of its own until it sleeps: then its

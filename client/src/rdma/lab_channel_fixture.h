@@ -81,6 +81,18 @@ inline std::vector<uint8_t> Pattern(size_t size, uint64_t seed) {
   return out;
 }
 
+// What the descriptors this process holds point to, sorted.
+inline std::vector<std::string> FdTargets() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    std::error_code link_ec;
+    out.push_back(std::filesystem::read_symlink(e.path(), link_ec).string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 inline uint64_t Checksum(const uint8_t* p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull ^ n;
   size_t i = 0;
