@@ -408,6 +408,16 @@ uint64_t RdmaChannel::BatchCompletionsForTesting() const {
   return batch_completions_;
 }
 
+uint64_t RdmaChannel::CreditMessagesForTesting() const {
+  std::lock_guard lock(mu_);
+  return credit_messages_;
+}
+
+uint64_t RdmaChannel::ControlCompletionsForTesting() const {
+  std::lock_guard lock(mu_);
+  return control_completions_;
+}
+
 bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status) {
   if (batch->done) {  // final once done: no lock to read it
     if (status != nullptr) *status = batch->status;

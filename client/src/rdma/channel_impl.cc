@@ -99,7 +99,7 @@ RdmaChannel::RdmaChannel(std::unique_ptr<ChannelResources> resources, const Rdma
       fragment_size_(std::min(res_->slot_size, remote.slot_size)),
       credits_(remote.credits, res_->ring_size()),
       recv_posted_(res_->ring_size()),
-      signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 16)),
+      signal_every_(std::clamp<uint32_t>(res_->send_depth / 4, 1, 64)),
       spin_(SpinTime(res_->plan.spin_us)),
       pool_(&device_->rndv_pool()),
       own_chunks_(device_->pd(), device_->name(), device_->send_share(), RndvPool::kChunkSize),
@@ -165,14 +165,16 @@ Status RdmaChannel::WaitFor(Lock& lock, const std::function<bool()>& done, LazyD
   if (spin_.count() > 0 && !wait.immediate()) {  // before the first clock read
     if (auto over = spin(&steps)) return std::move(*over);
   }
-  const auto start = Clock::now();
+  // A long wait is logged at debug; otherwise a wait without a deadline
+  // sleeps without a timer (poll with no timeout, as a blocking read), and
+  // without a spin nor a report it never reads the clock.
+  const bool report = ClientLog().should_log(spdlog::level::debug);
+  const bool timed = report || spin_.count() > 0 || !wait.forever();
+  const auto start = timed ? Clock::now() : Clock::time_point();
   const Deadline deadline = wait.get(start);
   const auto spin_end = start + spin_;
-  // A long wait is logged at debug; otherwise a wait without a deadline
-  // sleeps without a timer (poll with no timeout, as a blocking read).
-  const bool report = ClientLog().should_log(spdlog::level::debug);
   auto report_at = report ? start + kLongWait : Clock::time_point::max();
-  for (auto now = start;; now = Clock::now()) {
+  for (auto now = start;; now = timed ? Clock::now() : now) {
     if (now >= report_at) {  // what it waits on, for the debug log
       ClientLog().debug("RDMA channel {} QP {:#x}: {} waiting {} ms: {}", info_.id, local_.qpn,
                         side == Side::kSend ? "sender" : "receiver",
@@ -453,6 +455,7 @@ void RdmaChannel::OnCompletion(const ibv_wc& wc) {
     --recv_posted_;
   } else {
     --sq_outstanding_;
+    if (kind == WrKind::kControl) ++control_completions_;
     OnSendCovered(wc);
     if (kind == WrKind::kStaged) free_chunks_.push_back(WrIdIndex(wc.wr_id));
     if (kind == WrKind::kZeroCopy) --zero_copy_outstanding_;
@@ -482,7 +485,8 @@ void RdmaChannel::OnSendCovered(const ibv_wc& wc) {
       kind != WrKind::kControl && kind != WrKind::kOneSided && kind != WrKind::kWake) {
     return;  // Submit's segments account for theirs (OnBatchCompletion)
   }
-  if (kind == WrKind::kSend && WrIdIndex(wc.wr_id) == kUnsignaledIndex) {
+  if ((kind == WrKind::kSend || kind == WrKind::kControl) &&
+      WrIdIndex(wc.wr_id) == kUnsignaledIndex) {
     silent_ -= std::min(silent_, 1u);  // flushed (success is never reported)
     return;
   }
@@ -631,17 +635,28 @@ Status RdmaChannel::PostControl(MessageType type) {
   imm.type = type;
   imm.credits = credits_.OnSend();
   imm.done = TakeDone();
+  // A CREDIT gives nothing back when it completes: signaled only as every
+  // signal_every_-th SEND is (a completion at this side, which would wake
+  // a receiver asleep for the peer's next message).
+  bool signaled = type != MessageType::kCredit || uncovered_ + 1 >= signal_every_;
   ibv_send_wr wr{};
-  wr.wr_id = WithCovered(MakeWrId(WrKind::kControl, 0), uncovered_);
+  wr.wr_id = signaled ? WithCovered(MakeWrId(WrKind::kControl, 0), uncovered_)
+                      : MakeWrId(WrKind::kControl, kUnsignaledIndex);
   wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
   wr.imm_data = htonl(EncodeImm(imm));
   ibv_send_wr* bad = nullptr;
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
     return Status::Unavailable(std::string("ibv_post_send (control): ") + std::strerror(rc));
   }
   ++sq_outstanding_;
-  uncovered_ = 0;
+  if (signaled) {
+    uncovered_ = 0;
+  } else {
+    ++uncovered_;
+    ++silent_;
+  }
+  if (type == MessageType::kCredit) ++credit_messages_;
   return Status::Ok();
 }
 

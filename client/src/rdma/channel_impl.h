@@ -146,6 +146,10 @@ class RdmaChannel final : public AbortableChannel {
   void GrowStagingForTesting();
   // Tests: the signaled batch completions taken so far (SignalSegment).
   uint64_t BatchCompletionsForTesting() const;
+  // Tests: the CREDIT messages posted so far, and the completions of
+  // CREDIT and CLOSE messages taken.
+  uint64_t CreditMessagesForTesting() const;
+  uint64_t ControlCompletionsForTesting() const;
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -176,6 +180,8 @@ class RdmaChannel final : public AbortableChannel {
     }
     // A timeout of 0 not yet read: the call must not spin before it looks.
     bool immediate() const { return !read_ && timeout_.count() == 0; }
+    // No deadline: a negative timeout, or one read as none.
+    bool forever() const { return read_ ? !at_.has_value() : timeout_.count() < 0; }
 
    private:
     std::chrono::milliseconds timeout_;
@@ -593,6 +599,8 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t unsignaled_run_ = 0, quiet_batch_wrs_ = 0;
   uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
   uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
+  uint64_t credit_messages_ = 0;        // CREDIT messages posted (tests)
+  uint64_t control_completions_ = 0;    // CREDIT and CLOSE completions taken (tests)
   bool draining_ = false;               // in Drain's completions (CompletionNowNs)
   uint64_t drain_now_ns_ = 0;           // 0: not read in this Drain yet
   bool batch_flushing_ = false;         // after a batch error: each completion frees one slot

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -156,6 +157,36 @@ TEST_F(DeviceLabRdmaModerationTest, AFailedOpInAPipelineFailsItsBatchAndNotTheOn
   }
   EXPECT_TRUE(std::equal(remote_bytes_.begin(), remote_bytes_.begin() + long(kBad * kLen),
                          local_bytes_.begin()));
+}
+
+// A receiver that only takes messages returns its credits in CREDIT
+// messages; they go unsignaled as inline SENDs do (a completion of its own
+// would wake a receiver asleep for the next message), so it takes fewer
+// completions than it sends CREDIT messages. The stream arrives whole and in
+// order, and the receiver's Close still completes.
+TEST_F(DeviceLabRdmaModerationTest, AReceiversCreditMessagesTakeFewCompletions) {
+  ASSERT_NO_FATAL_FAILURE(Connect(plan_));
+  constexpr uint32_t kMessages = 300;
+  for (uint32_t i = 0; i < kMessages; ++i) {
+    ASSERT_TRUE(a_->Send(&i, sizeof(i)).ok()) << "message " << i;
+    auto got = b_->Recv(10s);
+    ASSERT_TRUE(got.ok()) << "message " << i << ": " << got.status().ToString();
+    uint32_t seen = 0;
+    ASSERT_EQ(got->size(), sizeof(seen));
+    std::memcpy(&seen, got->data(), sizeof(seen));
+    ASSERT_EQ(seen, i);
+  }
+  RdmaChannel& receiver = Impl(*b_);
+  receiver.DrainForTesting();
+  uint64_t credits = receiver.CreditMessagesForTesting();
+  uint64_t completions = receiver.ControlCompletionsForTesting();
+  std::cout << "[ rdma     ] " << kMessages << " messages, " << credits << " CREDIT messages, "
+            << completions << " of their completions\n";
+  EXPECT_GE(credits, 4u) << "the receiver returned its credits in CREDIT messages";
+  EXPECT_LT(completions, credits) << "a CREDIT message is signaled only as every "
+                                     "signal_every_-th SEND is";
+  b_->Close();
+  EXPECT_FALSE(a_->Recv(10s).ok()) << "the sender sees the receiver's CLOSE";
 }
 
 }  // namespace

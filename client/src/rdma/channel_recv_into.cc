@@ -20,6 +20,8 @@ namespace rdmad::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// A copy this small costs less than releasing and taking the lock again.
+constexpr size_t kCopyUnderLock = 256;
 
 }  // namespace
 
@@ -79,9 +81,13 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
     size_t keep = got < max_len ? std::min<size_t>(f.len, max_len - got) : 0;
     if (f.chunk != kIntoRegion && keep > 0) {
       const uint8_t* src = FragmentBytes(f);
-      lock.unlock();  // ours until given back
-      std::memcpy(dst + got, src, keep);
-      lock.lock();
+      if (keep <= kCopyUnderLock) {
+        std::memcpy(dst + got, src, keep);
+      } else {
+        lock.unlock();  // ours until given back
+        std::memcpy(dst + got, src, keep);
+        lock.lock();
+      }
     }
     got += f.len;
     Release(f);

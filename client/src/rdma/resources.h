@@ -90,7 +90,7 @@ inline uint64_t WithCovered(uint64_t wr_id, uint32_t covered) {
   return wr_id | (uint64_t(covered & 0xffff) << 32);
 }
 inline uint32_t WrIdCovered(uint64_t wr_id) { return static_cast<uint32_t>(wr_id >> 32) & 0xffff; }
-inline constexpr uint32_t kUnsignaledIndex = 1;  // kSend's index when posted unsignaled
+inline constexpr uint32_t kUnsignaledIndex = 1;  // kSend's or kControl's index, unsignaled
 
 // A signaled RDMA WRITE (write) or READ of n bytes between local_addr
 // (lkey) and remote_addr (rkey): *wr's one scatter/gather entry is *sge.
