@@ -22,6 +22,16 @@ TrafficTotals TrafficMeter::Snapshot() const {
   return t;
 }
 
+bool TrafficMeter::MovedSince(const TrafficTotals& since) const {
+  auto load = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  return load(send_.messages) != since.messages_sent || load(send_.bytes) != since.bytes_sent ||
+         load(recv_.messages) != since.messages_received ||
+         load(recv_.bytes) != since.bytes_received || load(one_sided_.writes) != since.writes ||
+         load(one_sided_.bytes_written) != since.bytes_written ||
+         load(one_sided_.reads) != since.reads || load(one_sided_.bytes_read) != since.bytes_read ||
+         load(one_sided_.latency_sum_ns) != since.latency.sum_ns;
+}
+
 BatchTotals BatchTotals::Of(const std::vector<TransferOp>& ops) {
   BatchTotals t;
   for (const TransferOp& op : ops) {

@@ -60,6 +60,11 @@ class TrafficMeter {
     Bump(one_sided_.latency_sum_ns, ns);
   }
   TrafficTotals Snapshot() const;
+  // Whether a count moved since `since` (an earlier Snapshot of this
+  // meter), read from the message, byte and op counts and the latency sum
+  // alone: a completion adds its time to the sum as well as to a bucket.
+  // What a reporter asks of every channel each interval, most of them idle.
+  bool MovedSince(const TrafficTotals& since) const;
 
  private:
   static void Bump(std::atomic<uint64_t>& counter, uint64_t n) {

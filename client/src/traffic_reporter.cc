@@ -89,8 +89,8 @@ bool TrafficReporter::ReportOnce(std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu_);
     for (const auto& [id, w] : watched_) {
       if (sent.size() == kMaxPending) break;
+      if (!w.meter->MovedSince(w.reported)) continue;  // idle: its histogram is not read
       TrafficTotals now = w.meter->Snapshot();
-      if (now == w.reported) continue;
       v1::ChannelTraffic* row = request.add_channels();
       ToProto(now, row);
       row->set_channel_id(id);
