@@ -171,13 +171,7 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
     Fail(s);
     return s;
   }
-  ++sq_outstanding_;
-  if (signaled) {
-    uncovered_ = 0;
-  } else {
-    ++uncovered_;
-    ++silent_;
-  }
+  CountSendPosted(signaled);
   if (WrIdKind(wr.wr_id) == WrKind::kStaged) free_chunks_.pop_back();
   if (WrIdKind(wr.wr_id) == WrKind::kZeroCopy) ++zero_copy_outstanding_;
   return Status::Ok();

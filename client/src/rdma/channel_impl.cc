@@ -649,6 +649,12 @@ Status RdmaChannel::PostControl(MessageType type) {
   if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
     return Status::Unavailable(std::string("ibv_post_send (control): ") + std::strerror(rc));
   }
+  CountSendPosted(signaled);
+  if (type == MessageType::kCredit) ++credit_messages_;
+  return Status::Ok();
+}
+
+void RdmaChannel::CountSendPosted(bool signaled) {
   ++sq_outstanding_;
   if (signaled) {
     uncovered_ = 0;
@@ -656,8 +662,6 @@ Status RdmaChannel::PostControl(MessageType type) {
     ++uncovered_;
     ++silent_;
   }
-  if (type == MessageType::kCredit) ++credit_messages_;
-  return Status::Ok();
 }
 
 Status RdmaChannel::CompletionError(const ibv_wc& wc) const {

@@ -244,6 +244,9 @@ class RdmaChannel final : public AbortableChannel {
   void OnSendCovered(const ibv_wc& wc);
   void Repost(uint32_t slot);
   void MaybeSendCredits();
+  // A SEND (data or control) was posted: a send slot taken, and the
+  // unsignaled ones a signaled one will stand for counted (mu_ held).
+  void CountSendPosted(bool signaled);
   Status PostControl(MessageType type);
   void Fail(Status status);
   void Wake();
@@ -581,7 +584,7 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t recv_posted_ = 0;     // receive WRs posted, not completed
   uint32_t zero_copy_outstanding_ = 0;
   uint32_t one_sided_outstanding_ = 0;
-  // Inline SENDs go unsignaled but every signal_every_-th: a signaled SEND
+  // Inline SENDs and CREDITs go unsignaled but every signal_every_-th: a signaled SEND
   // completing completes the unsignaled ones before it. uncovered_: those
   // posted since the last signaled SEND; silent_: those not yet known to be
   // done (they hold no buffer, so teardown need not wait for them).
