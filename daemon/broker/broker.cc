@@ -44,7 +44,7 @@ BrokerOptions WithDefaults(BrokerOptions o) {
 Broker::Broker(BrokerOptions options)
     : options_(WithDefaults(std::move(options))),
       services_(options_.host_name, options_.refusals),
-      teller_(options_.network, &services_, options_.instance_id),
+      teller_(options_.network, &services_, &table_, options_.instance_id),
       table_(options_.host_name, options_.clock,
              ChannelLimits(options_.host_name, options_.max_channels,
                            options_.max_channels_per_peer, options_.refusals)),
@@ -130,7 +130,7 @@ bool Broker::HasChannelsWith(const std::string& name, const std::string& address
                              const std::string& instance_id) const {
   auto lock = table_.Lock();
   for (const auto& [id, e] : table_.EntriesLocked()) {
-    if (ChannelEnded(e.record.state)) continue;
+    if (ChannelEnded(e.record.state) && !e.telling) continue;
     const ChannelRecord& r = e.record;
     if (r.peer == name || r.peer == address || e.peer_key == name || e.peer_key == address ||
         (!instance_id.empty() && r.peer_instance == instance_id)) {

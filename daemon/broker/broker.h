@@ -244,8 +244,9 @@ class Broker final : public InboundChannels, public SessionUser {
 
   std::vector<ChannelRecord> Channels() const;
   // Whether a channel with this peer (its session's name or address, or
-  // its daemon's instance id) has not ended: the peer's session is in use.
-  // (Telling the peer that one ended names the session again.)
+  // its daemon's instance id) has not ended, or ended and the peer is still
+  // to be told: the peer's session is in use. (Telling the peer names the
+  // session again: it is used from then on.)
   bool HasChannelsWith(const std::string& name, const std::string& address,
                        const std::string& instance_id) const;
   // The channels caller reaches: its uid's, or all for an admin.

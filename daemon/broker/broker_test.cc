@@ -302,6 +302,25 @@ TEST(BrokerTest, HasChannelsWithSeesAPeersChannelsUntilTheyEnd) {
   EXPECT_FALSE(f.broker.HasChannelsWith("C", "192.0.2.3:7581", kInstanceC));
 }
 
+// The idle closer must not close a session between a channel's end and the
+// teller naming that session to tell the peer (which would open it again):
+// until then the ended channel still counts.
+TEST(BrokerTest, AnEndedChannelUsesItsSessionUntilThePeerIsTold) {
+  Fixture f;
+  uint64_t id = f.Established();
+  std::vector<bool> in_use_while_telling;
+  f.on_find = [&] {
+    in_use_while_telling.push_back(f.broker.HasChannelsWith("B", "127.0.0.1:7581", kInstanceB));
+  };
+  ASSERT_TRUE(f.broker.Release(kApp, id, "closed by the application").ok());
+  f.on_find = nullptr;
+  ASSERT_FALSE(in_use_while_telling.empty());
+  EXPECT_EQ(in_use_while_telling.front(), true);
+  ASSERT_EQ(f.link->Closes().size(), 1u);
+  EXPECT_TRUE(ChannelEnded(f.Record(id).state));
+  EXPECT_FALSE(f.broker.HasChannelsWith("B", "127.0.0.1:7581", kInstanceB));  // told
+}
+
 TEST(BrokerTest, SweepExpiresPlansAndUnheldChannelsAndDropsOldEntries) {
   Fixture f;
   uint64_t held = f.Established();

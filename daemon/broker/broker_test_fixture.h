@@ -10,6 +10,7 @@
 #ifndef RDMAD_DAEMON_BROKER_BROKER_TEST_FIXTURE_H_
 #define RDMAD_DAEMON_BROKER_BROKER_TEST_FIXTURE_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -77,6 +78,7 @@ struct Fixture : BrokerNetwork {
   std::optional<PathDecision> path;  // what ResolvePath answers (none: no RDMA)
   ChannelRails rails;                // what RailsFor answers
   pid_t rails_pid = -1;              // the pid RailsFor was last asked for
+  std::function<void()> on_find;     // called as FindPeer or LinkToInstance is asked
   BrokerOptions options = Options();
   Broker broker{options};
 
@@ -100,12 +102,14 @@ struct Fixture : BrokerNetwork {
     return rails;
   }
   StatusOr<BrokerPeer> FindPeer(const std::string& name, std::optional<uid_t>) override {
+    if (on_find) on_find();
     if (name != "B") return Status::NotFound("unknown peer " + name);
     BrokerPeer p{"B", "127.0.0.1:7581", kInstanceB, Status::Unavailable("peer B is down: refused")};
     if (up) p.link = std::static_pointer_cast<PeerLink>(link);
     return p;
   }
   StatusOr<std::shared_ptr<PeerLink>> LinkToInstance(const std::string& id) override {
+    if (on_find) on_find();
     if (!instance_link || id != kInstanceB) return Status::NotFound("no session");
     return std::static_pointer_cast<PeerLink>(link);
   }

@@ -86,7 +86,7 @@ std::optional<ChannelEnding> ChannelTable::EndLocked(Entry& e, ChannelEvent even
   e.holders.clear();
   ending.open = std::exchange(e.open, nullptr);
   ending.tell_peer = tell_peer && peer_knows_it && !e.peer_told;
-  if (ending.tell_peer) e.peer_told = true;
+  if (ending.tell_peer) e.peer_told = e.telling = true;
   ending.peer_reason = peer_reason;
   ending.record = e.record;
   ending.peer_key = e.peer_key;
@@ -102,7 +102,8 @@ std::optional<ChannelEnding> ChannelTable::LetGoLocked(Entry& e, const std::stri
   return LateTell(e, why);
 }
 
-ChannelEnding ChannelTable::LateTell(const Entry& e, const std::string& peer_reason) {
+ChannelEnding ChannelTable::LateTell(Entry& e, const std::string& peer_reason) {
+  e.telling = true;
   ChannelEnding ending;
   ending.record = e.record;
   ending.peer_key = e.peer_key;
@@ -110,6 +111,12 @@ ChannelEnding ChannelTable::LateTell(const Entry& e, const std::string& peer_rea
   ending.peer_reason = peer_reason;
   ending.late = true;
   return ending;
+}
+
+void ChannelTable::ToldPeer(uint64_t channel_id) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(channel_id);
+  if (it != entries_.end()) it->second.telling = false;
 }
 
 Status ChannelTable::CheckRunningLocked() const {

@@ -45,6 +45,10 @@ class ChannelTable {
     SteadyTime since;        // when the phase last changed
     bool held = false;       // a hold was registered once (hold_expired)
     bool peer_told = false;  // ended: the peer knows
+    // Ended, and the peer is still to be told (from the ending made under
+    // the lock until ChannelTeller has named the peer's session, ToldPeer):
+    // the session stays in use meanwhile (Broker::HasChannelsWith).
+    bool telling = false;
     std::map<uint64_t, std::shared_ptr<ChannelHolder>> holders;
     std::shared_ptr<PendingOpen> open;  // opening: the initiator's Connect waits
     std::string lost_why;               // peer_lost: why the peer daemon was lost
@@ -121,7 +125,10 @@ class ChannelTable {
   // One that already failed here, held once and not yet told, is told now.
   std::optional<ChannelEnding> LetGoLocked(Entry& entry, const std::string& why);
   // What to tell of a channel that ended before: only its peer.
-  static ChannelEnding LateTell(const Entry& entry, const std::string& peer_reason);
+  static ChannelEnding LateTell(Entry& entry, const std::string& peer_reason);
+  // ChannelTeller has told the peer that channel_id ended (its session was
+  // named); nothing when the entry is gone. Takes the lock.
+  void ToldPeer(uint64_t channel_id);
 
   ChannelLimits& LimitsLocked() { return limits_; }
   const ChannelLimits& LimitsLocked() const { return limits_; }

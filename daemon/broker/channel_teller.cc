@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/broker/channel_table.h"
+
 namespace rdmad {
 
 void PendingOpen::Complete(StatusOr<ChannelEndpoints> result) {
@@ -30,7 +32,10 @@ void ChannelTeller::Deliver(std::vector<ChannelEnding> endings) const {
         services_->NotifyClosed(r.service, r.channel_id, r.reason);
       }
     }
-    if (e.tell_peer) TellPeer(r, e.peer_key, e.peer_reason);
+    if (e.tell_peer) {
+      TellPeer(r, e.peer_key, e.peer_reason);
+      table_->ToldPeer(r.channel_id);
+    }
   }
 }
 

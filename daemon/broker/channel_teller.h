@@ -29,6 +29,8 @@
 
 namespace rdmad {
 
+class ChannelTable;
+
 // Where an ended channel is reported: the application's HoldChannel stream.
 class ChannelHolder {
  public:
@@ -66,10 +68,15 @@ struct ChannelEnding {
 
 class ChannelTeller {
  public:
-  // network and services: not owned; outlive the teller. instance_id:
-  // this daemon's, named in the CloseChannel calls.
-  ChannelTeller(BrokerNetwork* network, ServiceRegistry* services, std::string instance_id)
-      : network_(network), services_(services), instance_id_(std::move(instance_id)) {}
+  // network, services and table: not owned; outlive the teller (the table
+  // hears ToldPeer once the peer's session was named). instance_id: this
+  // daemon's, named in the CloseChannel calls.
+  ChannelTeller(BrokerNetwork* network, ServiceRegistry* services, ChannelTable* table,
+                std::string instance_id)
+      : network_(network),
+        services_(services),
+        table_(table),
+        instance_id_(std::move(instance_id)) {}
 
   void Deliver(std::vector<ChannelEnding> endings) const;
 
@@ -79,6 +86,7 @@ class ChannelTeller {
 
   BrokerNetwork* const network_;
   ServiceRegistry* const services_;
+  ChannelTable* const table_;
   const std::string instance_id_;
 };
 
