@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rdmad/client.h"
@@ -109,6 +110,20 @@ class AcceptAll {
     std::map<uint64_t, std::unique_ptr<Channel>> gone;
     std::lock_guard lock(mu_);
     gone.swap(channels_);
+  }
+  // Closes the accepted ends whose channel ended (closed by the peer, or
+  // failed), as a server does once it sees that.
+  void DropEnded() {
+    std::vector<std::unique_ptr<Channel>> gone;  // closed outside the lock
+    std::lock_guard lock(mu_);
+    for (auto it = channels_.begin(); it != channels_.end();) {
+      if (it->second->status().ok()) {
+        ++it;
+        continue;
+      }
+      gone.push_back(std::move(it->second));
+      it = channels_.erase(it);
+    }
   }
 
  private:
