@@ -113,10 +113,12 @@ ChannelEnding ChannelTable::LateTell(Entry& e, const std::string& peer_reason) {
   return ending;
 }
 
-void ChannelTable::ToldPeer(uint64_t channel_id) {
+void ChannelTable::ToldPeer(const std::vector<uint64_t>& channel_ids) {
   std::lock_guard lock(mu_);
-  auto it = entries_.find(channel_id);
-  if (it != entries_.end()) it->second.telling = false;
+  for (uint64_t id : channel_ids) {
+    auto it = entries_.find(id);
+    if (it != entries_.end()) it->second.telling = false;
+  }
 }
 
 Status ChannelTable::CheckRunningLocked() const {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "daemon/broker/channel_limits.h"
@@ -126,9 +127,9 @@ class ChannelTable {
   std::optional<ChannelEnding> LetGoLocked(Entry& entry, const std::string& why);
   // What to tell of a channel that ended before: only its peer.
   static ChannelEnding LateTell(Entry& entry, const std::string& peer_reason);
-  // ChannelTeller has told the peer that channel_id ended (its session was
-  // named); nothing when the entry is gone. Takes the lock.
-  void ToldPeer(uint64_t channel_id);
+  // ChannelTeller has told the peers that channel_ids ended (their sessions
+  // were named); entries gone meanwhile are skipped. Takes the lock once.
+  void ToldPeer(const std::vector<uint64_t>& channel_ids);
 
   ChannelLimits& LimitsLocked() { return limits_; }
   const ChannelLimits& LimitsLocked() const { return limits_; }

@@ -22,6 +22,7 @@ StatusOr<ChannelEndpoints> PendingOpen::Wait() {
 }
 
 void ChannelTeller::Deliver(std::vector<ChannelEnding> endings) const {
+  std::vector<uint64_t> told;
   for (ChannelEnding& e : endings) {
     const ChannelRecord& r = e.record;
     if (!e.late) {
@@ -34,9 +35,10 @@ void ChannelTeller::Deliver(std::vector<ChannelEnding> endings) const {
     }
     if (e.tell_peer) {
       TellPeer(r, e.peer_key, e.peer_reason);
-      table_->ToldPeer(r.channel_id);
+      told.push_back(r.channel_id);
     }
   }
+  if (!told.empty()) table_->ToldPeer(told);  // their sessions are named now
 }
 
 // Through a link to the peer's instance (either role), else the initiator's

@@ -105,20 +105,20 @@ TEST_F(ClusterIdleTest, AnUnusedMemberSessionClosesAndOpensAgainOnUse) {
   ASSERT_TRUE(Sees("alpha", {"alpha", "beta", "gamma"})) << Logs();
   EXPECT_EQ(PeerStateOf("alpha", "gamma"), "idle");
   auto listener = nodes_["gamma"]->client->Listen("idle.test");
-  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString() << Logs();
   StatusOr<std::unique_ptr<Channel>> accepted = Status::Internal("not accepted");
   std::jthread acceptor([&] { accepted = (*listener)->Accept(seconds(30)); });
   auto channel = nodes_["alpha"]->client->Connect("gamma", "idle.test");
   acceptor.join();
   ASSERT_TRUE(channel.ok()) << channel.status().ToString() << Logs();
-  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+  ASSERT_TRUE(accepted.ok()) << accepted.status().ToString() << Logs();
   EXPECT_EQ(PeerStateOf("alpha", "gamma"), "up");
   // A channel keeps it in use, well past the idle time.
   std::this_thread::sleep_for(seconds(3));
   EXPECT_EQ(PeerStateOf("alpha", "gamma"), "up") << Logs();
   ASSERT_TRUE((*channel)->Send("ping", 4).ok());
   auto got = (*accepted)->Recv(seconds(10));
-  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(got.ok()) << got.status().ToString() << Logs();
   EXPECT_EQ(std::string(got->begin(), got->end()), "ping");
   (*accepted)->Close();
   (*channel)->Close();
@@ -126,7 +126,8 @@ TEST_F(ClusterIdleTest, AnUnusedMemberSessionClosesAndOpensAgainOnUse) {
   EXPECT_TRUE(PeerStateBecomes("alpha", "gamma", "idle", seconds(10))) << Logs();
   EXPECT_NE(nodes_["alpha"]->process->log().find("no channel and no use for 1 s; closing its "
                                                  "session (the member stays listed, idle)"),
-            std::string::npos);
+            std::string::npos)
+      << Logs();
   // Used again: a new session, and the ping gets through.
   std::string out;
   int rc = RunCommand(RDMACTL_BINARY,
