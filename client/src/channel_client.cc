@@ -11,6 +11,7 @@
 
 #include "client/src/client_log.h"
 #include "client/src/handshake.h"
+#include "client/src/heap_reserve.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"
 #include "common/endpoint_convert.h"
@@ -111,6 +112,7 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> ConnectBatch(const DaemonRpc& rp
   }
   std::vector<Opening> batch;
   std::shared_ptr<CompletionGroup> group = BatchGroup(plan.plan(), count);
+  ReserveThreadHeap(count * kHeapPerChannel);  // heap_reserve.h says why
   for (uint64_t id : plan.channel_ids()) {
     batch.push_back(Prepare(plan, id, peer, service, group));
     if (batch.size() > 1 && batch.back().rdma) batch.back().rdma->LogAtDebug();

@@ -17,6 +17,7 @@
 #include "client/src/client_log.h"
 #include "client/src/completion_signal.h"
 #include "client/src/handshake.h"
+#include "client/src/heap_reserve.h"
 #include "client/src/rdma/rdma_channel.h"
 #include "client/src/tcp/tcp_channel.h"
 #include "common/endpoint_convert.h"
@@ -113,6 +114,7 @@ StatusOr<std::vector<std::unique_ptr<Channel>>> AcceptRequest(const DaemonRpc& r
   std::vector<Accepting> batch;
   if (in.channels().empty()) return Status::InvalidArgument("rdmad offered no channels");
   std::shared_ptr<CompletionGroup> group = BatchGroup(in.plan(), in.channels_size());
+  ReserveThreadHeap(size_t(in.channels_size()) * kHeapPerChannel);  // heap_reserve.h says why
   for (const v1::ChannelOpening& c : in.channels()) {
     auto a = Prepare(in, c.channel_id(), c.endpoint(), service, group, batch.empty());
     if (!a.ok()) return a.status();

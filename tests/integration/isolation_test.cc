@@ -154,6 +154,28 @@ class IsolationTest : public ::testing::Test {
   void Start(const std::string& a_admin_group = "") {
     StartNode(&b_, a_, "");
     StartNode(&a_, b_, a_admin_group);
+    // Each session up before a test connects across it: a Connect while
+    // a session's first dial is being retried fails at once (UNAVAILABLE
+    // with the failed dial's error), which is not what these tests test.
+    ASSERT_TRUE(SessionUp(a_, b_.name)) << Logs();
+    ASSERT_TRUE(SessionUp(b_, a_.name)) << Logs();
+  }
+
+  // n's session to the peer named peer is up, within 10 s.
+  bool SessionUp(const Node& n, const std::string& peer) {
+    const auto until = std::chrono::steady_clock::now() + seconds(10);
+    for (;;) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + seconds(2));
+      v1::ListPeersResponse peers;
+      if (n.stub->ListPeers(&ctx, v1::ListPeersRequest(), &peers).ok()) {
+        for (const v1::Peer& p : peers.peers()) {
+          if (p.name() == peer && p.state() == v1::PEER_UP) return true;
+        }
+      }
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
 
   void StartNode(Node* n, const Node& peer, const std::string& admin_group) {
