@@ -16,7 +16,9 @@
 // keeps what it made writable (trimming only gives the pages back with
 // MADV_DONTNEED), so the batch's allocations after it find writable room
 // and make no system call. Memory in use does not change: freed room that
-// is not taken again is released as glibc trims any free top.
+// is not taken again is released as glibc trims any free top. (Under
+// strict overcommit, vm.overcommit_memory = 2, glibc's trim makes the room
+// inaccessible again: the reserve then costs its few calls and saves none.)
 //
 // Elsewhere than glibc it does nothing. Thread safety: any thread; it
 // acts on the caller's own arena.
