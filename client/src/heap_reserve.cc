@@ -15,7 +15,9 @@ void ReserveThreadHeap(size_t bytes) {
   // from the arena, not from mappings of their own.
   constexpr size_t kBlock = 96 << 10;
   constexpr size_t kMaxBlocks = 16;
-  if (bytes == 0 || gettid() == getpid()) return;  // the main thread: brk pads ahead
+  // Less than a block (a single channel) saves a page or two at most; the
+  // main thread's arena brk pads ahead by itself.
+  if (bytes < kBlock || gettid() == getpid()) return;
   std::array<void*, kMaxBlocks> blocks{};
   size_t n = 0;
   for (size_t got = 0; got < bytes && n < kMaxBlocks; got += kBlock) {

@@ -20,7 +20,8 @@
 // strict overcommit, vm.overcommit_memory = 2, glibc's trim makes the room
 // inaccessible again: the reserve then costs its few calls and saves none.)
 //
-// Elsewhere than glibc it does nothing. Thread safety: any thread; it
+// Less than one block (96 KiB: a single channel), on the main thread, and
+// elsewhere than glibc it does nothing. Thread safety: any thread; it
 // acts on the caller's own arena.
 
 #ifndef RDMAD_CLIENT_SRC_HEAP_RESERVE_H_
