@@ -8,7 +8,6 @@
 #include <grp.h>
 #include <unistd.h>
 
-#include <thread>
 #include <vector>
 
 #include "daemon/lifecycle/daemon.h"
@@ -149,21 +148,20 @@ StatusOr<BrokerPeer> Daemon::FindPeer(const std::string& name_or_address,
   return peer;
 }
 
-// The first channel to a peer (on demand, or a cluster member not used
-// before) finds its session still on its first attempt: it gets that
-// attempt's time (the Hello timeout) rather than failing for being first.
+// A channel to a peer whose session is dialling waits for that attempt
+// (within timeout) rather than failing with the state before it: the first
+// channel to a peer (on demand, or a cluster member not used before) finds
+// its session on its first attempt, and one to a peer that is back (it
+// dialled us, its record returned) or retried after its backoff finds a
+// re-dial under way.
 StatusOr<BrokerPeer> Daemon::AwaitPeer(const std::string& name_or_address,
                                        std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    StatusOr<BrokerPeer> peer = FindPeer(name_or_address, std::nullopt);
-    if (!peer.ok() || peer->link.ok() || std::chrono::steady_clock::now() >= until) return peer;
-    StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
-    if (!session.ok() || session.value()->snapshot().state != PeerSessionState::kConnecting) {
-      return peer;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  StatusOr<BrokerPeer> peer = FindPeer(name_or_address, std::nullopt);
+  if (!peer.ok() || peer->link.ok()) return peer;
+  StatusOr<std::shared_ptr<PeerSession>> session = peers_.Peer(name_or_address);
+  if (!session.ok() || !session.value()->AwaitDial(until)) return peer;
+  return FindPeer(name_or_address, std::nullopt);  // up, or why that attempt failed
 }
 
 }  // namespace rdmad

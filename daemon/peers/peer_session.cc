@@ -113,6 +113,7 @@ PeerSnapshot PeerSession::snapshot() const {
   s.remote = remote_;
   s.state_seconds = std::max(0.0, Millis(env_->options.clock->Now() - state_since_) / 1000);
   s.failures = failures_;
+  s.dialling = dialling_;
   if (state_ == PeerSessionState::kCircuitOpen) s.circuit_open_until = open_until_wall_;
   return s;
 }
@@ -129,6 +130,13 @@ StatusOr<std::shared_ptr<PeerLink>> PeerSession::link() const {
   std::string why = last_error_.empty() ? std::string("not connected yet") : last_error_;
   return Status::FailedPrecondition("peer " + name_ + " is " +
                                     std::string(PeerSessionStateName(state_)) + ": " + why);
+}
+
+bool PeerSession::AwaitDial(std::chrono::steady_clock::time_point until) const {
+  std::unique_lock lock(mu_);
+  return dial_cv_.wait_until(lock, until, [this] {
+    return stopped_ || (state_ != PeerSessionState::kConnecting && !dialling_);
+  });
 }
 
 void PeerSession::SetUser(SessionUser* user) { user_.store(user); }
@@ -185,6 +193,7 @@ void PeerSession::StartAttempt(SteadyTime now) {
     probing_ = true;
   }
   ++attempt_;
+  SetDialling(true);
   if (!link_) {
     auto link = env_->connector->Connect(address_);
     if (!link.ok()) {
@@ -243,6 +252,7 @@ void PeerSession::OnHello(uint64_t attempt, StatusOr<PeerHello> result, SteadyTi
     spdlog::error("{}; not using it (a different major version cannot talk)", version.message());
     Teardown();
     phase_ = Phase::kStopped;
+    SetDialling(false);
     SetState(PeerSessionState::kVersionMismatch, version.message(), at);
     return;
   }
@@ -279,6 +289,7 @@ void PeerSession::OnEvent(uint64_t attempt, const PeerEvent& event, SteadyTime a
       std::lock_guard lock(mu_);
       failures_ = 0;
       probing_ = false;
+      dialling_ = false;
     }
     SetState(PeerSessionState::kUp, "", at);
   }
@@ -323,6 +334,7 @@ void PeerSession::Fail(const std::string& error, SteadyTime now) {
     before_error = last_error_;
     failures = ++failures_;
     probing_ = false;
+    dialling_ = false;
     if (opened) open_until_wall_ = until_wall;
   }
   if (opened) {
@@ -373,6 +385,7 @@ bool PeerSession::Revive(SteadyTime now, const std::string& why) {
     std::lock_guard lock(mu_);
     failures_ = 0;
     probing_ = false;
+    dialling_ = true;  // the worker's next Poll dials
     error = last_error_;
     circuit_open = state_ == PeerSessionState::kCircuitOpen;
   }
@@ -382,10 +395,23 @@ bool PeerSession::Revive(SteadyTime now, const std::string& why) {
   return true;
 }
 
+void PeerSession::DialSoon() {
+  std::lock_guard lock(mu_);
+  if (state_ == PeerSessionState::kDown || state_ == PeerSessionState::kCircuitOpen) {
+    dialling_ = true;
+  }
+}
+
 void PeerSession::Shutdown() {
   ++attempt_;
   Teardown();
   phase_ = Phase::kStopped;
+  {
+    std::lock_guard lock(mu_);
+    dialling_ = false;
+    stopped_ = true;
+  }
+  dial_cv_.notify_all();
 }
 
 void PeerSession::SetState(PeerSessionState state, const std::string& error, SteadyTime now) {
@@ -397,7 +423,16 @@ void PeerSession::SetState(PeerSessionState state, const std::string& error, Ste
     state_ = state;
     last_error_ = error;
   }
+  dial_cv_.notify_all();
   if (changed) NotifyState();
+}
+
+void PeerSession::SetDialling(bool dialling) {
+  {
+    std::lock_guard lock(mu_);
+    dialling_ = dialling;
+  }
+  dial_cv_.notify_all();
 }
 
 void PeerSession::NotifyState() {

@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,6 +76,9 @@ struct PeerSnapshot {
   std::optional<PeerHello> remote;  // the peer's last Hello
   double state_seconds = 0;         // time in this state
   int failures = 0;                 // failed attempts since the last up
+  // An attempt is under way (or due now: Revive) while not up: the first
+  // one (state connecting) or a re-dial (down); a channel waits for it.
+  bool dialling = false;
   // While circuit-open: when the half-open probe is due (wall clock).
   std::chrono::system_clock::time_point circuit_open_until{};
   // The peer's clock minus ours, from its last heartbeat (its time, plus
@@ -145,6 +149,12 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   // down: ..." otherwise.
   StatusOr<std::shared_ptr<PeerLink>> link() const;
 
+  // Any thread but the worker. Waits while the session is dialling (its
+  // first attempt, or a re-dial: PeerSnapshot::dialling) until that attempt
+  // ends or until (real time); returns at once for one up, down between
+  // attempts or stopped. True when it is no longer dialling.
+  bool AwaitDial(std::chrono::steady_clock::time_point until) const;
+
   // Tells user (which must outlive the session) of its state changes and
   // the peer's stream events from now on; null: nobody.
   void SetUser(SessionUser* user);
@@ -161,6 +171,10 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   // backoff or an open circuit closes the circuit and dials at once; one
   // connecting or up is left alone. Returns whether it dials again.
   bool Revive(SteadyTime now, const std::string& why);
+  // Any thread, before posting Revive: a session down (or circuit-open)
+  // says it is dialling from now, so that a channel asked for before the
+  // worker runs Revive waits for that dial too.
+  void DialSoon();
   // Worker only. Ends the session for good (removed, daemon stopping).
   void Shutdown();
 
@@ -176,6 +190,7 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   void Fail(const std::string& error, SteadyTime now);
   void Teardown();
   void SetState(PeerSessionState state, const std::string& error, SteadyTime now);
+  void SetDialling(bool dialling);
   void NotifyState();
 
   const std::string name_;
@@ -183,7 +198,8 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   const PeerOrigin origin_;
   const std::shared_ptr<const PeerSessionEnv> env_;  // callbacks hold it too
 
-  mutable std::mutex mu_;  // guards the snapshot fields and link_
+  mutable std::mutex mu_;                    // guards the snapshot fields and link_
+  mutable std::condition_variable dial_cv_;  // the state or dialling_ changed
   PeerSessionState state_ = PeerSessionState::kConnecting;
   std::string last_error_;
   double rtt_ms_ = 0;
@@ -192,7 +208,9 @@ class PeerSession : public std::enable_shared_from_this<PeerSession> {
   SteadyTime state_since_;
   int failures_ = 0;
   std::chrono::system_clock::time_point open_until_wall_;
-  bool probing_ = false;  // the half-open probe is under way
+  bool probing_ = false;   // the half-open probe is under way
+  bool dialling_ = false;  // PeerSnapshot::dialling
+  bool stopped_ = false;   // Shutdown
   std::shared_ptr<PeerLink> link_;
   std::atomic<SteadyTime::rep> last_used_{0};
 

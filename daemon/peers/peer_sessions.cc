@@ -181,6 +181,7 @@ void PeerSessions::SetDiscoveredPeers(const std::vector<PeerConfig>& peers) {
   }
   for (auto& s : removed) Post([s] { s->Shutdown(); });
   for (auto& s : back) {
+    s->DialSoon();
     Post([s, env = env_] {
       s->Revive(env->options.clock->Now(), "its member record is back in etcd");
     });
@@ -201,6 +202,7 @@ void PeerSessions::PeerAlive(const std::string& host_name, const std::string& ip
     }
   }
   for (auto& s : alive) {
+    s->DialSoon();
     Post([s, why, env = env_] { s->Revive(env->options.clock->Now(), why); });
   }
 }

@@ -6,6 +6,7 @@
 #include "daemon/peers/peer_sessions.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@ namespace rdmad {
 namespace {
 
 using std::chrono::milliseconds;
+using std::chrono::seconds;
 using ::testing::HasSubstr;
 
 constexpr char kRemoteId[] = "0123456789abcdef0123456789abcdef";
@@ -185,6 +187,101 @@ TEST_F(PeerSessionsTest, BackoffStartsOverAfterTheSessionWasUp) {
   EXPECT_EQ(LinkCount(), 1u);
   Advance(milliseconds(1));
   EXPECT_EQ(LinkCount(), 2u);  // a fresh link for every attempt
+}
+
+// A channel waits for an attempt under way (Daemon::AwaitPeer): the
+// snapshot says when one is, the first or a re-dial, and only then.
+TEST_F(PeerSessionsTest, TheSnapshotSaysWhileAnAttemptIsUnderWay) {
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  EXPECT_TRUE(Peer().dialling);  // the first attempt
+  Link().Answer(Status::Unavailable("Connection refused"));
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_FALSE(Peer().dialling);  // waiting out its backoff
+  Advance(milliseconds(99));
+  EXPECT_FALSE(Peer().dialling);
+  Advance(milliseconds(1));  // the backoff's re-dial
+  ASSERT_EQ(LinkCount(), 2u);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_TRUE(Peer().dialling);
+  Link(1).Answer(Status::Unavailable("Connection refused"));
+  sessions_->RunOnce();
+  EXPECT_FALSE(Peer().dialling);
+
+  // The peer dialled us: dialling at once, before the worker runs Revive.
+  sessions_->PeerAlive("node-b", "192.0.2.2", "its Hello to this daemon");
+  EXPECT_TRUE(Peer().dialling);
+  EXPECT_EQ(LinkCount(), 2u);
+  sessions_->RunOnce();
+  ASSERT_EQ(LinkCount(), 3u);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+  EXPECT_EQ(Peer().last_error, "Hello: Connection refused");
+  EXPECT_TRUE(Peer().dialling);
+  clock_.Advance(milliseconds(2));
+  Link(2).Answer(Hello(1));
+  sessions_->RunOnce();
+  EXPECT_TRUE(Peer().dialling);  // Hello answered, the stream not yet
+  Link(2).Beat();
+  sessions_->RunOnce();
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+  EXPECT_FALSE(Peer().dialling);
+  Advance(milliseconds(4000));
+  Link(2).Beat();
+  Advance(milliseconds(1000));  // the RTT probe's Hello while up is not a dial
+  EXPECT_EQ(Link(2).sent.size(), 2u);
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
+  EXPECT_FALSE(Peer().dialling);
+}
+
+// Daemon::AwaitPeer: a channel asked for during a dial waits until that
+// attempt ends, failed or up, or its deadline passes; between attempts it
+// does not wait.
+TEST_F(PeerSessionsTest, AWaitForADialEndsWithTheAttempt) {
+  using RealClock = std::chrono::steady_clock;
+  sessions_->SetConfiguredPeers({{"b", "192.0.2.2"}});
+  sessions_->RunOnce();
+  Link().Answer(Status::Unavailable("Connection refused"));
+  sessions_->RunOnce();
+  auto found = sessions_->Peer("b");
+  ASSERT_TRUE(found.ok());
+  std::shared_ptr<PeerSession> session = *found;
+  EXPECT_TRUE(session->AwaitDial(RealClock::now() + seconds(30)));  // between attempts
+
+  Advance(milliseconds(100));  // a re-dial, its Hello not answered
+  ASSERT_EQ(LinkCount(), 2u);
+  const auto asked = RealClock::now();
+  EXPECT_FALSE(session->AwaitDial(asked + milliseconds(50)));
+  EXPECT_GE(RealClock::now() - asked, milliseconds(50));
+
+  auto wait = [&](std::atomic<int>* ended) {
+    return std::thread(
+        [session, ended] { *ended = session->AwaitDial(RealClock::now() + seconds(30)) ? 1 : 0; });
+  };
+  std::atomic<int> failed{-1};
+  std::thread waiter = wait(&failed);
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(failed, -1);
+  Link(1).Answer(Status::Unavailable("Connection refused"));
+  sessions_->RunOnce();
+  waiter.join();
+  EXPECT_EQ(failed, 1);
+  EXPECT_EQ(Peer().state, PeerSessionState::kDown);
+
+  Advance(milliseconds(200));  // the next re-dial: answered, then the stream
+  ASSERT_EQ(LinkCount(), 3u);
+  std::atomic<int> up{-1};
+  waiter = wait(&up);
+  clock_.Advance(milliseconds(2));
+  Link(2).Answer(Hello(1));
+  sessions_->RunOnce();
+  std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(up, -1);  // not before the stream is up
+  Link(2).Beat();
+  sessions_->RunOnce();
+  waiter.join();
+  EXPECT_EQ(up, 1);
+  EXPECT_EQ(Peer().state, PeerSessionState::kUp);
 }
 
 TEST_F(PeerSessionsTest, AnotherMajorVersionIsAMismatchAndFinal) {
