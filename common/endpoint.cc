@@ -15,6 +15,7 @@ constexpr uint32_t kMinSlots = 3;      // the credit scheme's minimum (rdma/wire
 constexpr uint32_t kMaxSlots = 32768;  // as qp.recv_depth
 constexpr uint32_t kMinSlotSize = 64;
 constexpr uint32_t kMaxSlotSize = 64u << 20;
+constexpr uint32_t kMaxResponderResources = 255;  // max_dest_rd_atomic is 8 bits
 
 std::string Hex(uint64_t v) {
   char buf[24];
@@ -109,6 +110,10 @@ Status ValidateRail(const RailEndpoint& r, size_t index) {
     return Bad(what + "weight " + std::to_string(r.weight) + " is out of range 1..100000");
   }
   if (r.pair >= kMaxRails - 1) return Bad(what + "pair " + std::to_string(r.pair) + " is no rail");
+  if (r.responder_resources > kMaxResponderResources) {
+    return Bad(what + "responder_resources " + std::to_string(r.responder_resources) + " > " +
+               std::to_string(kMaxResponderResources));
+  }
   RdmaEndpoint address;
   address.port = r.port;
   address.gid = r.gid;
@@ -174,6 +179,10 @@ Status ValidateRdmaEndpoint(const RdmaEndpoint& endpoint) {
   RDMAD_RETURN_IF_ERROR(ValidateAddress(e));
   RDMAD_RETURN_IF_ERROR(ValidateQp(e.qp));
   RDMAD_RETURN_IF_ERROR(ValidateRing(e));
+  if (e.responder_resources > kMaxResponderResources) {
+    return Bad("responder_resources " + std::to_string(e.responder_resources) + " > " +
+               std::to_string(kMaxResponderResources));
+  }
   if (e.rails.size() > kMaxRails - 1) {
     return Bad(std::to_string(e.rails.size()) + " further rails; at most " +
                std::to_string(kMaxRails - 1));
@@ -194,6 +203,12 @@ uint32_t NegotiatedMtu(uint32_t cap, uint32_t local_active, uint32_t peer_active
   uint32_t mtu = 4096;
   while (mtu > 256 && mtu > m) mtu /= 2;
   return mtu;
+}
+
+uint32_t NegotiatedReadDepth(uint32_t local_initiator_depth, uint32_t peer_responder_resources) {
+  uint32_t depth = local_initiator_depth;
+  if (peer_responder_resources != 0) depth = std::min(depth, peer_responder_resources);
+  return std::max<uint32_t>(depth, 1);
 }
 
 }  // namespace rdmad::internal

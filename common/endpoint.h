@@ -47,10 +47,11 @@ struct RailEndpoint {
   std::string gid_type;
   uint32_t lid = 0;
   uint32_t active_mtu = 0;
-  uint32_t prefix_len = 0;  // the subnet of an IPv4-mapped GID's address (0: any)
-  uint32_t weight = 1;      // share of a striped transfer
-  uint32_t device_tag = 0;  // names the device in a region's rail keys
-  uint32_t pair = 0;        // acceptor: the initiator's rail index
+  uint32_t prefix_len = 0;           // the subnet of an IPv4-mapped GID's address (0: any)
+  uint32_t weight = 1;               // share of a striped transfer
+  uint32_t device_tag = 0;           // names the device in a region's rail keys
+  uint32_t pair = 0;                 // acceptor: the initiator's rail index
+  uint32_t responder_resources = 0;  // as RdmaEndpoint's, for this rail's QP
 };
 
 // One side of an RDMA channel, as the other side needs it.
@@ -72,6 +73,10 @@ struct RdmaEndpoint {
   uint32_t credits = 0;             // sends the peer may start with
   std::vector<RailEndpoint> rails;  // further rails, at most kMaxRails - 1
   uint32_t device_tag = 0;          // as RailEndpoint::device_tag
+  // The QP's max_dest_rd_atomic: RDMA READs the peer may have in flight to
+  // it, which caps the peer's initiator depth (max_rd_atomic). 0: not said
+  // (an older peer): the peer keeps its own limit.
+  uint32_t responder_resources = 0;
 };
 
 // OK, or INVALID_ARGUMENT naming the first bad field ("qpn 0x1000000 does
@@ -129,6 +134,12 @@ std::vector<std::pair<uint32_t, uint32_t>> PairRails(const std::vector<RailEndpo
 
 // The MTU both ends use: the smallest of the cap and the two active MTUs.
 uint32_t NegotiatedMtu(uint32_t cap, uint32_t local_active, uint32_t peer_active);
+
+// RDMA READs a QP keeps in flight (its max_rd_atomic, the initiator depth):
+// its device's limit, at most the peer QP's responder resources (0: the
+// peer did not say), and at least 1. More than the responder has resources
+// for would be refused by the peer's HCA (a remote invalid request error).
+uint32_t NegotiatedReadDepth(uint32_t local_initiator_depth, uint32_t peer_responder_resources);
 
 }  // namespace rdmad::internal
 

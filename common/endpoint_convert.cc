@@ -56,6 +56,7 @@ void RdmaToProto(const RdmaEndpoint& e, v1::RdmaEndpoint* out) {
   out->set_slot_size(e.slot_size);
   out->set_credits(e.credits);
   out->set_device_tag(e.device_tag);
+  out->set_responder_resources(e.responder_resources);
   for (const RailEndpoint& r : e.rails) {
     v1::RailEndpoint* rail = out->add_rails();
     rail->set_device(r.device);
@@ -71,6 +72,7 @@ void RdmaToProto(const RdmaEndpoint& e, v1::RdmaEndpoint* out) {
     rail->set_weight(r.weight);
     rail->set_device_tag(r.device_tag);
     rail->set_pair(r.pair);
+    rail->set_responder_resources(r.responder_resources);
   }
 }
 
@@ -93,6 +95,7 @@ StatusOr<RailEndpoint> RailFromProto(const v1::RailEndpoint& in) {
   r.weight = in.weight();
   r.device_tag = in.device_tag();
   r.pair = in.pair();
+  r.responder_resources = in.responder_resources();
   return r;
 }
 
@@ -118,6 +121,7 @@ StatusOr<RdmaEndpoint> RdmaFromProto(const v1::RdmaEndpoint& in) {
   e.slot_size = in.slot_size();
   e.credits = in.credits();
   e.device_tag = in.device_tag();
+  e.responder_resources = in.responder_resources();
   if (static_cast<size_t>(in.rails_size()) > kMaxRails - 1) {
     return Status::InvalidArgument("RDMA endpoint: " + std::to_string(in.rails_size()) +
                                    " further rails; at most " + std::to_string(kMaxRails - 1));

@@ -18,6 +18,7 @@ TEST(EndpointConvertTest, RdmaEndpointRoundTrips) {
   e.rdma->qp.type = "RC";
   e.rdma->qp.hop_limit = 64;
   e.rdma->credits = 64;
+  e.rdma->responder_resources = 16;
   e.transport_reason = "why";
   v1::Endpoint wire;
   ToProto(e, &wire);
@@ -27,6 +28,7 @@ TEST(EndpointConvertTest, RdmaEndpointRoundTrips) {
   EXPECT_EQ(back.value().rdma->gid[15], 9);
   EXPECT_EQ(back.value().rdma->qp.hop_limit, 64u);
   EXPECT_EQ(back.value().rdma->credits, 64u);
+  EXPECT_EQ(back.value().rdma->responder_resources, 16u);
   EXPECT_EQ(back.value().transport_reason, "why");
   EXPECT_FALSE(back.value().tcp.has_value());
 }
@@ -49,6 +51,7 @@ TEST(EndpointConvertTest, RailsRoundTrip) {
   r.weight = 100;
   r.device_tag = 0x2222;
   r.pair = 1;
+  r.responder_resources = 4;
   e.rdma->rails = {r, r};
   v1::Endpoint wire;
   ToProto(e, &wire);
@@ -68,6 +71,7 @@ TEST(EndpointConvertTest, RailsRoundTrip) {
   EXPECT_EQ(b.weight, 100u);
   EXPECT_EQ(b.device_tag, 0x2222u);
   EXPECT_EQ(b.pair, 1u);
+  EXPECT_EQ(b.responder_resources, 4u);
   // More rails than a channel has, or a rail's short GID: refused.
   for (int i = 0; i < 6; ++i) *wire.mutable_rdma()->add_rails() = wire.rdma().rails(0);
   EXPECT_NE(FromProto(wire).status().message().find("at most 7"), std::string::npos);

@@ -117,6 +117,21 @@ TEST(ValidateRdmaEndpointTest, RejectsBadFieldsNamingThem) {
       {"send_depth 0", [](RdmaEndpoint& e) { e.qp.send_depth = 0; }, "send_depth 0"},
       {"recv_depth 40000", [](RdmaEndpoint& e) { e.qp.recv_depth = 40000; }, "recv_depth 40000"},
       {"qps_per_channel 0", [](RdmaEndpoint& e) { e.qp.qps_per_channel = 0; }, "qps_per_channel 0"},
+      {"responder_resources 256", [](RdmaEndpoint& e) { e.responder_resources = 256; },
+       "responder_resources 256 > 255"},
+      {"a rail's responder_resources 300",
+       [](RdmaEndpoint& e) {
+         RailEndpoint r;
+         r.device = "rxe1";
+         r.qpn = 0x22;
+         r.gid = e.gid;
+         r.gid_index = 1;
+         r.gid_type = "RoCE v2";
+         r.active_mtu = 1024;
+         r.responder_resources = 300;
+         e.rails = {r};
+       },
+       "rail 1 (rxe1): responder_resources 300 > 255"},
   };
   for (const BadCase& c : cases) {
     RdmaEndpoint e = GoodEndpoint();
@@ -136,6 +151,16 @@ TEST(NegotiatedMtuTest, TakesTheSmallest) {
   EXPECT_EQ(NegotiatedMtu(256, 1024, 1024), 256u);
   // Both ends get the same answer whichever side computes it.
   EXPECT_EQ(NegotiatedMtu(4096, 2048, 1024), NegotiatedMtu(4096, 1024, 2048));
+}
+
+// A peer QP with fewer responder resources than this device's initiator
+// depth caps it: more READs in flight would be refused by its HCA.
+TEST(NegotiatedReadDepthTest, TakesThePeersResponderResourcesAsACap) {
+  EXPECT_EQ(NegotiatedReadDepth(16, 16), 16u);
+  EXPECT_EQ(NegotiatedReadDepth(16, 4), 4u);
+  EXPECT_EQ(NegotiatedReadDepth(2, 16), 2u);
+  EXPECT_EQ(NegotiatedReadDepth(16, 0), 16u) << "a peer that does not say: our own limit";
+  EXPECT_EQ(NegotiatedReadDepth(0, 0), 1u);
 }
 
 TEST(NegotiatedMtuTest, RoundsDownToAnIbMtuAndIgnoresUnknowns) {

@@ -593,6 +593,14 @@ void RdmaChannel::GrowStagingForTesting() {
   GrowStaging();
 }
 
+uint32_t RdmaChannel::ReadDepthForTesting() const {
+  Lock lock(mu_);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(res_->qp, &attr, IBV_QP_MAX_QP_RD_ATOMIC, &init) != 0) return 0;
+  return attr.max_rd_atomic;
+}
+
 size_t RdmaChannel::registered_bytes() const {
   Lock lock(mu_);
   return res_->registered_bytes();

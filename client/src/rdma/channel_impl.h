@@ -132,6 +132,8 @@ class RdmaChannel final : public AbortableChannel {
   // Bytes of the channel's own receive ring and staging area registered so
   // far (they start small and grow with the traffic: resources.h).
   size_t registered_bytes() const;
+  // Tests: the QP's initiator depth (max_rd_atomic) as the device has it.
+  uint32_t ReadDepthForTesting() const;
   // Tests: sends one message with this immediate (credits and done filled
   // in as usual unless nonzero) and payload, as a misbehaving peer would.
   Status PostRawForTesting(Imm imm, const void* payload, uint32_t len);

@@ -115,7 +115,7 @@ void RdmaChannel::OnRailMessage(const uint8_t* payload, uint32_t len) {
 Status RdmaChannel::ConnectRailQp(RailQp& rail, ChannelResources& qp, uint32_t local_psn,
                                   const RailMessage& peer) {
   RDMAD_RETURN_IF_ERROR(qp.ToRtr(RailPeer(rail.remote, peer.qpn, peer.psn), rail.mtu));
-  return qp.ToRts(local_psn);
+  return qp.ToRts(local_psn, rail.remote.responder_resources);
 }
 
 void RdmaChannel::RailBack(RailQp& rail, std::unique_ptr<ChannelResources> res,

@@ -81,6 +81,7 @@ StatusOr<RailEndpoint> FillRailEndpoint(const ChannelResources& res, const RailP
   e.prefix_len = plan.prefix_len;
   e.weight = std::max<uint32_t>(plan.weight, 1);
   e.device_tag = res.device->tag();
+  e.responder_resources = res.device->max_dest_rd_atomic();
   return e;
 }
 
@@ -187,6 +188,7 @@ Status PendingRdmaChannel::FillLocal() {
   RDMAD_RETURN_IF_ERROR(
       QueryGid(*res_, plan.device, plan.port, plan.gid_index, &e.gid, &e.gid_type));
   e.device_tag = res_->device->tag();
+  e.responder_resources = res_->device->max_dest_rd_atomic();
   e.lid = res_->lid;
   e.active_mtu = res_->active_mtu;
   e.qp = plan.qp;
@@ -222,11 +224,17 @@ Status PendingRdmaChannel::ReadyToReceive(const RdmaEndpoint& remote, RailRole r
       "RDMA channel: {} port {} GID index {} ({} {}) QP {:#x} -> peer {} GID index {} ({}) QP "
       "{:#x}; "
       "MTU {} (local active {}, peer active {}, cap {}); depth send {} recv {}, slot {} B, "
-      "inline {} B, relaxed ordering {}",
+      "inline {} B, READs in flight {} (local limit {}, peer responder resources {}), relaxed "
+      "ordering {}",
       local_.device, local_.port, local_.gid_index, local_.gid_type, GidText(local_.gid.data()),
       local_.qpn, remote.device, remote.gid_index, GidText(remote.gid.data()), remote.qpn, mtu_,
       local_.active_mtu, remote.active_mtu, res_->plan.path_mtu_cap, res_->send_depth,
-      res_->recv_depth, res_->slot_size, res_->max_inline, res_->relaxed_ordering.reason);
+      res_->recv_depth, res_->slot_size, res_->max_inline,
+      NegotiatedReadDepth(res_->device->max_rd_atomic(), remote.responder_resources),
+      res_->device->max_rd_atomic(),
+      remote.responder_resources == 0 ? std::string("not said")
+                                      : std::to_string(remote.responder_resources),
+      res_->relaxed_ordering.reason);
   return Status::Ok();
 }
 
@@ -234,14 +242,14 @@ StatusOr<std::unique_ptr<Channel>> PendingRdmaChannel::ReadyToSend(ChannelInfo i
   if (state_ != State::kReadyToReceive) {
     return Status::FailedPrecondition("ReadyToSend: call ReadyToReceive first (once)");
   }
-  if (Status s = res_->ToRts(local_.psn); !s.ok()) {
+  if (Status s = res_->ToRts(local_.psn, remote_.responder_resources); !s.ok()) {
     state_ = State::kFailed;
     return s;
   }
   state_ = State::kDone;
   std::vector<std::unique_ptr<RailQp>> rails;
   for (auto& rail : rails_) {
-    if (Status s = rail->res->ToRts(rail->local.psn); !s.ok()) {
+    if (Status s = rail->res->ToRts(rail->local.psn, rail->remote.responder_resources); !s.ok()) {
       ClientLog().warn("RDMA channel: rail {} left out: {}", rail->local.device, s.message());
       continue;
     }

@@ -326,14 +326,15 @@ Status ChannelResources::ToRtr(const RdmaEndpoint& remote, uint32_t path_mtu) {
   return Status::Ok();
 }
 
-Status ChannelResources::ToRts(uint32_t local_psn) {
+Status ChannelResources::ToRts(uint32_t local_psn, uint32_t peer_responder_resources) {
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_RTS;
   attr.timeout = uint8_t(plan.qp.timeout);
   attr.retry_cnt = uint8_t(plan.qp.retry_cnt);
   attr.rnr_retry = uint8_t(plan.qp.rnr_retry);
   attr.sq_psn = local_psn;
-  attr.max_rd_atomic = uint8_t(device->max_rd_atomic());
+  attr.max_rd_atomic =
+      uint8_t(NegotiatedReadDepth(device->max_rd_atomic(), peer_responder_resources));
   int mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
              IBV_QP_MAX_QP_RD_ATOMIC;
   if (int rc = ibv_modify_qp(qp, &attr, mask); rc != 0) return VerbsError(rc, "QP to RTS");

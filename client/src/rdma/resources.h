@@ -153,7 +153,9 @@ struct ChannelResources {
 
   // INIT -> RTR towards remote with the given path MTU (bytes), then RTS.
   Status ToRtr(const RdmaEndpoint& remote, uint32_t path_mtu);
-  Status ToRts(uint32_t local_psn);
+  // The initiator depth (max_rd_atomic) is this device's limit capped by
+  // the peer QP's responder resources (NegotiatedReadDepth; 0: unknown).
+  Status ToRts(uint32_t local_psn, uint32_t peer_responder_resources);
   // Makes the completion channel's fd non-blocking (blocking_events false).
   Status NonBlockingEvents();
 
