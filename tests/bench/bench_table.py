@@ -396,8 +396,13 @@ def ucx_rows(d, n):
     size, and its put_lat beside it;
     bandwidth: its zero-copy put_bw (overall: the bytes over the whole run,
     as perftest's BW average) against our one-sided Write with DEPTH in
-    flight. Absent without that run's results."""
-    rs = range(1, n + 1)
+    flight. Absent without that run's results. Its rounds and iterations
+    are its own (meta_vm_ucx.txt: at least three rounds of longer runs, as
+    it runs in real time); older results have the table's."""
+    meta = read_meta(d / "meta_vm_ucx.txt")
+    rs = range(1, int(meta.get("ucx_rounds", n)) + 1)
+    lat_iters = f" -n {meta['ucx_lat_iters']}" if "ucx_lat_iters" in meta else ""
+    bw_iters = f" -n {meta['ucx_bw_iters']}" if "ucx_bw_iters" in meta else ""
     rows = []
     ours_lat = [d / f"ours_ucx_lat_r{r}.json" for r in rs]
     # The target's anchor is UCX's own message round trip (am_lat: active
@@ -405,7 +410,7 @@ def ucx_rows(d, n):
     # WRITE polled for in memory: no receive, no completion) is shown beside
     # it. Results from before am_lat have put_lat alone, then the anchor.
     have_am = all((d / f"ucx_am_lat_{UCX_LAT_SIZE}_r{r}.txt").exists() for r in rs)
-    warmup = read_meta(d / "meta_vm_ucx.txt").get("ucx_warmup")  # both sides'; older runs: none
+    warmup = meta.get("ucx_warmup")  # both sides'; older runs: none
     warm = f" -w {warmup}" if warmup else ""
     for test, what in (("am_lat", "active messages"), ("put_lat", "one-sided put ping-pong")):
         lat_files = [d / f"ucx_{test}_{UCX_LAT_SIZE}_r{r}.txt" for r in rs]
@@ -416,7 +421,7 @@ def ucx_rows(d, n):
         target = UCX_TARGET if test == "am_lat" or not have_am else None
         rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: message latency {UCX_LAT_SIZE} B, RDMA "
                         f"(us, half round trip, typical) vs UCX {what}",
-                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE}{warm} (UCT rc_verbs)",
+                        f"ucx_perftest -t {test} -s {UCX_LAT_SIZE}{lat_iters}{warm} (UCT rc_verbs)",
                         median(anchors), median(values), target, "lower",
                         spread(anchors, values)))
     bw_files = [d / f"ucx_put_bw_{UCX_BW_SIZE}_r{r}.txt" for r in rs]
@@ -426,7 +431,7 @@ def ucx_rows(d, n):
         values = [ours_result(f, UCX_BW_SIZE)["bw_avg_mbps"] for f in ours_files]
         rows.append(row(f"peer anchor UCX, 2 vCPUs, real time: one-sided Write 64 KiB, RDMA, {DEPTH} in "
                         "flight (MB/s, average)",
-                        f"ucx_perftest -t put_bw -D zcopy -s {UCX_BW_SIZE} (UCT rc_verbs)",
+                        f"ucx_perftest -t put_bw -D zcopy -s {UCX_BW_SIZE}{bw_iters} (UCT rc_verbs)",
                         median(anchors), median(values), UCX_TARGET, "higher",
                         spread(anchors, values)))
     return rows

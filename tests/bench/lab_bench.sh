@@ -53,6 +53,14 @@ else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
   bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-1000} ucx_warmup=10000
 fi
+# The UCX rows run in real time (two vCPUs): longer runs and at least three
+# rounds, so that one stall of the host decides less of a row (UCX and
+# rdmactl the same counts).
+if ((quick)); then
+  ucx_rounds=$rounds ucx_lat_iters=$lat_iters ucx_bw_iters=$bw64k_iters
+else
+  ucx_rounds=$((rounds < 3 ? 3 : rounds)) ucx_lat_iters=20000 ucx_bw_iters=3000
+fi
 depth=128 # perftest's default tx depth
 kv_blocks=1024 kv_size=16384 # the KV-cache row: a batch of scattered blocks
 lat_sizes=(2 4096)
@@ -207,14 +215,15 @@ if ((ucx)); then
   # (-w 10000) before its timed round trips; ours otherwise starts 16 round
   # trips after the connect, while the daemons' and the application's
   # threads still finish it (on two vCPUs, beside two spinning ends).
-  printf 'ucx_vm_cpus=%s\nucx_warmup=%s\n' "$(nproc)" "$ucx_warmup" >"$out/meta_vm_ucx.txt"
-  for ((r = 1; r <= rounds; r++)); do
-    lab_log "UCX, two vCPUs: round $r of $rounds"
-    ucx_perftest "am_lat_8_r$r" -t am_lat -s 8 -n "$lat_iters" -w "$ucx_warmup"
-    ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$lat_iters" -w "$ucx_warmup"
-    bench "ucx_lat_r$r" --test lat --sizes 8 --iters "$lat_iters" --warmup "$ucx_warmup"
-    ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$bw64k_iters"
-    bench "ucx_write_65536_d${depth}_r$r" --test write --size 65536 --iters "$bw64k_iters" \
+  printf 'ucx_vm_cpus=%s\nucx_warmup=%s\nucx_rounds=%s\nucx_lat_iters=%s\nucx_bw_iters=%s\n' \
+    "$(nproc)" "$ucx_warmup" "$ucx_rounds" "$ucx_lat_iters" "$ucx_bw_iters" >"$out/meta_vm_ucx.txt"
+  for ((r = 1; r <= ucx_rounds; r++)); do
+    lab_log "UCX, two vCPUs: round $r of $ucx_rounds"
+    ucx_perftest "am_lat_8_r$r" -t am_lat -s 8 -n "$ucx_lat_iters" -w "$ucx_warmup"
+    ucx_perftest "put_lat_8_r$r" -t put_lat -s 8 -n "$ucx_lat_iters" -w "$ucx_warmup"
+    bench "ucx_lat_r$r" --test lat --sizes 8 --iters "$ucx_lat_iters" --warmup "$ucx_warmup"
+    ucx_perftest "put_bw_65536_r$r" -t put_bw -D zcopy -s 65536 -n "$ucx_bw_iters"
+    bench "ucx_write_65536_d${depth}_r$r" --test write --size 65536 --iters "$ucx_bw_iters" \
       --depth "$depth"
   done
   lab_log "OK: the UCX rows done (results in $out)"
