@@ -18,10 +18,11 @@
 // fast with UNAVAILABLE. The broker uses link() to call the peer, and hears
 // the session's state changes and its channel events as its SessionUser.
 //
-// Thread safety: snapshot(), link() and SetUser() may be called from any
-// thread. The state machine (Poll, On*, Shutdown) runs only on
-// PeerSessions' worker; the user is called there, without locks held, and
-// must not block.
+// Thread safety: snapshot(), link(), SetUser() and DialSoon() may be called
+// from any thread, AwaitDial() from any but the worker (it blocks until the
+// worker ends the attempt). The state machine (Poll, On*, Revive,
+// Shutdown) runs only on PeerSessions' worker; the user is called there,
+// without locks held, and must not block.
 
 #ifndef RDMAD_DAEMON_PEERS_PEER_SESSION_H_
 #define RDMAD_DAEMON_PEERS_PEER_SESSION_H_
