@@ -25,6 +25,13 @@ std::string Hex(uint64_t v) {
 
 Status Bad(std::string message) { return Status::InvalidArgument("RDMA endpoint: " + message); }
 
+// responder_resources fits max_dest_rd_atomic's 8 bits; what: "" or "rail N (dev): ".
+Status ValidateResponderResources(uint32_t v, const std::string& what) {
+  if (v <= kMaxResponderResources) return Status::Ok();
+  return Bad(what + "responder_resources " + std::to_string(v) + " > " +
+             std::to_string(kMaxResponderResources));
+}
+
 bool IsIbMtu(uint32_t mtu) {
   return mtu == 256 || mtu == 512 || mtu == 1024 || mtu == 2048 || mtu == 4096;
 }
@@ -110,10 +117,7 @@ Status ValidateRail(const RailEndpoint& r, size_t index) {
     return Bad(what + "weight " + std::to_string(r.weight) + " is out of range 1..100000");
   }
   if (r.pair >= kMaxRails - 1) return Bad(what + "pair " + std::to_string(r.pair) + " is no rail");
-  if (r.responder_resources > kMaxResponderResources) {
-    return Bad(what + "responder_resources " + std::to_string(r.responder_resources) + " > " +
-               std::to_string(kMaxResponderResources));
-  }
+  RDMAD_RETURN_IF_ERROR(ValidateResponderResources(r.responder_resources, what));
   RdmaEndpoint address;
   address.port = r.port;
   address.gid = r.gid;
@@ -179,10 +183,7 @@ Status ValidateRdmaEndpoint(const RdmaEndpoint& endpoint) {
   RDMAD_RETURN_IF_ERROR(ValidateAddress(e));
   RDMAD_RETURN_IF_ERROR(ValidateQp(e.qp));
   RDMAD_RETURN_IF_ERROR(ValidateRing(e));
-  if (e.responder_resources > kMaxResponderResources) {
-    return Bad("responder_resources " + std::to_string(e.responder_resources) + " > " +
-               std::to_string(kMaxResponderResources));
-  }
+  RDMAD_RETURN_IF_ERROR(ValidateResponderResources(e.responder_resources, ""));
   if (e.rails.size() > kMaxRails - 1) {
     return Bad(std::to_string(e.rails.size()) + " further rails; at most " +
                std::to_string(kMaxRails - 1));

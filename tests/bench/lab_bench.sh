@@ -46,19 +46,16 @@ here=$LAB_ROOT/tests/bench
 work=$(mktemp -d)
 
 # Sizes and iterations per row: perftest and rdmactl get the same counts.
+# The UCX rows run in real time (two vCPUs): outside --quick, longer runs
+# and at least three rounds, so that one stall of the host decides less of
+# a row (UCX and rdmactl the same counts).
 if ((quick)); then
   rounds=${BENCH_ROUNDS:-1} lat_iters=200 rate_iters=2000 bw4k_iters=300 bw64k_iters=40
   bw1m_iters=6 kv_batches=2 idle_s=2 connects=20 many=${BENCH_MANY:-100} ucx_warmup=1000
+  ucx_rounds=$rounds ucx_lat_iters=$lat_iters ucx_bw_iters=$bw64k_iters
 else
   rounds=${BENCH_ROUNDS:-2} lat_iters=1000 rate_iters=20000 bw4k_iters=2000 bw64k_iters=300
   bw1m_iters=30 kv_batches=8 idle_s=5 connects=200 many=${BENCH_MANY:-1000} ucx_warmup=10000
-fi
-# The UCX rows run in real time (two vCPUs): longer runs and at least three
-# rounds, so that one stall of the host decides less of a row (UCX and
-# rdmactl the same counts).
-if ((quick)); then
-  ucx_rounds=$rounds ucx_lat_iters=$lat_iters ucx_bw_iters=$bw64k_iters
-else
   ucx_rounds=$((rounds < 3 ? 3 : rounds)) ucx_lat_iters=20000 ucx_bw_iters=3000
 fi
 depth=128 # perftest's default tx depth
