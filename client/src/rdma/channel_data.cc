@@ -200,12 +200,16 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
       }
     }
     in_message_ = !f.last;
-    // The slot (chunk, buffer) is ours until reposted (given back): copy
-    // without the lock.
+    // The slot (chunk, buffer) is ours until reposted (given back): a
+    // larger one is copied without the lock.
     const uint8_t* src = FragmentBytes(f);
-    lock.unlock();
-    partial_.insert(partial_.end(), src, src + f.len);
-    lock.lock();
+    if (f.len <= kCopyUnderLock) {
+      partial_.insert(partial_.end(), src, src + f.len);
+    } else {
+      lock.unlock();
+      partial_.insert(partial_.end(), src, src + f.len);
+      lock.lock();
+    }
     Release(f);
     if (f.last) {
       last_message_size_ = partial_.size();

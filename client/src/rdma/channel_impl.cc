@@ -74,14 +74,7 @@ const char* OpName(WrKind kind, const char* one_sided_op) {
 }  // namespace
 
 bool SpinStep(uint32_t* steps) {
-  for (int i = 0; i < 16; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-  if (++*steps % 64 == 0) std::this_thread::yield();
+  if (++*steps % 1024 == 0) std::this_thread::yield();
   return *steps % kLooksPerClock == 0;
 }
 

@@ -67,16 +67,23 @@ class RdmaPreparedTransfer;
 // spins. cpus 0 (unknown) spins.
 std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 
-// One step of a spinning wait (the caller polls its CQ between steps): the
-// CPU's pause hint, and every 64th step sched_yield for this process's other
-// threads. A yield per step costs a system call per look at the CQ: the
-// completion waits for it, as UCX's polling does not. True every
-// kLooksPerClock-th step: the caller reads the clock (its spin time, its
-// deadline) only then. Where the clocksource is not the TSC (a VM's HPET or
-// ACPI timer) reading it is a system call and a device access that cost
-// more than a look at the CQ, and each look waited for one.
-inline constexpr uint32_t kLooksPerClock = 16;
+// One step of a spinning wait (the caller polls its CQ between steps):
+// every 1024th step sched_yield for this process's other threads, and
+// nothing else. A look at the CQ is the spin's only delay, as in perftest's
+// and UCX's polling: a pause hint between looks delays seeing the
+// completion by the pauses left (in a VM under emulation each pause leaves
+// the vCPU, about 0.2 us, and sixteen of them made each one-way message
+// about 3 us slower), and a yield per step costs a system call per look.
+// True every kLooksPerClock-th step: the caller reads the clock (its spin
+// time, its deadline) only then. Where the clocksource is not the TSC (a
+// VM's HPET or ACPI timer) reading it is a system call and a device access
+// that cost more than a look at the CQ, and each look waited for one.
+inline constexpr uint32_t kLooksPerClock = 128;
 bool SpinStep(uint32_t* steps);
+
+// Recv and RecvInto copy a fragment this small out of its slot under the
+// lock: releasing and taking it again costs more.
+inline constexpr size_t kCopyUnderLock = 256;
 
 // A new epoll fd over fds (negative ones left out), each readable as
 // EPOLLIN with its fd as the event's data (channel_events.cc); `what`

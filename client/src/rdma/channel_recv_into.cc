@@ -20,8 +20,6 @@ namespace rdmad::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// A copy this small costs less than releasing and taking the lock again.
-constexpr size_t kCopyUnderLock = 256;
 
 }  // namespace
 
