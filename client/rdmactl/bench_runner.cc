@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/rdmactl/bench_clock.h"
 #include "client/rdmactl/echo_client.h"
 #include "common/echo_protocol.h"
 
@@ -91,21 +92,26 @@ StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size, const B
                                    BenchClock::time_point start) {
   std::vector<uint8_t> request = rdmad::echo::PatternPayload(0, size);
   ChannelResult r;
-  BenchClock::time_point now = BenchClock::now();
-  while (!limit.Done(r.iters, Seconds(now - start))) {
-    // One clock read per round trip, from the end of the one before, as
-    // perftest's ib_send_lat stamps its iterations: where reading the
-    // clock is a system call (a VM's HPET) a second read would be timed.
-    const BenchClock::time_point sent = now;
+  // One read of the tick clock (bench_clock.h) per round trip, from the
+  // end of the one before, as perftest's ib_send_lat stamps its
+  // iterations: a second read would be timed.
+  const TickClock& clock = TickClock::Calibrated();
+  const double before_us =
+      std::chrono::duration<double, std::micro>(BenchClock::now() - start).count();
+  const uint64_t first = clock.Now();
+  uint64_t now = first;
+  auto seconds = [&] { return (before_us + clock.Micros(first, now)) / 1e6; };
+  while (!limit.Done(r.iters, seconds())) {
+    const uint64_t sent = now;
     RDMAD_RETURN_IF_ERROR(channel.Send(request.data(), request.size()));
     auto reply = Await(channel, kReplyTimeout, "reply");
-    now = BenchClock::now();
+    now = clock.Now();
     if (!reply.ok()) return reply.status();
     if (reply->size() != size) return WrongSize("a reply", reply->size(), size);
-    r.latency_us.Add(std::chrono::duration<double, std::micro>(now - sent).count() / 2);
+    r.latency_us.Add(clock.Micros(sent, now) / 2);
     ++r.iters;
   }
-  r.seconds = Seconds(now - start);
+  r.seconds = seconds();
   return r;
 }
 

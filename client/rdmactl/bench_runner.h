@@ -5,7 +5,8 @@
 // (common/echo_protocol.h):
 //
 //   RunLatency   ECHO ping-pong: Send, then Recv of the reply; each sample
-//                is half the round trip, as ib_send_lat reports.
+//                is half the round trip, as ib_send_lat reports, timed with
+//                the tick clock (bench_clock.h) as perftest and UCX time.
 //   RunSink      SINK: messages sent from a registered region (no copy on
 //                the RDMA path; Send returns when the region may be reused)
 //                while the server's counts come back every SinkAckEvery
