@@ -38,10 +38,13 @@ std::string Printable(const uint8_t* p, size_t n) {
 }
 
 Status CheckParam(Mode mode, uint64_t param) {
-  if (mode != Mode::kRegion) return Status::Ok();
-  if (param == 0) return Status::InvalidArgument("echo header: REGION of 0 bytes");
+  if (mode == Mode::kSink) return Status::Ok();
+  if (mode == Mode::kRegion && param == 0) {
+    return Status::InvalidArgument("echo header: REGION of 0 bytes");
+  }
   if (param > kMaxRegionBytes) {
-    return Status::InvalidArgument("echo header: REGION of " + std::to_string(param) +
+    return Status::InvalidArgument("echo header: " + ModeName(uint16_t(mode)) + " of " +
+                                   std::to_string(param) +
                                    " bytes is above the echo service's cap of " +
                                    std::to_string(kMaxRegionBytes) + " bytes (1 GiB)");
   }

@@ -11,7 +11,13 @@
 // RegionDescriptor (REGION) or a short text (ECHO, SINK); on an error, the
 // error's message, after which the server closes the channel.
 //
-//   ECHO   (param: reserved, 0)  every later message is sent back as is.
+//   ECHO   (param: 0 or bytes)   every later message is sent back as is.
+//                                With param, the longest message the client
+//                                will send (at most kMaxRegionBytes), the
+//                                server receives into memory registered once
+//                                (RecvInto) instead of a new vector per
+//                                message; a longer message ends the session.
+//                                An older server ignores param.
 //   SINK   (param: N)            messages are consumed; after every N of
 //                                them (N > 0) the server sends the count so
 //                                far as an 8-byte u64 (EncodeCount).
@@ -61,7 +67,7 @@ std::vector<uint8_t> EncodeHeader(const Header& header);
 
 // The header of a message the server received. INVALID_ARGUMENT naming what
 // is wrong (size, magic, mode, a REGION size of 0 or above
-// kMaxRegionBytes); FAILED_PRECONDITION for another protocol version.
+// kMaxRegionBytes, or an ECHO message above it); FAILED_PRECONDITION for another protocol version.
 StatusOr<Header> DecodeHeader(const void* bytes, size_t size);
 
 // The server's answer to a header.

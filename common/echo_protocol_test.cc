@@ -62,6 +62,20 @@ TEST(EchoProtocolTest, RegionSizeIsCapped) {
       << over.status().message();
 }
 
+TEST(EchoProtocolTest, AnEchosLongestMessageIsOptionalAndCapped) {
+  for (uint64_t param : {uint64_t(0), uint64_t(8), kMaxRegionBytes}) {
+    std::vector<uint8_t> ok = EncodeHeader({kVersion, Mode::kEcho, param});
+    auto h = DecodeHeader(ok.data(), ok.size());
+    ASSERT_TRUE(h.ok()) << param << ": " << h.status().ToString();
+    EXPECT_EQ(h->param, param);
+  }
+  std::vector<uint8_t> big = EncodeHeader({kVersion, Mode::kEcho, kMaxRegionBytes + 1});
+  auto over = DecodeHeader(big.data(), big.size());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(over.status().message().find("ECHO of 1073741825 bytes"), std::string::npos)
+      << over.status().message();
+}
+
 TEST(EchoProtocolTest, AcksCarryPayloadOrError) {
   Ack ok{Status::Ok(), {1, 2, 3}};
   std::vector<uint8_t> bytes = EncodeAck(ok);

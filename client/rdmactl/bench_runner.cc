@@ -45,6 +45,23 @@ StatusOr<std::vector<uint8_t>> Await(rdmad::Channel& channel, std::chrono::milli
                                   std::to_string(timeout.count()) + " ms");
 }
 
+// A message received into region (its size), or DEADLINE_EXCEEDED naming
+// what was awaited.
+StatusOr<size_t> AwaitInto(rdmad::Channel& channel, const rdmad::MemoryRegion& region,
+                           const char* what) {
+  auto n = channel.RecvInto(region, 0, region.size(), kReplyTimeout);
+  if (n.ok() || n.status().code() != StatusCode::kDeadlineExceeded) return n;
+  return Status::DeadlineExceeded(std::string("no ") + what + " from the echo service within " +
+                                  std::to_string(kReplyTimeout.count()) + " ms");
+}
+
+// A reply's size, by Recv.
+StatusOr<size_t> AwaitSize(rdmad::Channel& channel) {
+  auto reply = Await(channel, kReplyTimeout, "reply");
+  if (!reply.ok()) return reply.status();
+  return reply->size();
+}
+
 // SINK's counts: reads the ones waiting (or, with block, at least one).
 class SinkAcks {
  public:
@@ -89,7 +106,8 @@ Status WarmUpLatency(rdmad::Channel& channel, size_t size, uint64_t round_trips)
 }
 
 StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size, const BenchLimit& limit,
-                                   BenchClock::time_point start) {
+                                   BenchClock::time_point start,
+                                   const rdmad::MemoryRegion* replies) {
   std::vector<uint8_t> request = rdmad::echo::PatternPayload(0, size);
   ChannelResult r;
   // One read of the tick clock (bench_clock.h) per round trip, from the
@@ -104,10 +122,10 @@ StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size, const B
   while (!limit.Done(r.iters, seconds())) {
     const uint64_t sent = now;
     RDMAD_RETURN_IF_ERROR(channel.Send(request.data(), request.size()));
-    auto reply = Await(channel, kReplyTimeout, "reply");
+    auto got = replies != nullptr ? AwaitInto(channel, *replies, "reply") : AwaitSize(channel);
     now = clock.Now();
-    if (!reply.ok()) return reply.status();
-    if (reply->size() != size) return WrongSize("a reply", reply->size(), size);
+    if (!got.ok()) return got.status();
+    if (*got != size) return WrongSize("a reply", *got, size);
     r.latency_us.Add(clock.Micros(sent, now) / 2);
     ++r.iters;
   }

@@ -4,7 +4,7 @@
 // already open to the peer's echo service in the right mode
 // (common/echo_protocol.h):
 //
-//   RunLatency   ECHO ping-pong: Send, then Recv of the reply; each sample
+//   RunLatency   ECHO ping-pong: Send, then Recv (or RecvInto) of the reply; each sample
 //                is half the round trip, as ib_send_lat reports, timed with
 //                the tick clock (bench_clock.h) as perftest and UCX time.
 //   RunSink      SINK: messages sent from a registered region (no copy on
@@ -67,8 +67,12 @@ uint64_t SinkAckEvery(size_t size);
 // waiting to be read never fill this side's receive ring.
 uint64_t SinkWindow(uint64_t ack_every);
 
+// replies: a registered region of at least size bytes (at least 1) the
+// replies are received into (RecvInto, no allocation per message; the
+// echo service was told the longest message); null: Recv.
 rdmad::StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size,
-                                          const BenchLimit& limit, BenchClock::time_point start);
+                                          const BenchLimit& limit, BenchClock::time_point start,
+                                          const rdmad::MemoryRegion* replies = nullptr);
 // Verifies round_trips round trips and ends the run's first-use costs
 // (page faults, caches, the connect's aftermath) before anything is
 // measured.

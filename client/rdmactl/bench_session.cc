@@ -73,7 +73,7 @@ StatusOr<SizeResult> LatencyAt(std::vector<BenchChannel>& channels, uint64_t siz
   return WarmThenRun(
       channels, size, [&](BenchChannel& c) { return WarmUpLatency(*c.channel, size, warmup); },
       [&](BenchChannel& c, BenchClock::time_point start) {
-        return RunLatency(*c.channel, size, limit, start);
+        return RunLatency(*c.channel, size, limit, start, c.region.get());
       });
 }
 
@@ -119,8 +119,9 @@ Status RunSizes(rdmad::Client& client, BenchReport* report) {
   uint64_t largest = *std::max_element(a.sizes.begin(), a.sizes.end());
   bool lat = a.test == BenchTest::kLat;
   uint64_t region = std::max<uint64_t>(largest, 1);  // the echo service refuses 0
-  echo::Header header{echo::kVersion, lat ? Mode::kEcho : Mode::kRegion, lat ? 0 : region};
-  auto channels = OpenChannels(client, a, header, lat ? 0 : region);
+  // ECHO's param: the longest message, which its replies are received into.
+  echo::Header header{echo::kVersion, lat ? Mode::kEcho : Mode::kRegion, lat ? largest : region};
+  auto channels = OpenChannels(client, a, header, region);
   if (!channels.ok()) return channels.status();
   report->channel = channels->front().channel->info();
   for (uint64_t size : a.sizes) {

@@ -35,9 +35,43 @@ void Refuse(Channel& channel, const Status& why, std::chrono::milliseconds linge
   }
 }
 
-Status ServeEcho(Channel& channel, EchoSessionResult* result) {
+// Memory of bytes registered on channel for receiving (kLocal), or null
+// (no memlock left: the caller receives into vectors).
+struct LocalRegion {
+  std::unique_ptr<RegionMemory> memory;
+  std::unique_ptr<MemoryRegion> region;  // declared after memory: goes first
+  void Reset() {
+    region.reset();
+    memory.reset();
+  }
+};
+LocalRegion RegisterLocal(Channel& channel, size_t bytes) {
+  LocalRegion r;
+  auto mapped = RegionMemory::Map(bytes);
+  if (!mapped.ok()) return r;
+  auto registered = channel.RegisterMemory(mapped.value()->data(), bytes, MemoryAccess::kLocal);
+  if (!registered.ok()) return r;
+  r.memory = std::move(mapped).value();
+  r.region = std::move(registered).value();
+  return r;
+}
+
+// ECHO. With the client's longest message (longest > 0) each message is
+// received into memory registered once and sent back from it, as SINK
+// receives: no allocation per message. A longer message ends the session
+// (OUT_OF_RANGE: its tail is gone).
+Status ServeEcho(Channel& channel, uint64_t longest, EchoSessionResult* result) {
   RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), Text("ECHO")}));
+  LocalRegion local = longest > 0 ? RegisterLocal(channel, longest) : LocalRegion();
   for (;;) {
+    if (local.region) {
+      auto n = channel.RecvInto(*local.region, 0, longest, kForever);
+      if (!n.ok()) return n.status();
+      ++result->messages;
+      result->bytes += *n;
+      RDMAD_RETURN_IF_ERROR(channel.Send(*local.region, 0, *n));
+      continue;
+    }
     auto message = channel.Recv(kForever);
     if (!message.ok()) return message.status();
     ++result->messages;
@@ -57,29 +91,19 @@ constexpr size_t kSinkMax = size_t(64) << 20;
 
 Status ServeSink(Channel& channel, uint64_t every, EchoSessionResult* result) {
   RDMAD_RETURN_IF_ERROR(SendAck(channel, {Status::Ok(), Text("SINK")}));
-  std::unique_ptr<RegionMemory> memory;
-  std::unique_ptr<MemoryRegion> region;
+  LocalRegion local;
   size_t size = kSinkStart;
   for (;;) {
-    if (!region && size > 0) {
-      auto mapped = RegionMemory::Map(size);
-      if (mapped.ok()) {
-        auto registered =
-            channel.RegisterMemory(mapped.value()->data(), size, MemoryAccess::kLocal);
-        if (registered.ok()) {
-          memory = std::move(mapped).value();
-          region = std::move(registered).value();
-        }
-      }
-      if (!region) size = 0;  // vectors from now on
+    if (!local.region && size > 0) {
+      local = RegisterLocal(channel, size);
+      if (!local.region) size = 0;  // vectors from now on
     }
-    if (region) {
-      auto n = channel.RecvInto(*region, 0, size, kForever);
+    if (local.region) {
+      auto n = channel.RecvInto(*local.region, 0, size, kForever);
       if (!n.ok() && n.status().code() != StatusCode::kOutOfRange) return n.status();
       result->bytes += n.ok() ? *n : size;
       if (!n.ok() && size < kSinkMax) {  // too long: a larger buffer for the next
-        region.reset();
-        memory.reset();
+        local.Reset();
         size *= 2;
       }
     } else {
@@ -170,7 +194,7 @@ Status Serve(Channel& channel, const EchoSessionOptions& options, EchoSessionRes
   spdlog::info("echo: channel {:#018x} from {}: mode {} (param {})", channel.info().id,
                channel.info().peer, echo::ModeName(uint16_t(header->mode)), header->param);
   switch (header->mode) {
-    case echo::Mode::kEcho: return ServeEcho(channel, result);
+    case echo::Mode::kEcho: return ServeEcho(channel, header->param, result);
     case echo::Mode::kSink: return ServeSink(channel, header->param, result);
     case echo::Mode::kRegion:
       return ServeRegion(channel, header->param, options.refuse_linger, result);

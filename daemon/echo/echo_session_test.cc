@@ -70,6 +70,26 @@ TEST_F(EchoSessionTest, EchoSendsEveryMessageBack) {
   EXPECT_EQ(r.status.code(), StatusCode::kUnavailable) << r.status.ToString();
 }
 
+TEST_F(EchoSessionTest, EchoToldTheLongestMessageReceivesIntoOneRegion) {
+  Serve();
+  auto ack = echo::Handshake(*client_, {echo::kVersion, echo::Mode::kEcho, 4096}, seconds(5));
+  ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  for (size_t size : {size_t(0), size_t(8), size_t(4096), size_t(100)}) {
+    std::vector<uint8_t> msg = echo::PatternPayload(size, size);
+    ASSERT_TRUE(client_->Send(msg.data(), msg.size()).ok());
+    auto reply = client_->Recv(seconds(5));
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_EQ(*reply, msg) << size;  // the shorter one after the longest: only its bytes
+  }
+  // Longer than announced: its tail cannot be sent back, the session ends.
+  std::vector<uint8_t> longer(4097, 7);
+  ASSERT_TRUE(client_->Send(longer.data(), longer.size()).ok());
+  EchoSessionResult r = Finish();
+  EXPECT_EQ(r.messages, 4u);
+  EXPECT_EQ(r.bytes, 8u + 4096u + 100u);
+  EXPECT_EQ(r.status.code(), StatusCode::kOutOfRange) << r.status.ToString();
+}
+
 TEST_F(EchoSessionTest, SinkCountsEveryNMessages) {
   Serve();
   auto ack = echo::Handshake(*client_, {echo::kVersion, echo::Mode::kSink, 2}, seconds(5));
