@@ -36,27 +36,26 @@ Status WrongSize(const char* what, size_t got, size_t want) {
                                            " bytes, expected " + std::to_string(want));
 }
 
-// A reply, or DEADLINE_EXCEEDED naming what was awaited.
-StatusOr<std::vector<uint8_t>> Await(rdmad::Channel& channel, std::chrono::milliseconds timeout,
-                                     const char* what) {
-  auto reply = channel.Recv(timeout);
-  if (reply.ok() || reply.status().code() != StatusCode::kDeadlineExceeded) return reply;
+// result, with DEADLINE_EXCEEDED restated as naming what was awaited.
+template <typename T>
+StatusOr<T> Named(StatusOr<T> result, std::chrono::milliseconds timeout, const char* what) {
+  if (result.ok() || result.status().code() != StatusCode::kDeadlineExceeded) return result;
   return Status::DeadlineExceeded(std::string("no ") + what + " from the echo service within " +
                                   std::to_string(timeout.count()) + " ms");
 }
 
-// A message received into region (its size), or DEADLINE_EXCEEDED naming
-// what was awaited.
-StatusOr<size_t> AwaitInto(rdmad::Channel& channel, const rdmad::MemoryRegion& region,
-                           const char* what) {
-  auto n = channel.RecvInto(region, 0, region.size(), kReplyTimeout);
-  if (n.ok() || n.status().code() != StatusCode::kDeadlineExceeded) return n;
-  return Status::DeadlineExceeded(std::string("no ") + what + " from the echo service within " +
-                                  std::to_string(kReplyTimeout.count()) + " ms");
+// A reply, or DEADLINE_EXCEEDED naming what was awaited.
+StatusOr<std::vector<uint8_t>> Await(rdmad::Channel& channel, std::chrono::milliseconds timeout,
+                                     const char* what) {
+  return Named(channel.Recv(timeout), timeout, what);
 }
 
-// A reply's size, by Recv.
-StatusOr<size_t> AwaitSize(rdmad::Channel& channel) {
+// A reply's size: received into replies (registered), or by Recv (null).
+StatusOr<size_t> AwaitReply(rdmad::Channel& channel, const rdmad::MemoryRegion* replies) {
+  if (replies != nullptr) {
+    return Named(channel.RecvInto(*replies, 0, replies->size(), kReplyTimeout), kReplyTimeout,
+                 "reply");
+  }
   auto reply = Await(channel, kReplyTimeout, "reply");
   if (!reply.ok()) return reply.status();
   return reply->size();
@@ -122,7 +121,7 @@ StatusOr<ChannelResult> RunLatency(rdmad::Channel& channel, size_t size, const B
   while (!limit.Done(r.iters, seconds())) {
     const uint64_t sent = now;
     RDMAD_RETURN_IF_ERROR(channel.Send(request.data(), request.size()));
-    auto got = replies != nullptr ? AwaitInto(channel, *replies, "reply") : AwaitSize(channel);
+    auto got = AwaitReply(channel, replies);
     now = clock.Now();
     if (!got.ok()) return got.status();
     if (*got != size) return WrongSize("a reply", *got, size);

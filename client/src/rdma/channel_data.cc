@@ -203,13 +203,7 @@ StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeo
     // The slot (chunk, buffer) is ours until reposted (given back): a
     // larger one is copied without the lock.
     const uint8_t* src = FragmentBytes(f);
-    if (f.len <= kCopyUnderLock) {
-      partial_.insert(partial_.end(), src, src + f.len);
-    } else {
-      lock.unlock();
-      partial_.insert(partial_.end(), src, src + f.len);
-      lock.lock();
-    }
+    CopyOutOfSlot(lock, f.len, [&] { partial_.insert(partial_.end(), src, src + f.len); });
     Release(f);
     if (f.last) {
       last_message_size_ = partial_.size();

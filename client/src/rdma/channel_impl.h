@@ -84,6 +84,15 @@ bool SpinStep(uint32_t* steps);
 // Recv and RecvInto copy a fragment this small out of its slot under the
 // lock: releasing and taking it again costs more.
 inline constexpr size_t kCopyUnderLock = 256;
+// Runs copy, of len bytes out of a slot the caller holds until it gives it
+// back: under lock up to kCopyUnderLock, with it released above.
+template <typename Copy>
+void CopyOutOfSlot(std::unique_lock<std::mutex>& lock, size_t len, Copy copy) {
+  const bool release = len > kCopyUnderLock;
+  if (release) lock.unlock();
+  copy();
+  if (release) lock.lock();
+}
 
 // A new epoll fd over fds (negative ones left out), each readable as
 // EPOLLIN with its fd as the event's data (channel_events.cc); `what`

@@ -79,13 +79,7 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
     size_t keep = got < max_len ? std::min<size_t>(f.len, max_len - got) : 0;
     if (f.chunk != kIntoRegion && keep > 0) {
       const uint8_t* src = FragmentBytes(f);
-      if (keep <= kCopyUnderLock) {
-        std::memcpy(dst + got, src, keep);
-      } else {
-        lock.unlock();  // ours until given back
-        std::memcpy(dst + got, src, keep);
-        lock.lock();
-      }
+      CopyOutOfSlot(lock, keep, [&] { std::memcpy(dst + got, src, keep); });
     }
     got += f.len;
     Release(f);
