@@ -418,6 +418,11 @@ uint64_t RdmaChannel::ControlCompletionsForTesting() const {
   return control_completions_;
 }
 
+uint32_t RdmaChannel::PostedReceivesForTesting() const {
+  std::lock_guard lock(mu_);
+  return recv_posted_;
+}
+
 bool RdmaChannel::PollBatch(const std::shared_ptr<Batch>& batch, Status* status) {
   if (batch->done) {  // final once done: no lock to read it
     if (status != nullptr) *status = batch->status;

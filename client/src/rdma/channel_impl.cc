@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "client/src/client_log.h"
 #include "client/src/rdma/channel_rail.h"
@@ -404,10 +405,12 @@ int RdmaChannel::SleepSet() {
   return sleep_fd_;
 }
 
-// Processes every completion waiting in the CQ. Returns how many.
+// Reposts the slot Release left (DeferRepost), then processes every
+// completion waiting in the CQ. Returns how many.
 int RdmaChannel::Drain() {
   ibv_wc wc[kPollBatch];
   int total = 0;
+  const bool reposted = RepostDeferred();
   draining_ = true;
   drain_now_ns_ = 0;
   for (;;) {
@@ -429,8 +432,8 @@ int RdmaChannel::Drain() {
   }
   draining_ = false;
   if (!rails_.empty()) total += PollRails();
+  if (total > 0 || reposted) MaybeSendCredits();
   if (total > 0) {
-    MaybeSendCredits();
     if (!rail_outbox_.empty()) FlushRails();
     NotifyWaiters();
   }
@@ -539,21 +542,40 @@ void RdmaChannel::OnReceive(const ibv_wc& wc) {
 }
 
 void RdmaChannel::Repost(uint32_t slot) {
-  if (closed_ || !error_.ok()) return;
+  if (PostSlot(slot)) credits_.OnReposted();
+}
+
+bool RdmaChannel::PostSlot(uint32_t slot) {
+  if (closed_ || !error_.ok()) return false;
   Status s = res_->PostRecv(slot);
   if (!s.ok()) {
     Fail(s);
-    return;
+    return false;
   }
   ++recv_posted_;
-  credits_.OnReposted();
+  return true;
+}
+
+void RdmaChannel::DeferRepost(uint32_t slot) {
+  RepostDeferred();
+  if (credits_.CreditDueAtNextRepost()) return Repost(slot);  // that CREDIT goes now
+  deferred_slot_ = slot;
+  credits_.OnRepostDeferred();
+}
+
+bool RdmaChannel::RepostDeferred() {
+  if (!deferred_slot_) return false;
+  const uint32_t slot = *std::exchange(deferred_slot_, std::nullopt);
+  if (!PostSlot(slot)) return false;
+  credits_.OnDeferredReposted();
+  return true;
 }
 
 void RdmaChannel::MaybeSendCredits() {
   if (peer_closed_ || !error_.ok()) return;
-  if (ring_can_grow_ && !closed_ && credits_.HalfRingUsed(res_->ring_size() - recv_posted_)) {
-    GrowRing();
-  }
+  // The deferred slot was taken: it holds no message.
+  const uint32_t holding = res_->ring_size() - recv_posted_ - (deferred_slot_ ? 1 : 0);
+  if (ring_can_grow_ && !closed_ && credits_.HalfRingUsed(holding)) GrowRing();
   // Closing: no more credits for the peer, but what we finished (or will
   // never) read of its memory, so that its Close need not wait for us.
   bool due = (!closed_ && credits_.CreditMessageDue()) || (DoneDue() && credits_.CanSendControl());

@@ -168,6 +168,9 @@ class RdmaChannel final : public AbortableChannel {
   // CREDIT and CLOSE messages taken.
   uint64_t CreditMessagesForTesting() const;
   uint64_t ControlCompletionsForTesting() const;
+  // Tests: the receives posted (the ring's slots less those holding a
+  // message or waiting to be reposted).
+  uint32_t PostedReceivesForTesting() const;
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -261,6 +264,15 @@ class RdmaChannel final : public AbortableChannel {
   void OnReceive(const ibv_wc& wc);
   void OnSendCovered(const ibv_wc& wc);
   void Repost(uint32_t slot);
+  bool PostSlot(uint32_t slot);  // false when closed, failed or the post failed
+  // The slot of a message the application took (Release) is reposted at
+  // the channel's next Drain (every wait, sleep and Arm starts with one)
+  // or next Release, off the way from a message to the next (1.1 us under
+  // TCG): at most one slot waits, its credit with it (CreditState's late
+  // credits). A slot whose credit makes a CREDIT message due is reposted
+  // at once.
+  void DeferRepost(uint32_t slot);
+  bool RepostDeferred();  // true if a waiting slot was reposted
   void MaybeSendCredits();
   // A SEND (data or control) was posted: a send slot taken, and the
   // unsignaled ones a signaled one will stand for counted (mu_ held).
@@ -598,8 +610,9 @@ class RdmaChannel final : public AbortableChannel {
   // the read returns.
   std::atomic<bool> in_read_{false};
   CreditState credits_;
-  uint32_t sq_outstanding_ = 0;  // send WRs posted, not completed
-  uint32_t recv_posted_ = 0;     // receive WRs posted, not completed
+  uint32_t sq_outstanding_ = 0;            // send WRs posted, not completed
+  uint32_t recv_posted_ = 0;               // receive WRs posted, not completed
+  std::optional<uint32_t> deferred_slot_;  // DeferRepost's, taken and not yet reposted
   uint32_t zero_copy_outstanding_ = 0;
   uint32_t one_sided_outstanding_ = 0;
   // Inline SENDs and CREDITs go unsignaled but every signal_every_-th: a signaled SEND

@@ -245,7 +245,7 @@ const uint8_t* RdmaChannel::FragmentBytes(const Fragment& f) const {
 
 void RdmaChannel::Release(const Fragment& f) {
   if (!f.rndv) {
-    Repost(f.slot);
+    DeferRepost(f.slot);
   } else if (f.chunk >= 0) {
     pool_->Give(uint32_t(f.chunk));
     --recv_chunks_;

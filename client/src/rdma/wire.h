@@ -149,15 +149,20 @@ class CreditState {
   }
   // The peer used at least half the ring since this side last returned
   // credits: `holding` slots hold messages not yet taken, owed() were
-  // taken and reposted. When to grow a ring that started small.
+  // taken and reposted, less the late ones (OnDeferredReposted), which a
+  // message already sent would have returned. When to grow a ring that
+  // started small.
   bool HalfRingUsed(uint32_t holding) const {
     uint32_t half = (ring_slots_ + 1) / 2;
-    return holding + owed_ >= (half < 2 ? 2 : half);
+    return holding + owed_ - late_ >= (half < 2 ? 2 : half);
   }
   // True when a CREDIT message is due: CreditMark() owed, and a credit to
   // send it with. Never for 1 owed: else two CREDIT messages would answer
   // each other forever.
   bool CreditMessageDue() const { return owed_ >= CreditMark() && CanSendControl(); }
+  // One more repost would make a CREDIT message due: that slot's repost
+  // is not deferred (the receiver of a stream returns its credits on time).
+  bool CreditDueAtNextRepost() const { return owed_ + 1 >= CreditMark(); }
 
   // Takes a credit for one message and the credits to piggyback on it.
   // Precondition: credits() >= 1.
@@ -165,6 +170,8 @@ class CreditState {
     --credits_;
     uint32_t give = owed_ < kMaxCreditsPerMessage ? owed_ : kMaxCreditsPerMessage;
     owed_ -= give;
+    late_ -= late_ < give ? late_ : give;
+    passed_ = deferred_;
     return static_cast<uint16_t>(give);
   }
   // Credits the peer returned. False (and no change) if they would exceed
@@ -178,6 +185,22 @@ class CreditState {
   void OnReposted() {
     if (owed_ < ring_slots_) ++owed_;
   }
+  // A slot was taken and its repost deferred (RdmaChannel::DeferRepost);
+  // at most one at a time.
+  void OnRepostDeferred() {
+    deferred_ = true;
+    passed_ = false;
+  }
+  // The deferred slot was reposted: owed like any repost, and late if a
+  // message went out while it waited (it would have carried the credit).
+  void OnDeferredReposted() {
+    if (owed_ < ring_slots_) {
+      ++owed_;
+      late_ += passed_ ? 1 : 0;
+    }
+    deferred_ = passed_ = false;
+  }
+  uint32_t late() const { return late_; }
   // This side's ring grew by `added` slots, all posted: owed like reposts.
   void OnRingGrown(uint32_t added) {
     ring_slots_ += added;
@@ -188,6 +211,9 @@ class CreditState {
  private:
   uint32_t credits_;
   uint32_t owed_ = 0;
+  uint32_t late_ = 0;      // of owed_: late credits, at most 1
+  bool deferred_ = false;  // a slot's repost is deferred
+  bool passed_ = false;    // and a message went out since
   uint32_t ring_slots_;
 };
 

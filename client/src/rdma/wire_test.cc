@@ -180,11 +180,63 @@ TEST(CreditStateTest, AGrownRingIsOwedToThePeerAndMovesTheMarks) {
   EXPECT_TRUE(c.CreditMessageDue());  // 24
 }
 
+TEST(CreditStateTest, ADeferredSlotsCreditIsLateOnlyIfAMessageWentOutWhileItWaited) {
+  CreditState c(4, 4);
+  c.OnRepostDeferred();  // a receiver of a stream: taken, then reposted
+  EXPECT_EQ(c.owed(), 0u);
+  c.OnDeferredReposted();
+  EXPECT_EQ(c.owed(), 1u);
+  EXPECT_EQ(c.late(), 0u);
+  EXPECT_TRUE(c.HalfRingUsed(1));  // one taken, one waiting: half of 4
+  EXPECT_EQ(c.OnSend(), 1);
+  c.OnRepostDeferred();  // requests and answers: the answer goes first
+  EXPECT_EQ(c.OnSend(), 0);
+  c.OnDeferredReposted();
+  EXPECT_EQ(c.owed(), 1u);
+  EXPECT_EQ(c.late(), 1u);
+  EXPECT_FALSE(c.HalfRingUsed(1));  // the answer would have returned it
+  EXPECT_TRUE(c.HalfRingUsed(2));
+  EXPECT_EQ(c.OnSend(), 1);  // the next message carries it, on time again
+  EXPECT_EQ(c.late(), 0u);
+  EXPECT_TRUE(c.HalfRingUsed(2));
+}
+
+TEST(CreditStateTest, RequestsAndAnswersWithDeferredRepostsNeverUseHalfASmallRing) {
+  // Each end: its request/answer arrives (holding 1), it takes it and
+  // defers the repost, answers, and reposts at its next wait.
+  CreditState c(4, 4);
+  for (int round = 0; round < 100; ++round) {
+    if (round > 0) {
+      ASSERT_TRUE(c.OnCreditsReturned(1, 4));  // the peer's message returned it
+    }
+    ASSERT_FALSE(c.HalfRingUsed(1)) << round;
+    ASSERT_FALSE(c.CreditDueAtNextRepost()) << round;
+    c.OnRepostDeferred();
+    ASSERT_FALSE(c.HalfRingUsed(0)) << round;
+    c.OnSend();
+    c.OnDeferredReposted();
+    ASSERT_FALSE(c.CreditMessageDue()) << round;
+  }
+}
+
+TEST(CreditStateTest, TheSlotWhoseCreditMakesACreditMessageDueIsNotDeferred) {
+  CreditState c(8, 8);  // the mark: 6
+  for (int i = 0; i < 4; ++i) c.OnReposted();
+  EXPECT_FALSE(c.CreditDueAtNextRepost());
+  c.OnReposted();
+  EXPECT_TRUE(c.CreditDueAtNextRepost());
+  c.OnReposted();
+  EXPECT_TRUE(c.CreditMessageDue());
+}
+
 // Simulates two ends exchanging data fragments with the real credit rules,
 // delivering and consuming in random order: the ring never overflows and
 // there is always something that can happen until everything is consumed.
 // Each ring starts with `first` slots and grows to `ring` once half of it
 // is owed, as RdmaChannel does (or never, when it cannot get the memory).
+// With `defer`, a consumed slot's repost waits for the side's next consume
+// or wait (RdmaChannel::DeferRepost), a wait being one more thing that can
+// happen.
 struct Side {
   CreditState credits;
   uint32_t free_slots;  // posted receives at this side
@@ -193,9 +245,11 @@ struct Side {
   int to_send;
   int consumed = 0;
   std::deque<std::pair<MessageType, uint16_t>> in_flight;  // towards the peer
+  bool deferred = false;                                   // a consumed slot waits to be reposted
 };
 
-void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, uint32_t seed) {
+void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, uint32_t seed,
+                   bool defer = false) {
   std::mt19937 rng(seed);
   std::array<Side, 2> s = {
       Side{CreditState(first, first), first, can_grow, 0, messages, 0, {}},
@@ -211,13 +265,20 @@ void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, u
       s[x].in_flight.emplace_back(MessageType::kCredit, s[x].credits.OnSend());
     }
   };
+  auto repost_deferred = [&](int x) {
+    if (!s[x].deferred) return;
+    s[x].deferred = false;
+    ++s[x].free_slots;
+    s[x].credits.OnDeferredReposted();
+  };
   for (int step = 0;; ++step) {
     ASSERT_LT(step, 10'000'000) << "no progress";
-    std::vector<int> actions;  // 0..1 send, 2..3 deliver, 4..5 consume
+    std::vector<int> actions;  // 0..1 send, 2..3 deliver, 4..5 consume, 6..7 wait
     for (int x = 0; x < 2; ++x) {
       if (s[x].to_send > 0 && s[x].credits.CanSendData()) actions.push_back(x);
       if (!s[x].in_flight.empty()) actions.push_back(2 + x);
       if (s[x].unconsumed > 0) actions.push_back(4 + x);
+      if (s[x].deferred) actions.push_back(6 + x);
     }
     if (actions.empty()) {
       ASSERT_EQ(s[0].consumed, total[0]) << "deadlock: ring " << ring << " seed " << seed;
@@ -242,31 +303,44 @@ void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, u
         s[y].credits.OnReposted();
       }
       maybe_credit(y);
-    } else {
+    } else if (a < 6) {
       --s[x].unconsumed;
       ++s[x].consumed;
-      ++s[x].free_slots;
-      s[x].credits.OnReposted();
+      repost_deferred(x);
+      if (defer && !s[x].credits.CreditDueAtNextRepost()) {
+        s[x].deferred = true;
+        s[x].credits.OnRepostDeferred();
+      } else {
+        ++s[x].free_slots;
+        s[x].credits.OnReposted();
+      }
+      maybe_credit(x);
+    } else {
+      repost_deferred(x);
       maybe_credit(x);
     }
   }
 }
 
 TEST(CreditStateTest, NeitherOverflowsNorDeadlocksInRandomExchanges) {
-  for (uint32_t ring : {3u, 4u, 5u, 6u, 8u, 64u}) {
-    for (uint32_t seed = 1; seed <= 20; ++seed) {
-      RunSimulation(ring, ring, false, 2000, seed);
-      if (HasFatalFailure()) return;
+  for (bool defer : {false, true}) {
+    for (uint32_t ring : {3u, 4u, 5u, 6u, 8u, 64u}) {
+      for (uint32_t seed = 1; seed <= 20; ++seed) {
+        RunSimulation(ring, ring, false, 2000, seed, defer);
+        if (HasFatalFailure()) return;
+      }
     }
   }
 }
 
 TEST(CreditStateTest, RingsThatStartSmallAndGrowNeitherOverflowNorDeadlock) {
-  for (auto [first, ring] : {std::pair{3u, 4u}, {3u, 32u}, {4u, 5u}, {4u, 32u}, {8u, 64u}}) {
-    for (bool can_grow : {true, false}) {
-      for (uint32_t seed = 1; seed <= 20; ++seed) {
-        RunSimulation(ring, first, can_grow, 2000, seed);
-        if (HasFatalFailure()) return;
+  for (bool defer : {false, true}) {
+    for (auto [first, ring] : {std::pair{3u, 4u}, {3u, 32u}, {4u, 5u}, {4u, 32u}, {8u, 64u}}) {
+      for (bool can_grow : {true, false}) {
+        for (uint32_t seed = 1; seed <= 20; ++seed) {
+          RunSimulation(ring, first, can_grow, 2000, seed, defer);
+          if (HasFatalFailure()) return;
+        }
       }
     }
   }
