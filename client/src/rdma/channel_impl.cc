@@ -558,9 +558,11 @@ bool RdmaChannel::PostSlot(uint32_t slot) {
 
 void RdmaChannel::DeferRepost(uint32_t slot) {
   RepostDeferred();
-  if (credits_.CreditDueAtNextRepost()) return Repost(slot);  // that CREDIT goes now
-  deferred_slot_ = slot;
-  credits_.OnRepostDeferred();
+  if (credits_.OnTaken()) {
+    deferred_slot_ = slot;
+  } else {
+    Repost(slot);
+  }
 }
 
 bool RdmaChannel::RepostDeferred() {

@@ -265,12 +265,11 @@ class RdmaChannel final : public AbortableChannel {
   void OnSendCovered(const ibv_wc& wc);
   void Repost(uint32_t slot);
   bool PostSlot(uint32_t slot);  // false when closed, failed or the post failed
-  // The slot of a message the application took (Release) is reposted at
-  // the channel's next Drain (every wait, sleep and Arm starts with one)
-  // or next Release, off the way from a message to the next (1.1 us under
-  // TCG): at most one slot waits, its credit with it (CreditState's late
-  // credits). A slot whose credit makes a CREDIT message due is reposted
-  // at once.
+  // The slot of a message the application took (Release): at a side that
+  // answers what it takes, reposted at the channel's next Drain (every
+  // wait, sleep, Arm and TrySend starts with one) or next Release, off the
+  // way from a message to its answer (1.1 us under TCG); at most one slot
+  // waits, its credit with it (CreditState::OnTaken, late credits).
   void DeferRepost(uint32_t slot);
   bool RepostDeferred();  // true if a waiting slot was reposted
   void MaybeSendCredits();

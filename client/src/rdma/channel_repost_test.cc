@@ -1,11 +1,11 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// The repost of a taken message's slot, deferred past the next send
-// (RdmaChannel::DeferRepost): the slot goes back to the ring at the
-// receiver's next wait, TrySend or Arm, and a slot whose credit makes a
-// CREDIT message due goes back at once, so that a sender is never held up
-// by a receiver that stopped taking. Needs an RDMA device (in the lab:
-// rxe0, lab_channel_fixture.h).
+// The repost of a taken message's slot, deferred past the answer at a side
+// that answers what it takes (RdmaChannel::DeferRepost): the slot goes
+// back to the ring at that side's next wait, TrySend or Arm; a side that
+// only takes reposts at once, so a sender is never held up by a receiver
+// that stopped taking. Needs an RDMA device (in the lab: rxe0,
+// lab_channel_fixture.h).
 
 #include <chrono>
 #include <cstdint>
@@ -47,6 +47,8 @@ TEST_F(DeviceLabRdmaRepostTest, ATakenSlotGoesBackAtTheReceiversNextWaitTrySendO
   const uint32_t ring = b.PostedReceivesForTesting();
   ASSERT_EQ(ring, ChannelResources::kInitialRingSlots);
   uint32_t n = 0;
+  ASSERT_TRUE(b_->Send(&n, sizeof(n)).ok());  // b speaks first: it answers from now on
+  ASSERT_NO_FATAL_FAILURE(ExpectMessage(*a_, n++));
   for (const char* next : {"a wait", "TrySend", "Arm"}) {
     SCOPED_TRACE(next);
     ASSERT_TRUE(a_->Send(&n, sizeof(n)).ok());
@@ -74,10 +76,11 @@ TEST_F(DeviceLabRdmaRepostTest, ATakenSlotGoesBackAtTheReceiversNextWaitTrySendO
 }
 
 // A ring that cannot grow (recv_depth at the first ring's 4 slots): the
-// sender may send 3 messages (a credit stays in reserve), and the third
-// slot's credit makes b's CREDIT message due. b takes the three and then
-// waits for nothing: the sender must still get its credits.
-TEST_F(DeviceLabRdmaRepostTest, TheSlotWhoseCreditMakesACreditMessageDueGoesBackAtOnce) {
+// sender may send 3 messages (a credit stays in reserve). b, which only
+// takes, reposts each slot at once, and the third's credit makes its
+// CREDIT message due. b then waits for nothing: the sender must still get
+// its credits.
+TEST_F(DeviceLabRdmaRepostTest, AReceiverThatOnlyTakesReturnsItsCreditsAtOnce) {
   RdmaPlan plan = plan_;
   plan.qp.recv_depth = ChannelResources::kInitialRingSlots;
   ASSERT_NO_FATAL_FAILURE(Connect(plan));
@@ -86,6 +89,8 @@ TEST_F(DeviceLabRdmaRepostTest, TheSlotWhoseCreditMakesACreditMessageDueGoesBack
   ASSERT_EQ(sent, ChannelResources::kInitialRingSlots - 1) << "the sender's credits";
   const uint64_t credit_messages = Impl(*b_).CreditMessagesForTesting();
   for (uint32_t i = 0; i < sent; ++i) ASSERT_NO_FATAL_FAILURE(ExpectMessage(*b_, i));
+  EXPECT_EQ(Impl(*b_).PostedReceivesForTesting(), ChannelResources::kInitialRingSlots)
+      << "every slot b took is back";
   EXPECT_EQ(Impl(*b_).CreditMessagesForTesting(), credit_messages + 1);
   Status s;
   for (auto deadline = Clock::now() + 10s; Clock::now() < deadline;) {

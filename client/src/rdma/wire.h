@@ -160,9 +160,6 @@ class CreditState {
   // send it with. Never for 1 owed: else two CREDIT messages would answer
   // each other forever.
   bool CreditMessageDue() const { return owed_ >= CreditMark() && CanSendControl(); }
-  // One more repost would make a CREDIT message due: that slot's repost
-  // is not deferred (the receiver of a stream returns its credits on time).
-  bool CreditDueAtNextRepost() const { return owed_ + 1 >= CreditMark(); }
 
   // Takes a credit for one message and the credits to piggyback on it.
   // Precondition: credits() >= 1.
@@ -171,6 +168,7 @@ class CreditState {
     uint32_t give = owed_ < kMaxCreditsPerMessage ? owed_ : kMaxCreditsPerMessage;
     owed_ -= give;
     late_ -= late_ < give ? late_ : give;
+    answering_ = true;
     passed_ = deferred_;
     return static_cast<uint16_t>(give);
   }
@@ -185,11 +183,18 @@ class CreditState {
   void OnReposted() {
     if (owed_ < ring_slots_) ++owed_;
   }
-  // A slot was taken and its repost deferred (RdmaChannel::DeferRepost);
-  // at most one at a time.
-  void OnRepostDeferred() {
-    deferred_ = true;
-    passed_ = false;
+  // The application took the message in one of this side's slots. True
+  // if its repost is to wait (RdmaChannel::DeferRepost; the caller then
+  // calls OnDeferredReposted), else the caller reposts it now
+  // (OnReposted). It waits only at a side that answers what it takes (a
+  // message went out since it took the one before), where the post can
+  // go after the answer, and not when its credit makes a CREDIT message
+  // due: a side that only takes returns its credits on time. At most one
+  // slot waits: the caller reposts the one before first.
+  bool OnTaken() {
+    deferred_ = answering_ && owed_ + 1 < CreditMark();
+    answering_ = passed_ = false;
+    return deferred_;
   }
   // The deferred slot was reposted: owed like any repost, and late if a
   // message went out while it waited (it would have carried the credit).
@@ -211,9 +216,10 @@ class CreditState {
  private:
   uint32_t credits_;
   uint32_t owed_ = 0;
-  uint32_t late_ = 0;      // of owed_: late credits, at most 1
-  bool deferred_ = false;  // a slot's repost is deferred
-  bool passed_ = false;    // and a message went out since
+  uint32_t late_ = 0;       // of owed_: late credits, at most 1
+  bool answering_ = false;  // a message went out since a slot was last taken
+  bool deferred_ = false;   // a slot's repost is deferred
+  bool passed_ = false;     // and a message went out since
   uint32_t ring_slots_;
 };
 

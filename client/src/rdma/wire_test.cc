@@ -180,17 +180,24 @@ TEST(CreditStateTest, AGrownRingIsOwedToThePeerAndMovesTheMarks) {
   EXPECT_TRUE(c.CreditMessageDue());  // 24
 }
 
-TEST(CreditStateTest, ADeferredSlotsCreditIsLateOnlyIfAMessageWentOutWhileItWaited) {
-  CreditState c(4, 4);
-  c.OnRepostDeferred();  // a receiver of a stream: taken, then reposted
-  EXPECT_EQ(c.owed(), 0u);
+TEST(CreditStateTest, OnlyASideThatAnswersWhatItTakesDefersTheRepost) {
+  CreditState c(8, 8);
+  EXPECT_FALSE(c.OnTaken());  // nothing sent yet: repost now
+  c.OnReposted();
+  EXPECT_FALSE(c.OnTaken());  // a side that only takes
+  c.OnReposted();
+  EXPECT_EQ(c.OnSend(), 2);
+  EXPECT_TRUE(c.OnTaken());  // it answered: this one waits
   c.OnDeferredReposted();
-  EXPECT_EQ(c.owed(), 1u);
-  EXPECT_EQ(c.late(), 0u);
-  EXPECT_TRUE(c.HalfRingUsed(1));  // one taken, one waiting: half of 4
-  EXPECT_EQ(c.OnSend(), 1);
-  c.OnRepostDeferred();  // requests and answers: the answer goes first
-  EXPECT_EQ(c.OnSend(), 0);
+  EXPECT_EQ(c.late(), 0u);    // nothing went out while it waited
+  EXPECT_FALSE(c.OnTaken());  // the next, without an answer between
+}
+
+TEST(CreditStateTest, ADeferredSlotsCreditIsLateIfAMessageWentOutWhileItWaited) {
+  CreditState c(4, 4);
+  c.OnSend();
+  EXPECT_TRUE(c.OnTaken());
+  EXPECT_EQ(c.OnSend(), 0);  // the answer goes first
   c.OnDeferredReposted();
   EXPECT_EQ(c.owed(), 1u);
   EXPECT_EQ(c.late(), 1u);
@@ -202,31 +209,34 @@ TEST(CreditStateTest, ADeferredSlotsCreditIsLateOnlyIfAMessageWentOutWhileItWait
 }
 
 TEST(CreditStateTest, RequestsAndAnswersWithDeferredRepostsNeverUseHalfASmallRing) {
-  // Each end: its request/answer arrives (holding 1), it takes it and
-  // defers the repost, answers, and reposts at its next wait.
+  // Each end: its request/answer arrives (holding 1), it takes it,
+  // answers, and reposts at its next wait; the first taken before any
+  // answer is reposted at once.
   CreditState c(4, 4);
   for (int round = 0; round < 100; ++round) {
     if (round > 0) {
       ASSERT_TRUE(c.OnCreditsReturned(1, 4));  // the peer's message returned it
     }
     ASSERT_FALSE(c.HalfRingUsed(1)) << round;
-    ASSERT_FALSE(c.CreditDueAtNextRepost()) << round;
-    c.OnRepostDeferred();
+    const bool deferred = c.OnTaken();
+    ASSERT_EQ(deferred, round > 0) << round;
+    if (!deferred) c.OnReposted();
     ASSERT_FALSE(c.HalfRingUsed(0)) << round;
     c.OnSend();
-    c.OnDeferredReposted();
+    if (deferred) c.OnDeferredReposted();
     ASSERT_FALSE(c.CreditMessageDue()) << round;
   }
 }
 
 TEST(CreditStateTest, TheSlotWhoseCreditMakesACreditMessageDueIsNotDeferred) {
-  CreditState c(8, 8);  // the mark: 6
-  for (int i = 0; i < 4; ++i) c.OnReposted();
-  EXPECT_FALSE(c.CreditDueAtNextRepost());
-  c.OnReposted();
-  EXPECT_TRUE(c.CreditDueAtNextRepost());
-  c.OnReposted();
-  EXPECT_TRUE(c.CreditMessageDue());
+  CreditState c(3, 3);  // the mark: 2
+  c.OnSend();
+  c.OnReposted();  // a CREDIT message's slot, say
+  EXPECT_FALSE(c.OnTaken()) << "1 owed + this one is the mark";
+  CreditState d(4, 4);  // the mark: 3
+  d.OnSend();
+  d.OnReposted();
+  EXPECT_TRUE(d.OnTaken());
 }
 
 // Simulates two ends exchanging data fragments with the real credit rules,
@@ -234,9 +244,9 @@ TEST(CreditStateTest, TheSlotWhoseCreditMakesACreditMessageDueIsNotDeferred) {
 // there is always something that can happen until everything is consumed.
 // Each ring starts with `first` slots and grows to `ring` once half of it
 // is owed, as RdmaChannel does (or never, when it cannot get the memory).
-// With `defer`, a consumed slot's repost waits for the side's next consume
-// or wait (RdmaChannel::DeferRepost), a wait being one more thing that can
-// happen.
+// With `defer`, a consumed slot's repost may wait for the side's next
+// consume or wait (RdmaChannel::DeferRepost, CreditState::OnTaken), a wait
+// being one more thing that can happen.
 struct Side {
   CreditState credits;
   uint32_t free_slots;  // posted receives at this side
@@ -307,9 +317,8 @@ void RunSimulation(uint32_t ring, uint32_t first, bool can_grow, int messages, u
       --s[x].unconsumed;
       ++s[x].consumed;
       repost_deferred(x);
-      if (defer && !s[x].credits.CreditDueAtNextRepost()) {
+      if (defer && s[x].credits.OnTaken()) {
         s[x].deferred = true;
-        s[x].credits.OnRepostDeferred();
       } else {
         ++s[x].free_slots;
         s[x].credits.OnReposted();
