@@ -169,7 +169,6 @@ class CreditState {
     owed_ -= give;
     late_ -= late_ < give ? late_ : give;
     answering_ = true;
-    passed_ = deferred_;
     return static_cast<uint16_t>(give);
   }
   // Credits the peer returned. False (and no change) if they would exceed
@@ -192,18 +191,17 @@ class CreditState {
   // due: a side that only takes returns its credits on time. At most one
   // slot waits: the caller reposts the one before first.
   bool OnTaken() {
-    deferred_ = answering_ && owed_ + 1 < CreditMark();
-    answering_ = passed_ = false;
-    return deferred_;
+    const bool defer = answering_ && owed_ + 1 < CreditMark();
+    answering_ = false;
+    return defer;
   }
   // The deferred slot was reposted: owed like any repost, and late if a
-  // message went out while it waited (it would have carried the credit).
+  // message went out since it was taken (it would have carried the credit).
   void OnDeferredReposted() {
     if (owed_ < ring_slots_) {
       ++owed_;
-      late_ += passed_ ? 1 : 0;
+      late_ += answering_ ? 1 : 0;
     }
-    deferred_ = passed_ = false;
   }
   uint32_t late() const { return late_; }
   // This side's ring grew by `added` slots, all posted: owed like reposts.
@@ -218,8 +216,6 @@ class CreditState {
   uint32_t owed_ = 0;
   uint32_t late_ = 0;       // of owed_: late credits, at most 1
   bool answering_ = false;  // a message went out since a slot was last taken
-  bool deferred_ = false;   // a slot's repost is deferred
-  bool passed_ = false;     // and a message went out since
   uint32_t ring_slots_;
 };
 
