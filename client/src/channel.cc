@@ -264,15 +264,13 @@ StatusOr<RegionDescriptor> RegionDescriptor::Parse(const void* bytes, size_t siz
 
 namespace internal {
 
-Status CheckRecvInto(const MemoryRegion& region, size_t offset, size_t max_len) {
-  if (offset > region.size() || max_len > region.size() - offset) {
-    return Status::OutOfRange("RecvInto: " + Range(offset, max_len) + " exceeds the region's " +
-                              std::to_string(region.size()) + " bytes");
-  }
-  if (region.data() == nullptr) {
-    return Status::InvalidArgument("RecvInto: the region has no host address (dmabuf)");
-  }
-  return Status::Ok();
+Status RecvIntoOutOfRange(size_t offset, size_t max_len, size_t region_size) {
+  return Status::OutOfRange("RecvInto: " + Range(offset, max_len) + " exceeds the region's " +
+                            std::to_string(region_size) + " bytes");
+}
+
+Status RecvIntoNoHostAddress() {
+  return Status::InvalidArgument("RecvInto: the region has no host address (dmabuf)");
 }
 
 Status RecvIntoTooLong(size_t size, size_t max_len) {

@@ -679,16 +679,6 @@ Status RdmaChannel::PostControl(MessageType type) {
   return Status::Ok();
 }
 
-void RdmaChannel::CountSendPosted(bool signaled) {
-  ++sq_outstanding_;
-  if (signaled) {
-    uncovered_ = 0;
-  } else {
-    ++uncovered_;
-    ++silent_;
-  }
-}
-
 Status RdmaChannel::CompletionError(const ibv_wc& wc) const {
   char text[512];
   std::snprintf(text, sizeof(text),

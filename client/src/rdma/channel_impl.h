@@ -44,6 +44,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 #include "client/src/abortable_channel.h"
@@ -275,7 +276,15 @@ class RdmaChannel final : public AbortableChannel {
   void MaybeSendCredits();
   // A SEND (data or control) was posted: a send slot taken, and the
   // unsignaled ones a signaled one will stand for counted (mu_ held).
-  void CountSendPosted(bool signaled);
+  void CountSendPosted(bool signaled) {
+    ++sq_outstanding_;
+    if (signaled) {
+      uncovered_ = 0;
+    } else {
+      ++uncovered_;
+      ++silent_;
+    }
+  }
   Status PostControl(MessageType type);
   void Fail(Status status);
   void Wake();
@@ -356,8 +365,15 @@ class RdmaChannel final : public AbortableChannel {
   // they are owed back as done (READs in flight count when they complete).
   void DropUnreadRndv();
   // Done descriptors to piggyback on a message we send.
-  uint8_t TakeDone();
-  bool DoneDue() const;
+  uint8_t TakeDone() {
+    const uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
+    done_owed_ -= give;
+    return static_cast<uint8_t>(give);
+  }
+  // Done owed that is worth a CREDIT message of its own: all of it once
+  // nothing of the peer's is left to read, else kDoneBatch of it.
+  static constexpr uint32_t kDoneBatch = 8;
+  bool DoneDue() const { return done_owed_ > 0 && (rndv_unread_ == 0 || done_owed_ >= kDoneBatch); }
   // Gives every pool chunk back (the QP is gone).
   void ReturnChunks();
 
@@ -383,7 +399,17 @@ class RdmaChannel final : public AbortableChannel {
   void FreeSendWindow();
 
   // channel_one_sided.cc
-  StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const;
+  StatusOr<const RdmaMemoryRegion*> OwnRegion(const MemoryRegion& region, const char* what) const {
+    // RdmaMemoryRegion is final: the type compared, without dynamic_cast's
+    // walk of the class hierarchy (once per message or op from a region).
+    if (typeid(region) == typeid(RdmaMemoryRegion)) {
+      const auto* own = static_cast<const RdmaMemoryRegion*>(&region);
+      if (own->device() == res_->device.get()) return own;
+    }
+    return ForeignRegion(region, what);
+  }
+  // Why region is not one of this channel's device (OwnRegion's error).
+  Status ForeignRegion(const MemoryRegion& region, const char* what) const;
   // Every op's region as OwnRegion finds it, in *regions; else the first
   // op's error, named "WHAT: op I: ...".
   Status OwnOpRegions(const std::vector<TransferOp>& ops, const char* what,

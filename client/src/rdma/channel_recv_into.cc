@@ -48,6 +48,19 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
       RDMAD_RETURN_IF_ERROR(committed ? WaitFor(lock, arrived, Deadline(), Side::kRecv)
                                       : WaitFor(lock, arrived, deadline, Side::kRecv));
     }
+    // A whole message in one eager fragment (a small one, the common
+    // case): copied out of its slot, without the rendezvous's bookkeeping.
+    if (!started) {
+      const Fragment& front = ready_.front();
+      if (front.first && front.last && !front.rndv && !front.close && front.len <= max_len) {
+        const Fragment f = front;
+        ready_.pop_front();
+        const uint8_t* src = FragmentBytes(f);
+        CopyOutOfSlot(lock, f.len, [&] { std::memcpy(dst, src, f.len); });
+        Release(f);
+        return size_t(f.len);
+      }
+    }
     // READ the message's pieces that have arrived straight into place.
     size_t pos = got;
     for (size_t i = 0; i < ready_.size(); ++i) {

@@ -32,11 +32,6 @@
 #include "client/src/rdma/channel_impl.h"
 
 namespace rdmad::internal {
-namespace {
-
-constexpr uint32_t kDoneBatch = 8;  // done owed that is worth a CREDIT message mid-stream
-
-}  // namespace
 
 StatusOr<bool> RdmaChannel::PostRndv(Lock& lock, const uint8_t* data, uint32_t n,
                                      const RdmaMemoryRegion* region, bool first, bool last,
@@ -269,16 +264,6 @@ uint32_t RdmaChannel::SendChunksTakenForTesting() const {
 void RdmaChannel::DrainForTesting() {
   Lock lock(mu_);
   Drain();
-}
-
-uint8_t RdmaChannel::TakeDone() {
-  uint32_t give = std::min(done_owed_, kMaxDonePerMessage);
-  done_owed_ -= give;
-  return static_cast<uint8_t>(give);
-}
-
-bool RdmaChannel::DoneDue() const {
-  return done_owed_ > 0 && (rndv_unread_ == 0 || done_owed_ >= kDoneBatch);
 }
 
 Status RdmaChannel::PostRawForTesting(Imm imm, const void* payload, uint32_t len) {

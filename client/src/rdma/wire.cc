@@ -3,39 +3,6 @@
 #include "client/src/rdma/wire.h"
 
 namespace rdmad::internal {
-namespace {
-
-constexpr uint32_t kCreditsMask = 0xFFFF;
-constexpr uint32_t kFirstBit = 1u << 24;
-constexpr uint32_t kLastBit = 1u << 25;
-constexpr int kTypeShift = 28;
-constexpr int kDoneShift = 16;
-constexpr uint32_t kReservedMask = 3u << 26;
-
-}  // namespace
-
-uint32_t EncodeImm(const Imm& imm) {
-  uint32_t v = (imm.credits & kCreditsMask) | (uint32_t(imm.done) << kDoneShift);
-  if (imm.first) v |= kFirstBit;
-  if (imm.last) v |= kLastBit;
-  v |= static_cast<uint32_t>(imm.type) << kTypeShift;
-  return v;
-}
-
-std::optional<Imm> DecodeImm(uint32_t v) {
-  if ((v & kReservedMask) != 0) return std::nullopt;
-  uint32_t type = v >> kTypeShift;
-  if (type > static_cast<uint32_t>(MessageType::kRail)) return std::nullopt;
-  Imm imm;
-  imm.type = static_cast<MessageType>(type);
-  imm.first = (v & kFirstBit) != 0;
-  imm.last = (v & kLastBit) != 0;
-  imm.credits = static_cast<uint16_t>(v & kCreditsMask);
-  imm.done = static_cast<uint8_t>(v >> kDoneShift);
-  bool fragments = imm.type == MessageType::kData || imm.type == MessageType::kRndv;
-  if (!fragments && (imm.first || imm.last)) return std::nullopt;
-  return imm;
-}
 
 void EncodeRail(const RailMessage& m, uint8_t out[kRailMessageBytes]) {
   out[0] = m.rail;

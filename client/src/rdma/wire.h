@@ -119,11 +119,41 @@ inline constexpr uint32_t kDataCreditsNeeded = 2;  // one stays in reserve
 inline constexpr uint32_t kControlCreditsNeeded = 1;
 inline constexpr uint32_t kMinRingSlots = 3;
 
-// Host-order immediate for an Imm (callers htonl it).
-uint32_t EncodeImm(const Imm& imm);
+// The immediate's fields, as the layout above.
+namespace imm_bits {
+inline constexpr uint32_t kCreditsMask = 0xFFFF;
+inline constexpr int kDoneShift = 16;
+inline constexpr uint32_t kFirstBit = 1u << 24;
+inline constexpr uint32_t kLastBit = 1u << 25;
+inline constexpr uint32_t kReservedMask = 3u << 26;
+inline constexpr int kTypeShift = 28;
+}  // namespace imm_bits
+
+// Host-order immediate for an Imm (callers htonl it). Inline, as its
+// decoding: every message is encoded once and decoded once.
+inline uint32_t EncodeImm(const Imm& imm) {
+  uint32_t v =
+      (imm.credits & imm_bits::kCreditsMask) | (uint32_t(imm.done) << imm_bits::kDoneShift);
+  if (imm.first) v |= imm_bits::kFirstBit;
+  if (imm.last) v |= imm_bits::kLastBit;
+  return v | static_cast<uint32_t>(imm.type) << imm_bits::kTypeShift;
+}
 // nullopt for an unknown type, reserved bits set, or FIRST/LAST on a
 // message that is not DATA or RNDV.
-std::optional<Imm> DecodeImm(uint32_t imm);
+inline std::optional<Imm> DecodeImm(uint32_t v) {
+  if ((v & imm_bits::kReservedMask) != 0) return std::nullopt;
+  const uint32_t type = v >> imm_bits::kTypeShift;
+  if (type > static_cast<uint32_t>(MessageType::kRail)) return std::nullopt;
+  Imm imm;
+  imm.type = static_cast<MessageType>(type);
+  imm.first = (v & imm_bits::kFirstBit) != 0;
+  imm.last = (v & imm_bits::kLastBit) != 0;
+  imm.credits = static_cast<uint16_t>(v & imm_bits::kCreditsMask);
+  imm.done = static_cast<uint8_t>(v >> imm_bits::kDoneShift);
+  const bool fragments = imm.type == MessageType::kData || imm.type == MessageType::kRndv;
+  if (!fragments && (imm.first || imm.last)) return std::nullopt;
+  return imm;
+}
 
 // One side's credit state: what it may send, what it owes the peer.
 class CreditState {
