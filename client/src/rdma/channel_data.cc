@@ -111,14 +111,6 @@ Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemor
 
 Status RdmaChannel::SendEager(Lock& lock, const uint8_t* data, size_t len, size_t begin, size_t end,
                               const RdmaMemoryRegion* region) {
-  // One fragment that needs no staging chunk and can go now (a small
-  // message, the common case): posted without the loop and the wait.
-  if (end - begin <= fragment_size_ && (region != nullptr || end - begin <= res_->max_inline) &&
-      CanPostFragment(/*staged=*/false)) {
-    RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
-    return PostFragment(data + begin, static_cast<uint32_t>(end - begin), region, begin == 0,
-                        end == len);
-  }
   size_t offset = begin;
   do {
     auto n = static_cast<uint32_t>(std::min<size_t>(fragment_size_, end - offset));

@@ -623,7 +623,7 @@ size_t RdmaChannel::registered_bytes() const {
   return res_->registered_bytes();
 }
 
-Status RdmaChannel::WaitToPostFragment(Lock& lock, bool staged) {
+Status RdmaChannel::WaitToPostFragmentSlow(Lock& lock, bool staged) {
   if (staged && free_chunks_.empty() && staging_can_grow_) {
     if (res_->staging_chunks() > 0) Drain();  // none in flight before the first
     if (free_chunks_.empty()) GrowStaging();

@@ -322,8 +322,13 @@ class RdmaChannel final : public AbortableChannel {
   // every chunk in flight first reaps completions, and if none came back
   // grows the staging area to its full size. ResourceExhausted if a staged
   // fragment can have no chunk at all. Not from Drain's callees: they leave
-  // what they cannot post for later.
-  Status WaitToPostFragment(Lock& lock, bool staged);
+  // what they cannot post for later. Inline when the fragment can go at
+  // once (every small message on a channel that keeps up).
+  Status WaitToPostFragment(Lock& lock, bool staged) {
+    if (CanPostFragment(staged)) return Status::Ok();
+    return WaitToPostFragmentSlow(lock, staged);
+  }
+  Status WaitToPostFragmentSlow(Lock& lock, bool staged);
   void GrowStaging();  // one step (ChannelResources::GrowStaging)
   void GrowRing();     // the peer filled half the ring (MaybeSendCredits)
   // A growth's first new index, or nullopt once the refusal is logged
