@@ -81,9 +81,7 @@ bool RdmaChannel::Arm() {
   Drain();
   bool pending = Pending();
   if (!pending) {
-    if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
-      Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
-    }
+    ArmCq();
     ArmRails();
     Drain();  // what arrived before the CQs were armed raises no event
     pending = Pending();
@@ -120,6 +118,7 @@ bool RdmaChannel::Pending() const {
 }
 
 void RdmaChannel::CountCqEvent() {
+  cq_armed_ = false;
   if (++res_->unacked_cq_events >= kAckBatch) {
     ibv_ack_cq_events(res_->cq, res_->unacked_cq_events);
     res_->unacked_cq_events = 0;

@@ -214,21 +214,20 @@ std::string RdmaChannel::StateForLog() const {
 // rails with work requests out (a second at most then: a busy rail's port
 // is looked at once a second).
 void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
+  const bool rails_busy =
+      std::any_of(rails_.begin(), rails_.end(), [](const auto& r) { return r->outstanding > 0; });
+  if (!deadline && res_->blocking_events && !rails_busy) {  // never a group member's
+    SleepInRead(lock);
+    return;
+  }
   CompletionGroup* group = res_->group.get();
   const bool rung_unheard = group != nullptr && !HasDoorbell();
   if (group != nullptr) group->Watch(local_.qpn, +1);  // before arming (completion_group.h)
   auto unwatch = [this, group] {
     if (group != nullptr) group->Watch(local_.qpn, -1);
   };
-  if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
+  if (!ArmCq()) {
     unwatch();
-    Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
-    return;
-  }
-  const bool rails_busy =
-      std::any_of(rails_.begin(), rails_.end(), [](const auto& r) { return r->outstanding > 0; });
-  if (!deadline && res_->blocking_events && !rails_busy) {  // never a group member's
-    SleepInRead(lock);
     return;
   }
   if (wake_fd_ == -1) MakeWakeFd();
@@ -298,7 +297,10 @@ void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
 // (WakeBlockedSleeper): Close, a failure, and Arm, which leaves the event
 // to it.
 void RdmaChannel::SleepInRead(Lock& lock) {
-  if (Drain() > 0) return;  // arrived before arming: no event will tell
+  if (!cq_armed_) {
+    if (!ArmCq()) return;
+    if (Drain() > 0) return;  // arrived before arming: no event will tell
+  }
   poller_ = true;
   in_read_ = true;
   lock.unlock();
@@ -311,11 +313,21 @@ void RdmaChannel::SleepInRead(Lock& lock) {
   poller_ = false;
   if (rc == 0) {
     CountCqEvent();
+    ArmCq();  // at once: the caller drains next, and the next sleep need not
   } else if (err != EAGAIN && err != EINTR) {  // EAGAIN: CompletionFd made it non-blocking
     Fail(Status::Unavailable("RDMA channel " + local_.device +
                              ": reading the completion channel: " + std::strerror(err)));
   }
   NotifyWaiters();
+}
+
+bool RdmaChannel::ArmCq() {
+  if (int rc = ibv_req_notify_cq(res_->cq, 0); rc != 0) {
+    Fail(Status::Unavailable(std::string("ibv_req_notify_cq: ") + std::strerror(rc)));
+    return false;
+  }
+  cq_armed_ = true;
+  return true;
 }
 
 void RdmaChannel::WakeBlockedSleeper(bool broken) {

@@ -243,8 +243,13 @@ class RdmaChannel final : public AbortableChannel {
   void Sleep(Lock& lock, Deadline deadline);
   // Sleep without a deadline on a blocking completion channel: one read of
   // it, as perftest's -e waits (no epoll set, no eventfd). What must wake it
-  // without a completion raises one (WakeBlockedSleeper).
+  // without a completion raises one (WakeBlockedSleeper). The CQ is armed
+  // again as the event is taken, so that the caller's Drain after it sees
+  // what came before, and the next sleep reads at once (cq_armed_).
   void SleepInRead(Lock& lock);
+  // Requests the CQ's next event (mu_ held); false, the channel failed, if
+  // it cannot be.
+  bool ArmCq();
   // A completion soon for a thread in SleepInRead (mu_ held): a zero-length
   // RDMA WRITE, or with `broken` (the channel failed) the QP to ERR, which
   // flushes what it holds, and a flushed WRITE if it holds nothing.
@@ -639,6 +644,10 @@ class RdmaChannel final : public AbortableChannel {
   // ... in a blocking read of it (SleepInRead): set under mu_, cleared as
   // the read returns.
   std::atomic<bool> in_read_{false};
+  // The CQ is armed and no event was taken since. Every arming is followed
+  // by a Drain before anyone sleeps (Sleep, SleepInRead, Arm, and WaitFor
+  // after a sleep), so a sleep that finds it set need neither arm nor look.
+  bool cq_armed_ = false;
   CreditState credits_;
   uint32_t sq_outstanding_ = 0;            // send WRs posted, not completed
   uint32_t recv_posted_ = 0;               // receive WRs posted, not completed
