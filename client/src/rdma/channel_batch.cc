@@ -408,6 +408,11 @@ uint64_t RdmaChannel::BatchCompletionsForTesting() const {
   return batch_completions_;
 }
 
+RdmaChannel::WaitCounts RdmaChannel::WaitCountsForTesting() const {
+  Lock lock(mu_);
+  return wait_counts_;
+}
+
 uint64_t RdmaChannel::CreditMessagesForTesting() const {
   std::lock_guard lock(mu_);
   return credit_messages_;

@@ -327,6 +327,7 @@ bool RdmaChannel::ArmCq() {
     return false;
   }
   cq_armed_ = true;
+  ++wait_counts_.arms;
   return true;
 }
 
@@ -422,6 +423,7 @@ int RdmaChannel::SleepSet() {
 int RdmaChannel::Drain() {
   ibv_wc wc[kPollBatch];
   int total = 0;
+  ++wait_counts_.drains;
   const bool reposted = RepostDeferred();
   draining_ = true;
   drain_now_ns_ = 0;

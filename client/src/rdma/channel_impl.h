@@ -172,6 +172,11 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: the receives posted (the ring's slots less those holding a
   // message or waiting to be reposted).
   uint32_t PostedReceivesForTesting() const;
+  // Tests: how often the CQ was armed and drained so far.
+  struct WaitCounts {
+    uint64_t arms = 0, drains = 0;
+  };
+  WaitCounts WaitCountsForTesting() const;
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -673,6 +678,7 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
   uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
   uint64_t credit_messages_ = 0;        // CREDIT messages posted (tests)
+  WaitCounts wait_counts_;              // ArmCq and Drain calls (tests)
   uint64_t control_completions_ = 0;    // CREDIT and CLOSE completions taken (tests)
   bool draining_ = false;               // in Drain's completions (CompletionNowNs)
   uint64_t drain_now_ns_ = 0;           // 0: not read in this Drain yet

@@ -3,14 +3,17 @@
 // Batches that go unsignaled while many are in flight (SignalSegment,
 // channel_batch.cc): a deep pipeline takes few completions and every batch
 // still finishes, whether it is waited for in order, alone, by polling, at
-// Close, or when an op among them fails. Needs an RDMA device (in the lab:
-// rxe0, lab_channel_fixture.h).
+// Close, or when an op among them fails. A receiver's own cost per
+// message: its CREDIT messages' completions, its CQ's armings and looks.
+// Needs an RDMA device (in the lab: rxe0, lab_channel_fixture.h).
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "client/src/rdma/channel_impl.h"
@@ -187,6 +190,64 @@ TEST_F(DeviceLabRdmaModerationTest, AReceiversCreditMessagesTakeFewCompletions) 
                                      "signal_every_-th SEND is";
   b_->Close();
   EXPECT_FALSE(a_->Recv(10s).ok()) << "the sender sees the receiver's CLOSE";
+}
+
+// A receiver that sleeps for every message (a blocking Recv without a
+// deadline, as SINK's) re-arms its CQ as it takes the event: per message
+// one arming and two looks at the CQ (one before it sleeps, one after),
+// not three. Every message still wakes it (a watchdog closes the channel
+// if one does not, which fails the Recv instead of hanging).
+TEST_F(DeviceLabRdmaModerationTest, ASleepingReceiverArmsOnceAndLooksTwicePerMessage) {
+  RdmaPlan plan = plan_;
+  plan.spin_us = 0;  // a wait that spins looks at the CQ as often as it can
+  ASSERT_NO_FATAL_FAILURE(Connect(plan));
+  ScopedClientLogLevel info(LogLevel::kInfo);  // one that reports has a deadline
+  constexpr uint32_t kMessages = 60;
+  std::atomic<uint32_t> received{0};
+  std::atomic<bool> done{false};
+  std::thread sender([&] {
+    for (uint32_t i = 0; i < kMessages && !done; ++i) {
+      // Until the receiver has taken the one before, and a little more:
+      // it is asleep again when the next arrives.
+      for (auto until = Clock::now() + 10s; received.load() < i && Clock::now() < until;) {
+        std::this_thread::sleep_for(1ms);
+      }
+      std::this_thread::sleep_for(3ms);
+      if (!a_->Send(&i, sizeof(i)).ok()) return;
+    }
+  });
+  std::thread watchdog([&] {
+    for (auto until = Clock::now() + 60s; !done && Clock::now() < until;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    if (!done) b_->Close();  // a lost wake-up: the Recv below fails
+  });
+  RdmaChannel& receiver = Impl(*b_);
+  const RdmaChannel::WaitCounts before = receiver.WaitCountsForTesting();
+  for (uint32_t i = 0; i < kMessages; ++i) {
+    auto got = b_->Recv(kForever);
+    if (!got.ok()) {
+      ADD_FAILURE() << "message " << i << ": " << got.status().ToString();
+      break;
+    }
+    uint32_t seen = 0;
+    EXPECT_EQ(got->size(), sizeof(seen));
+    std::memcpy(&seen, got->data(), std::min(got->size(), sizeof(seen)));
+    EXPECT_EQ(seen, i);
+    received = i + 1;
+  }
+  const RdmaChannel::WaitCounts after = receiver.WaitCountsForTesting();
+  done = true;
+  sender.join();
+  watchdog.join();
+  const uint64_t arms = after.arms - before.arms, drains = after.drains - before.drains;
+  std::cout << "[ rdma     ] " << kMessages << " messages: the CQ armed " << arms
+            << " times, drained " << drains << " times\n";
+  ASSERT_EQ(received.load(), kMessages);
+  // A few more for the CREDIT messages' completions and a wait that found
+  // its message at once.
+  EXPECT_LE(arms, kMessages + 4);
+  EXPECT_LE(drains, 2 * kMessages + 8) << "three looks per message: the sleep looked again";
 }
 
 }  // namespace

@@ -98,11 +98,7 @@ TEST_F(DeviceLabRdmaChannelTest, AnIdleReceiverUsesNoCpu) {
 // level a long wait is reported every few seconds: it sleeps with a timer.)
 TEST_F(DeviceLabRdmaChannelTest, ARecvWithoutADeadlineSleepsInOneReadOfTheCompletionChannel) {
   ASSERT_NO_FATAL_FAILURE(Connect(plan_));
-  struct InfoLevel {
-    LogLevel before = ClientLogLevel();
-    InfoLevel() { SetClientLogLevel(LogLevel::kInfo); }
-    ~InfoLevel() { SetClientLogLevel(before); }
-  } info;
+  ScopedClientLogLevel info(LogLevel::kInfo);
   const std::vector<std::string> fds = FdTargets();
   auto blocked =
       std::async(std::launch::async, [&] { return Timed([&] { return b_->Recv(kForever); }); });

@@ -26,6 +26,7 @@
 
 #include "client/src/rdma/rdma_channel.h"
 #include "gtest/gtest.h"
+#include "rdmad/log.h"
 
 namespace rdmad::internal::lab {
 
@@ -46,6 +47,19 @@ inline std::string FirstDevice() {
   std::sort(names.begin(), names.end());
   return names.empty() ? "" : names[0];
 }
+
+// The client library's log at `level` for a scope: a wait that would
+// report at debug level sleeps with a deadline instead of in one read.
+class ScopedClientLogLevel {
+ public:
+  explicit ScopedClientLogLevel(LogLevel level) : before_(ClientLogLevel()) {
+    SetClientLogLevel(level);
+  }
+  ~ScopedClientLogLevel() { SetClientLogLevel(before_); }
+
+ private:
+  LogLevel before_;
+};
 
 inline RdmaPlan LabPlan() {
   RdmaPlan plan;
