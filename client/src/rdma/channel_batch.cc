@@ -409,7 +409,7 @@ uint64_t RdmaChannel::BatchCompletionsForTesting() const {
 }
 
 RdmaChannel::WaitCounts RdmaChannel::WaitCountsForTesting() const {
-  Lock lock(mu_);
+  std::lock_guard lock(mu_);
   return wait_counts_;
 }
 
