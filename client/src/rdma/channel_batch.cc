@@ -11,6 +11,7 @@
 // the error state, its other work requests flush).
 
 #include <infiniband/verbs.h>
+#include <sys/epoll.h>
 
 #include <algorithm>
 #include <cstring>
@@ -411,6 +412,15 @@ uint64_t RdmaChannel::BatchCompletionsForTesting() const {
 RdmaChannel::WaitCounts RdmaChannel::WaitCountsForTesting() const {
   std::lock_guard lock(mu_);
   return wait_counts_;
+}
+
+bool RdmaChannel::CompletionChannelInSleepSetForTesting() const {
+  std::lock_guard lock(mu_);
+  if (sleep_fd_ < 0) return false;
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = res_->comp_channel->fd;
+  return epoll_ctl(sleep_fd_, EPOLL_CTL_MOD, event.data.fd, &event) == 0;  // else ENOENT
 }
 
 uint64_t RdmaChannel::CreditMessagesForTesting() const {

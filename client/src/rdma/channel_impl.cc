@@ -301,6 +301,8 @@ void RdmaChannel::SleepInRead(Lock& lock) {
     if (!ArmCq()) return;
     if (Drain() > 0) return;  // arrived before arming: no event will tell
   }
+  LeaveSleepSet();
+  ++wait_counts_.reads;
   poller_ = true;
   in_read_ = true;
   lock.unlock();
@@ -403,19 +405,44 @@ bool RdmaChannel::HasDoorbell() {
 }
 
 // The epoll set Sleep waits on (the completion channel, the wake eventfd
-// and a group member's doorbell if it has one), made at the first sleep;
-// -1 if it cannot be (Sleep polls).
+// and a group member's doorbell if it has one), made at the first sleep,
+// the completion channel put back if a sleep in a read took it out
+// (LeaveSleepSet); -1 if it cannot be (Sleep polls).
 int RdmaChannel::SleepSet() {
-  if (sleep_fd_ != -1 || wake_fd_ < 0) return sleep_fd_ >= 0 ? sleep_fd_ : -1;
-  auto set = res_->group ? EpollSet({res_->comp_channel->fd, wake_fd_, res_->doorbell}, "Sleep")
-                         : EpollSet({res_->comp_channel->fd, wake_fd_}, "Sleep");
-  if (!set.ok()) {
-    ClientLog().debug("RDMA channel {}: sleeping with poll: {}", info_.id, set.status().message());
-    sleep_fd_ = -2;  // tried
-    return -1;
+  if (sleep_fd_ == -1 && wake_fd_ >= 0) {
+    auto set = res_->group ? EpollSet({res_->comp_channel->fd, wake_fd_, res_->doorbell}, "Sleep")
+                           : EpollSet({res_->comp_channel->fd, wake_fd_}, "Sleep");
+    if (!set.ok()) {
+      ClientLog().debug("RDMA channel {}: sleeping with poll: {}", info_.id,
+                        set.status().message());
+      sleep_fd_ = -2;  // tried
+      return -1;
+    }
+    sleep_fd_ = *set;
+    comp_in_sleep_set_ = true;
   }
-  sleep_fd_ = *set;
+  if (sleep_fd_ < 0) return -1;
+  if (!comp_in_sleep_set_) {  // a sleep in a read took it out
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = res_->comp_channel->fd;
+    if (epoll_ctl(sleep_fd_, EPOLL_CTL_ADD, event.data.fd, &event) != 0) return -1;  // Sleep polls
+    comp_in_sleep_set_ = true;
+  }
   return sleep_fd_;
+}
+
+// A CQ event wakes every waiter of the completion channel, the epoll sets
+// it is in among them: the kernel runs the set's callback for each event,
+// in the time of the thread whose work request made it (for a message, the
+// sender's). A sleep in a read needs no set: the channel leaves it until the
+// next timed sleep (SleepSet). If it cannot leave, it stays (and costs only
+// that callback).
+void RdmaChannel::LeaveSleepSet() {
+  if (comp_in_sleep_set_ &&
+      epoll_ctl(sleep_fd_, EPOLL_CTL_DEL, res_->comp_channel->fd, nullptr) == 0) {
+    comp_in_sleep_set_ = false;
+  }
 }
 
 // Reposts the slot Release left (DeferRepost), then processes every

@@ -172,11 +172,14 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: the receives posted (the ring's slots less those holding a
   // message or waiting to be reposted).
   uint32_t PostedReceivesForTesting() const;
-  // Tests: how often the CQ was armed and drained so far.
+  // Tests: how often the CQ was armed and drained so far, and how often a
+  // wait slept in a read of the completion channel.
   struct WaitCounts {
-    uint64_t arms = 0, drains = 0;
+    uint64_t arms = 0, drains = 0, reads = 0;
   };
   WaitCounts WaitCountsForTesting() const;
+  // Tests: the completion channel is in the epoll set of timed sleeps.
+  bool CompletionChannelInSleepSetForTesting() const;
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -270,6 +273,7 @@ class RdmaChannel final : public AbortableChannel {
   bool MakeWakeFd();
   bool HasDoorbell();  // a group member's doorbell, made at its first need
   int SleepSet();
+  void LeaveSleepSet();  // the completion channel out of SleepSet's set
   int Drain();
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(const ibv_wc& wc);
@@ -639,8 +643,9 @@ class RdmaChannel final : public AbortableChannel {
   RdmaEndpoint local_, remote_;
   ChannelInfo info_;
   uint32_t fragment_size_;
-  int wake_fd_ = -1;   // MakeWakeFd's eventfd; -1: not yet, -2: it could not be made
-  int sleep_fd_ = -1;  // SleepSet's epoll fd; -2: it could not be made
+  int wake_fd_ = -1;                // MakeWakeFd's eventfd; -1: not yet, -2: it could not be made
+  int sleep_fd_ = -1;               // SleepSet's epoll fd; -2: it could not be made
+  bool comp_in_sleep_set_ = false;  // the completion channel is in sleep_fd_'s set
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -250,5 +250,60 @@ TEST_F(DeviceLabRdmaModerationTest, ASleepingReceiverArmsOnceAndLooksTwicePerMes
   EXPECT_LE(drains, 2 * kMessages + 8) << "three looks per message: the sleep looked again";
 }
 
+// A CQ event runs the callback of every epoll set its completion channel
+// is in, in the sending thread's time. The channel is in the set of timed
+// sleeps from the first one on; a sleep in a read takes it out, and the
+// next timed sleep puts it back and is woken through it.
+TEST_F(DeviceLabRdmaModerationTest, ASleepInAReadLeavesTheSetOfTimedSleeps) {
+  RdmaPlan plan = plan_;
+  plan.spin_us = 0;  // every wait below sleeps
+  ASSERT_NO_FATAL_FAILURE(Connect(plan));
+  ScopedClientLogLevel info(LogLevel::kInfo);  // one that reports has a deadline
+  RdmaChannel& receiver = Impl(*b_);
+  EXPECT_EQ(b_->Recv(20ms).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(receiver.CompletionChannelInSleepSetForTesting()) << "a timed sleep made the set";
+
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (auto until = Clock::now() + 60s; !done && Clock::now() < until;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    if (!done) b_->Close();  // a lost wake-up: the Recv below fails
+  });
+  // Sends one byte once the receiver sleeps in a read (or after 10 s).
+  auto send_when_asleep = [&](uint64_t reads_before) {
+    for (auto until = Clock::now() + 10s;
+         receiver.WaitCountsForTesting().reads == reads_before && Clock::now() < until;) {
+      std::this_thread::sleep_for(1ms);
+    }
+    std::this_thread::sleep_for(5ms);
+    uint8_t byte = 7;
+    EXPECT_TRUE(a_->Send(&byte, 1).ok());
+  };
+  std::thread first(send_when_asleep, receiver.WaitCountsForTesting().reads);
+  auto got = b_->Recv(kForever);
+  first.join();
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_FALSE(receiver.CompletionChannelInSleepSetForTesting())
+      << "the sleep in a read left the set";
+
+  // A timed sleep: back in the set, and the message wakes it.
+  std::thread second([&] {
+    std::this_thread::sleep_for(50ms);
+    uint8_t byte = 8;
+    EXPECT_TRUE(a_->Send(&byte, 1).ok());
+  });
+  const auto start = Clock::now();
+  got = b_->Recv(30s);
+  const auto took = Clock::now() - start;
+  second.join();
+  done = true;
+  watchdog.join();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, std::vector<uint8_t>{8});
+  EXPECT_LT(took, 20s) << "the message woke the timed sleep";
+  EXPECT_TRUE(receiver.CompletionChannelInSleepSetForTesting());
+}
+
 }  // namespace
 }  // namespace rdmad::internal
