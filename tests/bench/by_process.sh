@@ -41,34 +41,15 @@ case $row in
     ;;
 esac
 
-start_daemon() { # NAME PORT PEER PEER_PORT
-  cat >"$work/$1.toml" <<EOF
-[daemon]
-socket = "$work/$1/rdmad.sock"
-socket_group = ""
-log_level = "info"
-peer_address = "$LAB_IP"
-peer_port = $2
-peer_key_file = "$(lab_peer_key "$work")"
-
-[rails]
-per_channel = 1
-
-[[peers]]
-name = "$3"
-address = "$LAB_IP:$4"
-EOF
-  "$build/daemon/rdmad" --config "$work/$1.toml" 2>"$work/$1.log" &
-  eval "pid_$1=\$!"
-}
 cleanup() {
   set +e
   lab_kill_bg
   wait 2>/dev/null
 }
 trap cleanup EXIT
-start_daemon B 7612 A 7611
-start_daemon A 7611 B 7612
+one_rail=$'[rails]\nper_channel = 1'
+lab_start_rdmad "$work" B 7612 A 7611 info "$one_rail"
+lab_start_rdmad "$work" A 7611 B 7612 info "$one_rail"
 for _ in $(seq 150); do
   [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
   sleep 0.1
@@ -80,7 +61,7 @@ timed() { python3 "$here/by_process.py" timed "$@"; }
 snap() { python3 "$here/by_process.py" snap; }
 pid_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
 # daemons PREFIX A0 B0: each daemon's CPU seconds since A0, B0.
-# shellcheck disable=SC2154 # pid_A, pid_B: set by start_daemon
+# shellcheck disable=SC2154 # pid_A, pid_B: set by lab_start_rdmad
 daemons() {
   echo "${1}daemon_A $(awk -v a="$2" -v b="$(pid_cpu "$pid_A")" 'BEGIN {printf "%.2f", b - a}')"
   echo "${1}daemon_B $(awk -v a="$3" -v b="$(pid_cpu "$pid_B")" 'BEGIN {printf "%.2f", b - a}')"

@@ -111,25 +111,6 @@ ucx_perftest() {
 }
 
 # --- rdmad: two daemons on rxe0, B serves the echo service ---------------------
-start_daemon() { # NAME PORT PEER PEER_PORT [EXTRA_TOML]
-  cat >"$work/$1.toml" <<EOF
-[daemon]
-socket = "$work/$1/rdmad.sock"
-socket_group = ""
-log_level = "info"
-peer_address = "$LAB_IP"
-peer_port = $2
-peer_key_file = "$(lab_peer_key "$work")"
-
-${5:-}
-
-[[peers]]
-name = "$3"
-address = "$LAB_IP:$4"
-EOF
-  "$build/daemon/rdmad" --config "$work/$1.toml" 2>"$work/$1.log" &
-  eval "pid_$1=\$!"
-}
 cleanup() {
   local rc=$?
   set +e
@@ -146,8 +127,8 @@ one_rail=$'[rails]\nper_channel = 1'
 # polling before a wait sleeps), as an application tuned for latency would.
 ab_toml=$one_rail
 ((ucx)) && ab_toml+=$'\n\n[qp]\nspin_us = 1000000'
-start_daemon B 7612 A 7611 "$ab_toml"
-start_daemon A 7611 B 7612 "$ab_toml"
+lab_start_rdmad "$work" B 7612 A 7611 info "$ab_toml"
+lab_start_rdmad "$work" A 7611 B 7612 info "$ab_toml"
 
 # bench NAME ARGS...: rdmactl --json bench B ARGS into $out/ours_NAME.json.
 bench() {
@@ -283,7 +264,7 @@ done
 lab_log "idle channel, ${idle_s} s"
 bench idle --test idle --duration "$idle_s"
 lab_log "$connects Connect+Close cycles"
-# shellcheck disable=SC2154 # pid_A, pid_B: set by start_daemon
+# shellcheck disable=SC2154 # pid_A, pid_B: set by lab_start_rdmad
 echo "{\"before\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}," >"$out/rss.json"
 bench connect --test connect --iters "$connects"
 lab_log "$connects pooled Connect+Close cycles (warm acquire)"
@@ -304,8 +285,8 @@ echo " \"after\": {\"A\": $(rss_kib "$pid_A"), \"B\": $(rss_kib "$pid_B")}, \"ch
 # batches of 64.
 lab_log "$many channels open at once (C to D), then cmtime with as many"
 many_toml=$'[qp]\nsend_depth = 31\n\n[limits]\nmax_channels_per_peer = 2048\n\n'"$one_rail"
-start_daemon D 7614 C 7613 "$many_toml"
-start_daemon C 7613 D 7614 "$many_toml"
+lab_start_rdmad "$work" D 7614 C 7613 info "$many_toml"
+lab_start_rdmad "$work" C 7613 D 7614 info "$many_toml"
 for _ in $(seq 150); do
   [[ -S $work/C/rdmad.sock && -S $work/D/rdmad.sock ]] && break
   sleep 0.1
@@ -320,7 +301,7 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 grep -q listening "$work/many_accept.err" || fail "many-channels acceptor: $(cat "$work/many_accept.err")"
-# shellcheck disable=SC2154 # pid_C, pid_D: set by start_daemon
+# shellcheck disable=SC2154 # pid_C, pid_D: set by lab_start_rdmad
 echo "{\"before\": {\"C\": $(rss_kib "$pid_C"), \"D\": $(rss_kib "$pid_D")}," >"$out/rss_many.json"
 # The initiator's one line comes through a FIFO that this shell blocks on:
 # a loop that looked for it every 0.1 s would fork a sleep each time, and on
@@ -347,8 +328,8 @@ lab_cmtime 18591 "$many" "$out/pt_cmtime_many.txt" || fail "cmtime -c $many"
 # (tests/bench/rails_bench.py).
 if [[ ${LAB_RAILS:-1} == 2 ]]; then
   lab_log "two rails: perftest on rxe0 and on rxe1 alone, one channel over both (E to F)"
-  start_daemon F 7616 E 7615
-  start_daemon E 7615 F 7616
+  lab_start_rdmad "$work" F 7616 E 7615
+  lab_start_rdmad "$work" E 7615 F 7616
   await_echo E F
   for ((r = 1; r <= rounds; r++)); do
     for op in write read; do

@@ -36,6 +36,32 @@ lab_peer_key() {
   echo "$path"
 }
 
+# lab_start_rdmad DIR NAME PORT PEER PEER_PORT [LOG_LEVEL [EXTRA_TOML]]: one
+# of two rdmad on this node that are each other's peer (both on LAB_IP,
+# peer port PORT): config DIR/NAME.toml (EXTRA_TOML between the [daemon]
+# table and the peer), socket DIR/NAME/rdmad.sock, log DIR/NAME.log, rdmad
+# from RDMAD_BUILD_DIR (else LAB_ROOT/build); its pid in pid_NAME.
+lab_start_rdmad() {
+  local dir=$1 name=$2
+  cat >"$dir/$name.toml" <<EOF
+[daemon]
+socket = "$dir/$name/rdmad.sock"
+socket_group = ""
+log_level = "${6:-info}"
+peer_address = "$LAB_IP"
+peer_port = $3
+peer_key_file = "$(lab_peer_key "$dir")"
+
+${7:-}
+
+[[peers]]
+name = "$4"
+address = "$LAB_IP:$5"
+EOF
+  "${RDMAD_BUILD_DIR:-$LAB_ROOT/build}/daemon/rdmad" --config "$dir/$name.toml" 2>"$dir/$name.log" &
+  eval "pid_$name=\$!"
+}
+
 # True when the host or another node has given up on this run.
 lab_aborted() { [[ -e $LAB_RUN_DIR/abort ]]; }
 

@@ -11,7 +11,7 @@
 // the error state, its other work requests flush).
 
 #include <infiniband/verbs.h>
-#include <sys/epoll.h>
+#include <sys/epoll.h>  // EPOLL_CTL_MOD
 
 #include <algorithm>
 #include <cstring>
@@ -416,11 +416,8 @@ RdmaChannel::WaitCounts RdmaChannel::WaitCountsForTesting() const {
 
 bool RdmaChannel::CompletionChannelInSleepSetForTesting() const {
   std::lock_guard lock(mu_);
-  if (sleep_fd_ < 0) return false;
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = res_->comp_channel->fd;
-  return epoll_ctl(sleep_fd_, EPOLL_CTL_MOD, event.data.fd, &event) == 0;  // else ENOENT
+  // MOD of what is not in the set fails with ENOENT.
+  return sleep_fd_ >= 0 && EpollWatch(sleep_fd_, EPOLL_CTL_MOD, res_->comp_channel->fd) == 0;
 }
 
 uint64_t RdmaChannel::CreditMessagesForTesting() const {

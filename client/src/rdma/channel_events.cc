@@ -21,15 +21,19 @@
 
 namespace rdmad::internal {
 
+int EpollWatch(int epoll_fd, int op, int fd) {
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  return epoll_ctl(epoll_fd, op, fd, &event);
+}
+
 StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what) {
   int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) return Status::FromErrno(errno, std::string(what) + ": epoll_create1");
   for (int fd : fds) {
     if (fd < 0) continue;  // none (a doorbell that could not be made)
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.fd = fd;
-    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
+    if (EpollWatch(epoll_fd, EPOLL_CTL_ADD, fd) != 0) {
       Status failed = Status::FromErrno(errno, std::string(what) + ": epoll_ctl");
       close(epoll_fd);
       return failed;

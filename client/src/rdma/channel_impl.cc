@@ -423,10 +423,8 @@ int RdmaChannel::SleepSet() {
   }
   if (sleep_fd_ < 0) return -1;
   if (!comp_in_sleep_set_) {  // a sleep in a read took it out
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.fd = res_->comp_channel->fd;
-    if (epoll_ctl(sleep_fd_, EPOLL_CTL_ADD, event.data.fd, &event) != 0) return -1;  // Sleep polls
+    if (EpollWatch(sleep_fd_, EPOLL_CTL_ADD, res_->comp_channel->fd) != 0)
+      return -1;  // Sleep polls
     comp_in_sleep_set_ = true;
   }
   return sleep_fd_;
@@ -439,8 +437,7 @@ int RdmaChannel::SleepSet() {
 // next timed sleep (SleepSet). If it cannot leave, it stays (and costs only
 // that callback).
 void RdmaChannel::LeaveSleepSet() {
-  if (comp_in_sleep_set_ &&
-      epoll_ctl(sleep_fd_, EPOLL_CTL_DEL, res_->comp_channel->fd, nullptr) == 0) {
+  if (comp_in_sleep_set_ && EpollWatch(sleep_fd_, EPOLL_CTL_DEL, res_->comp_channel->fd) == 0) {
     comp_in_sleep_set_ = false;
   }
 }

@@ -99,6 +99,9 @@ void CopyOutOfSlot(std::unique_lock<std::mutex>& lock, size_t len, Copy copy) {
 // EPOLLIN with its fd as the event's data (channel_events.cc); `what`
 // names the caller in errors.
 StatusOr<int> EpollSet(std::initializer_list<int> fds, const char* what);
+// epoll_ctl(epoll_fd, op, fd) with EpollSet's event for fd (EPOLLIN, the
+// fd as its data): 0, or -1 and errno.
+int EpollWatch(int epoll_fd, int op, int fd);
 
 class RdmaChannel final : public AbortableChannel {
  public:
@@ -683,7 +686,7 @@ class RdmaChannel final : public AbortableChannel {
   uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
   uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
   uint64_t credit_messages_ = 0;        // CREDIT messages posted (tests)
-  WaitCounts wait_counts_;              // ArmCq and Drain calls (tests)
+  WaitCounts wait_counts_;              // ArmCq, Drain and SleepInRead's reads (tests)
   uint64_t control_completions_ = 0;    // CREDIT and CLOSE completions taken (tests)
   bool draining_ = false;               // in Drain's completions (CompletionNowNs)
   uint64_t drain_now_ns_ = 0;           // 0: not read in this Drain yet

@@ -25,6 +25,17 @@ namespace {
 
 using namespace lab;
 
+// Closes `channel` unless `done` is set within a minute: a lost wake-up
+// then fails the receiver's Recv instead of hanging the test.
+std::thread CloseUnlessDone(Channel& channel, const std::atomic<bool>& done) {
+  return std::thread([&channel, &done] {
+    for (auto until = Clock::now() + 60s; !done && Clock::now() < until;) {
+      std::this_thread::sleep_for(10ms);
+    }
+    if (!done) channel.Close();
+  });
+}
+
 class DeviceLabRdmaModerationTest : public DeviceLabRdmaChannelTest {
  protected:
   static constexpr size_t kLen = 1024;
@@ -216,12 +227,7 @@ TEST_F(DeviceLabRdmaModerationTest, ASleepingReceiverArmsOnceAndLooksTwicePerMes
       if (!a_->Send(&i, sizeof(i)).ok()) return;
     }
   });
-  std::thread watchdog([&] {
-    for (auto until = Clock::now() + 60s; !done && Clock::now() < until;) {
-      std::this_thread::sleep_for(10ms);
-    }
-    if (!done) b_->Close();  // a lost wake-up: the Recv below fails
-  });
+  std::thread watchdog = CloseUnlessDone(*b_, done);
   RdmaChannel& receiver = Impl(*b_);
   const RdmaChannel::WaitCounts before = receiver.WaitCountsForTesting();
   for (uint32_t i = 0; i < kMessages; ++i) {
@@ -264,12 +270,7 @@ TEST_F(DeviceLabRdmaModerationTest, ASleepInAReadLeavesTheSetOfTimedSleeps) {
   EXPECT_TRUE(receiver.CompletionChannelInSleepSetForTesting()) << "a timed sleep made the set";
 
   std::atomic<bool> done{false};
-  std::thread watchdog([&] {
-    for (auto until = Clock::now() + 60s; !done && Clock::now() < until;) {
-      std::this_thread::sleep_for(10ms);
-    }
-    if (!done) b_->Close();  // a lost wake-up: the Recv below fails
-  });
+  std::thread watchdog = CloseUnlessDone(*b_, done);
   // Sends one byte once the receiver sleeps in a read (or after 10 s).
   auto send_when_asleep = [&](uint64_t reads_before) {
     for (auto until = Clock::now() + 10s;

@@ -23,24 +23,8 @@ ctl() { "$build/client/rdmactl" --socket "$work/A/rdmad.sock" "$@"; }
 
 port_a=7611
 port_b=7612
-start_daemon() { # NAME PORT PEER PEER_PORT
-  cat >"$work/$1.toml" <<EOF
-[daemon]
-socket = "$work/$1/rdmad.sock"
-socket_group = ""
-log_level = "debug"
-peer_address = "$LAB_IP"
-peer_port = $2
-peer_key_file = "$(lab_peer_key "$work")"
-
-[[peers]]
-name = "$3"
-address = "$LAB_IP:$4"
-EOF
-  "$build/daemon/rdmad" --config "$work/$1.toml" 2>"$work/$1.log" &
-}
-start_daemon B "$port_b" A "$port_a"
-start_daemon A "$port_a" B "$port_b"
+lab_start_rdmad "$work" B "$port_b" A "$port_a" debug
+lab_start_rdmad "$work" A "$port_a" B "$port_b" debug
 cleanup() {
   set +e
   kill $(jobs -p) 2>/dev/null
