@@ -4,7 +4,8 @@
                                     CPU seconds (user + system, getrusage)
   by_process.py snap                CPU seconds of every live process by name
                                     (a kernel thread's "name/N" under name) and
-                                    of the machine's busy time, as name=seconds
+                                    of the machine's busy time, as name=seconds,
+                                    and the machine's context switches
   by_process.py kernel PREFIX A B   ksoftirqd's and the machine's seconds
                                     between two snaps, as "PREFIXname seconds"
   by_process.py table SHORT LONG N UNIT
@@ -18,6 +19,7 @@ import subprocess
 import sys
 
 MACHINE = "(machine_busy)"
+SWITCHES = "(context_switches)"
 
 
 def timed(out, cmd):
@@ -40,8 +42,10 @@ def snap():
         fields = stat[stat.rindex(")") + 2:].split()
         by[name] = by.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / ticks
     with open("/proc/stat") as f:
-        cpu = [int(x) for x in f.readline().split()[1:]]
+        lines = f.read().splitlines()
+    cpu = [int(x) for x in lines[0].split()[1:]]
     by[MACHINE] = (sum(cpu) - cpu[3] - cpu[4]) / ticks  # less idle and iowait
+    by[SWITCHES] = float(next(line.split()[1] for line in lines if line.startswith("ctxt ")))
     print(" ".join(f"{k}={v:.2f}" for k, v in by.items() if "=" not in k))
 
 
@@ -51,7 +55,7 @@ def parse_snap(text):
 
 def kernel(prefix, before, after):
     a, b = parse_snap(before), parse_snap(after)
-    for name in ("ksoftirqd", MACHINE):
+    for name in ("ksoftirqd", MACHINE, SWITCHES):
         print(f"{prefix}{name} {b.get(name, 0.0) - a.get(name, 0.0):.2f}")
 
 
@@ -77,6 +81,8 @@ def table(short, long_, n, unit):
     print(f"{'us per ' + unit:36} {'perftest':>10} {'ours':>10} {'more':>8}")
     for name, p, o in rows:
         print(f"{name:36} {d(p):10.1f} {d(o):10.1f} {d(o) - d(p):+8.1f}")
+    p, o = (d(prefix + SWITCHES) / 1e6 for prefix in ("perftest_", "ours_"))
+    print(f"{'context switches per ' + unit:36} {p:10.2f} {o:10.2f} {o - p:+8.2f}")
 
 
 def main(argv):
