@@ -84,11 +84,15 @@ class BatchTable {
 
  private:
   size_t Slot(size_t at) const { return (head_ + at) & (slots_.size() - 1); }
-  uint32_t IdAt(size_t at) const { return uint32_t((base_ - 1 + at) % kIds) + 1; }
+  // at < kIds: one wrap at most.
+  uint32_t IdAt(size_t at) const {
+    uint64_t id = base_ + at;
+    return uint32_t(id > kIds ? id - kIds : id);
+  }
   // How far `id` lies after the window's first id (>= count_: outside).
   size_t IndexOf(uint32_t id) const {
     if (id == 0 || id > kIds) return SIZE_MAX;
-    return (id + kIds - base_) % kIds;
+    return id >= base_ ? id - base_ : id + kIds - base_;
   }
   void Grow() {
     std::vector<T> grown(slots_.empty() ? 16 : slots_.size() * 2);
