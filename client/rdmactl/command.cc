@@ -4,9 +4,17 @@
 
 namespace rdmactl {
 
-std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code) {
+rdmad::ClientOptions ClientOptionsFor(const Globals& globals) {
   rdmad::ClientOptions options;
-  options.socket_path = ctx.globals.socket;
+  options.socket_path = globals.socket;
+  if (globals.connect_timeout_ms > 0) {
+    options.connect_timeout = std::chrono::milliseconds(globals.connect_timeout_ms);
+  }
+  return options;
+}
+
+std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code) {
+  rdmad::ClientOptions options = ClientOptionsFor(ctx.globals);
   auto client = rdmad::Client::Open(options);
   if (client.ok()) return std::move(client).value();
   const rdmad::Status& st = client.status();

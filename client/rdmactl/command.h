@@ -84,6 +84,9 @@ void RunsWith(CLI::App& verb, Context& ctx, Fn fn) {
 // Connects, or reports why not (PrintError) and sets *exit_code
 // (kExitUnreachable, or kExitFailure when access is denied).
 std::unique_ptr<rdmad::Client> ConnectOrReport(Context& ctx, int* exit_code);
+// The client library's options from the global flags (--socket,
+// --connect-timeout).
+rdmad::ClientOptions ClientOptionsFor(const Globals& globals);
 
 // Reports a failure and returns exit: with --json as
 // {"error": {"command", "code", "message"}, "exit_code"} on stdout (so a

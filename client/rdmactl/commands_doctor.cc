@@ -112,7 +112,7 @@ PeerFacts ExaminePeer(rdmad::Client& client, const std::string& peer) {
 int Doctor(Context& ctx, const DoctorArgs& a) {
   std::string socket =
       ctx.globals.socket.empty() ? rdmad::Client::DefaultSocketPath() : ctx.globals.socket;
-  rdmad::ClientOptions options;
+  rdmad::ClientOptions options = ClientOptionsFor(ctx.globals);
   options.socket_path = socket;
   auto client = rdmad::Client::Open(options);
   std::unique_ptr<DaemonFacts> daemon;

@@ -21,7 +21,8 @@ namespace {
 void DeclareVersion(CLI::App& verb, Context& ctx);
 void DeclareHelp(CLI::App& verb, Context& ctx);
 
-constexpr char kGlobalUsage[] = "rdmactl [--socket PATH] [--json] COMMAND [ARGS]";
+constexpr char kGlobalUsage[] =
+    "rdmactl [--socket PATH] [--json] [--connect-timeout MS] COMMAND [ARGS]";
 constexpr char kExitCodes[] =
     "Exit codes: 0 ok, 1 failure (route: no RDMA path; ping: a reply lost), "
     "2 rdmad not reachable, 64 usage";
@@ -50,6 +51,7 @@ std::string Overview() {
       "\nGlobal options (before or after the command):\n"
       "  --socket PATH  rdmad's socket (default $RDMAD_SOCKET or /run/rdmad/rdmad.sock)\n"
       "  --json         machine-readable output, errors included\n"
+      "  --connect-timeout MS  how long to wait for rdmad to answer (default 2000)\n"
       "  --version      rdmactl's version\n"
       "\n'rdmactl help COMMAND' or 'rdmactl COMMAND --help' shows a command's arguments.\n";
   return text + kExitCodes + "\n";
@@ -78,7 +80,7 @@ void DeclareHelp(CLI::App& verb, Context& ctx) {
 // none.
 std::string VerbOf(const std::vector<std::string>& argv) {
   for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--socket") {
+    if (argv[i] == "--socket" || argv[i] == "--connect-timeout") {
       ++i;  // its value
     } else if (argv[i].empty() || argv[i][0] != '-') {
       return argv[i];
@@ -155,6 +157,9 @@ int Run(const std::vector<std::string>& argv, std::FILE* out, std::FILE* err) {
   CLI::App app("rdmactl: the command-line front end to rdmad", "rdmactl");
   app.add_option("--socket", ctx.globals.socket, "rdmad's socket")->envname("RDMAD_SOCKET");
   app.add_flag("--json", ctx.globals.json, "machine-readable output, errors included");
+  app.add_option("--connect-timeout", ctx.globals.connect_timeout_ms,
+                 "milliseconds to wait for rdmad to answer (default 2000)")
+      ->check(CLI::Range(1u, 3600000u));
   app.set_version_flag("--version", std::string("rdmactl ") + RDMAD_VERSION);
   app.set_help_flag("-h,--help", "show the commands, or a command's arguments");
   app.fallthrough();  // the global options after the command too

@@ -22,6 +22,7 @@ constexpr int kExitUsage = 64;
 struct Globals {
   std::string socket;  // "" : the client library's default
   bool json = false;
+  uint32_t connect_timeout_ms = 0;  // 0: the client library's default
 };
 
 // A parsed invocation: globals, verb and the verb's own arguments.

@@ -7,7 +7,12 @@
 
 #include "client/rdmactl/rdmactl.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -130,6 +135,51 @@ TEST(RdmactlTest, WithJsonErrorsAreJsonOnStdoutWithTheExitCode) {
 
   json = nlohmann::json::parse(Rdmactl({"--json", "statuss"}).out);
   EXPECT_NE(json["error"]["message"].get<std::string>().find("did you mean"), std::string::npos);
+}
+
+// A socket file nobody listens on: connecting is refused until the
+// deadline.
+class UnansweredSocket {
+ public:
+  UnansweredSocket() {
+    char dir[] = "/tmp/rdmactl_test_XXXXXX";
+    if (mkdtemp(dir) != nullptr) dir_ = dir;
+    path_ = dir_ + "/rdmad.sock";
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path_.c_str());
+    bound_ = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (fd >= 0) close(fd);  // never listened: connect() is refused
+  }
+  ~UnansweredSocket() {
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  bool bound() const { return bound_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+  bool bound_ = false;
+};
+
+TEST(RdmactlTest, ConnectTimeoutIsHowLongItWaitsForRdmad) {
+  UnansweredSocket sock;
+  ASSERT_TRUE(sock.bound()) << sock.path();
+  Output o = Rdmactl({"status", "--json", "--connect-timeout", "300", "--socket", sock.path()});
+  EXPECT_EQ(o.code, kExitUnreachable);
+  auto json = nlohmann::json::parse(o.out);
+  const std::string message = json["error"]["message"].get<std::string>();
+  EXPECT_NE(message.find("no answer within 300 ms"), std::string::npos) << message;
+  o = Rdmactl({"--connect-timeout", "400", "--socket", sock.path(), "status"});
+  EXPECT_EQ(o.code, kExitUnreachable) << o.err;
+  EXPECT_NE(o.err.find("no answer within 400 ms"), std::string::npos) << o.err;
+  for (const char* bad : {"0", "-5", "soon", "3600001"}) {
+    o = Rdmactl({"--connect-timeout", bad, "status"});
+    EXPECT_EQ(o.code, kExitUsage) << bad << ": " << o.err;
+    EXPECT_NE(o.err.find("--connect-timeout"), std::string::npos) << bad << ": " << o.err;
+  }
 }
 
 TEST(RdmactlTest, OneChannelIdFormat) {
