@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# A row's user-space instructions per message (or op, or round trip) at
-# the client: perftest's client against rdmactl's, each counted by
-# valgrind's callgrind over a run of N and one of 3N and divided by the 2N
-# between them, so connecting, warming up and closing cancel out. Every
-# thread of the process is counted (rdmactl's gRPC and traffic reports
-# too). On Soft-RoCE these instructions are a row's only client cost that
+# A row's user-space instructions per message (or op, or round trip):
+# perftest's client against rdmactl's, and for the message rows (lat,
+# rate) perftest's server against the echo service's daemon, each counted
+# by valgrind's callgrind over a run of N and one of 3N and divided by the
+# 2N between them, so connecting, warming up and closing cancel out. Every
+# thread of a process is counted (gRPC's, the traffic reports, the
+# daemon's other threads over the run). On Soft-RoCE these instructions are a row's only client cost that
 # perftest and rdmad do not share (docs/benchmarks.md, "Instructions per
 # op"). In the lab (one VM):
 #
@@ -49,9 +50,17 @@ cleanup() {
 }
 trap cleanup EXIT
 one_rail=$'[rails]\nper_channel = 1'
+servers=0  # the message rows' servers too (their work is user space)
+[[ $row == lat || $row == rate ]] && servers=1
+if ((servers)); then
+  # The echo service's daemon under callgrind; callgrind_control dumps
+  # its counts since the dump before, as B.cg.1, B.cg.2, ...
+  LAB_RDMAD_PREFIX=(valgrind --tool=callgrind --callgrind-out-file="$work/B.cg")
+fi
 lab_start_rdmad "$work" B 7612 A 7611 info "$one_rail"
+unset LAB_RDMAD_PREFIX
 lab_start_rdmad "$work" A 7611 B 7612 info "$one_rail"
-for _ in $(seq 150); do
+for _ in $(seq 1200); do
   [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
   sleep 0.1
 done
@@ -70,27 +79,59 @@ counted() {
 }
 
 port=19500
-# perftest_run ITERS: the client's instructions.
+# perftest_run ITERS: the client's instructions, then the server's (under
+# callgrind too for the message rows; else "-").
 perftest_run() {
   port=$((port + 1))
-  "${pt[@]}" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$port" -F -n "$1" >"$work/pts.txt" 2>&1 &
+  local server_cmd=("${pt[@]}" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$port" -F -n "$1")
+  if ((servers)); then
+    counted "$work/pts_$1" "${server_cmd[@]}" >"$work/pts_$1.count" &
+  else
+    "${server_cmd[@]}" >"$work/pts_$1.txt" 2>&1 &
+  fi
   local server=$!
-  lab_wait_listen "$port" 60 "$server"
-  counted "$work/ptc_$1" "${pt[@]}" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$port" -F -n "$1" \
-    "$LAB_IP"
+  lab_wait_listen "$port" 120 "$server"
+  counted "$work/ptc_$1" "${server_cmd[@]}" "$LAB_IP"
   wait "$server"
+  if ((servers)); then cat "$work/pts_$1.count"; else echo -; fi
+}
+# dumped: the daemon's instructions since its last dump.
+dumps=0
+# shellcheck disable=SC2154 # pid_B: set by lab_start_rdmad
+dumped() {
+  callgrind_control -d "$pid_B" >/dev/null
+  dumps=$((dumps + 1))
+  for _ in $(seq 600); do
+    [[ -s $work/B.cg.$dumps ]] && break
+    sleep 0.1
+  done
+  awk '/^(summary|totals):/ {print $2; exit}' "$work/B.cg.$dumps"
 }
 # ours_run ITERS: rdmactl's instructions (valgrind slows its connect past
-# the default timeout).
+# the default timeout), then the daemon's over the run (or "-").
 ours_run() {
+  ((servers)) && dumped >/dev/null
   counted "$work/ours_$1" "$build/client/rdmactl" --connect-timeout 60000 \
     --socket "$work/A/rdmad.sock" --json bench B "${ours[@]}" --iters "$1"
+  if ((servers)); then dumped; else echo -; fi
 }
 
-per() { awk -v a="$1" -v b="$2" -v n="$((2 * n))" 'BEGIN {printf "%.0f", (b - a) / n}'; }
-p1=$(perftest_run "$n") p3=$(perftest_run "$((3 * n))")
-o1=$(ours_run "$n") o3=$(ours_run "$((3 * n))")
-pt_per=$(per "$p1" "$p3") ours_per=$(per "$o1" "$o3")
-lab_log "$row: user-space instructions per $unit at the client, runs of $n and $((3 * n))"
-printf '%-24s %10s\n' "${pt[0]} client" "$pt_per" "rdmactl" "$ours_per"
-printf '%-24s %+10d\n' "more" "$((ours_per - pt_per))"
+per() {
+  [[ $1 == - ]] && echo - && return
+  awk -v a="$1" -v b="$2" -v n="$((2 * n))" 'BEGIN {printf "%.0f", (b - a) / n}'
+}
+# Not in subshells: the port and the dump count go on between runs.
+perftest_run "$n" >"$work/p1"
+perftest_run "$((3 * n))" >"$work/p3"
+ours_run "$n" >"$work/o1"
+ours_run "$((3 * n))" >"$work/o3"
+mapfile -t p1 <"$work/p1"
+mapfile -t p3 <"$work/p3"
+mapfile -t o1 <"$work/o1"
+mapfile -t o3 <"$work/o3"
+lab_log "$row: user-space instructions per $unit, runs of $n and $((3 * n))"
+printf '%-30s %10s %10s\n' "" "perftest" "ours"
+printf '%-30s %10s %10s\n' "client (${pt[0]}; rdmactl)" \
+  "$(per "${p1[0]}" "${p3[0]}")" "$(per "${o1[0]}" "${o3[0]}")"
+printf '%-30s %10s %10s\n' "server (${pt[0]}; daemon B)" \
+  "$(per "${p1[1]}" "${p3[1]}")" "$(per "${o1[1]}" "${o3[1]}")"

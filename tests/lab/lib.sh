@@ -58,7 +58,9 @@ ${7:-}
 name = "$4"
 address = "$LAB_IP:$5"
 EOF
-  "${RDMAD_BUILD_DIR:-$LAB_ROOT/build}/daemon/rdmad" --config "$dir/$name.toml" 2>"$dir/$name.log" &
+  # LAB_RDMAD_PREFIX: an array the daemon runs under (valgrind, ...), if set.
+  "${LAB_RDMAD_PREFIX[@]+"${LAB_RDMAD_PREFIX[@]}"}" "${RDMAD_BUILD_DIR:-$LAB_ROOT/build}/daemon/rdmad" \
+    --config "$dir/$name.toml" 2>"$dir/$name.log" &
   eval "pid_$name=\$!"
 }
 
