@@ -52,10 +52,10 @@ trap cleanup EXIT
 one_rail=$'[rails]\nper_channel = 1'
 lab_start_rdmad "$work" B 7612 A 7611 info "$one_rail"
 lab_start_rdmad "$work" A 7611 B 7612 info "$one_rail"
-for _ in $(seq 150); do
-  [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
-  sleep 0.1
-done
+lab_await_echo "$work" A B || {
+  lab_log "by_process.sh: B's echo service did not start"
+  exit 1
+}
 
 # timed OUT CMD...: runs CMD (its output in OUT) and prints its CPU
 # seconds (user + system, getrusage).

@@ -60,10 +60,10 @@ fi
 lab_start_rdmad "$work" B 7612 A 7611 info "$one_rail"
 unset LAB_RDMAD_PREFIX
 lab_start_rdmad "$work" A 7611 B 7612 info "$one_rail"
-for _ in $(seq 1200); do
-  [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
-  sleep 0.1
-done
+lab_await_echo "$work" A B 120 || {
+  lab_log "instructions.sh: B's echo service did not start"
+  exit 1
+}
 # A daemon under callgrind answers its peer slowly: wait until A has B up.
 for _ in $(seq 300); do
   "$build/client/rdmactl" --socket "$work/A/rdmad.sock" --json peers 2>/dev/null |

@@ -177,13 +177,7 @@ nixlbench() {
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # await_echo CLIENT SERVER: CLIENT's socket is up and SERVER's echo service listens.
-await_echo() {
-  for _ in $(seq 150); do
-    [[ -S $work/$1/rdmad.sock ]] && grep -q "echo service: listening" "$work/$2.log" && return 0
-    sleep 0.1
-  done
-  fail "$2's echo service did not start"
-}
+await_echo() { lab_await_echo "$work" "$1" "$2" || fail "$2's echo service did not start"; }
 
 # --- the peer anchor, two vCPUs (--ucx) -------------------------------------------
 if ((ucx)); then

@@ -64,6 +64,18 @@ EOF
   eval "pid_$name=\$!"
 }
 
+# lab_await_echo DIR CLIENT SERVER [SECONDS]: waits until CLIENT's socket
+# (DIR/CLIENT/rdmad.sock) is up and SERVER's echo service listens (its log,
+# DIR/SERVER.log, says so); false after SECONDS (15).
+lab_await_echo() {
+  local tries=$((${4:-15} * 10)) i
+  for ((i = 0; i < tries; i++)); do
+    [[ -S $1/$2/rdmad.sock ]] && grep -q "echo service: listening" "$1/$3.log" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # True when the host or another node has given up on this run.
 lab_aborted() { [[ -e $LAB_RUN_DIR/abort ]]; }
 

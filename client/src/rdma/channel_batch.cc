@@ -101,6 +101,18 @@ void RdmaChannel::AddBatch(const std::shared_ptr<Batch>& batch) { batch->id = ba
 Status RdmaChannel::PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs,
                               ibv_sge* sges, size_t count, const BatchTotals& totals,
                               std::string_view notification) {
+  if (notification.empty() && count > 0 && count <= res_->send_depth - sq_outstanding_ &&
+      redo_.empty() && notes_out_.empty() && !batch->done) {
+    // The common case in a pipeline: one segment, posted at once, without
+    // the loop's waits, the notification and the finish below (a batch
+    // still in the queue is not done). A failed post failed the channel,
+    // and the batch with it.
+    if (PostSegment(*batch, 0, wrs, sges, count).ok()) {
+      batch->posting = false;
+      if (meter_ != nullptr) meter_->Batch(totals);
+    }
+    return Status::Ok();
+  }
   for (size_t posted = 0; posted < count && !batch->done;) {
     auto has_slot = [&] { return sq_outstanding_ < res_->send_depth; };
     if (!has_slot()) {

@@ -110,19 +110,6 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
   AddBatch(batch);
   first_written_ += prepared.totals_.written;
   first_read_ += prepared.totals_.read;
-  const size_t count = prepared.wrs_.size();
-  if (notification.empty() && count > 0 && count <= res_->send_depth - sq_outstanding_ &&
-      redo_.empty() && notes_out_.empty()) {
-    // The common case in a pipeline: one segment, posted at once (PostBatch
-    // without its waits, its notification and its finish, which a batch
-    // still in the queue cannot reach). A failed post failed the channel,
-    // and the batch with it.
-    if (PostSegment(*batch, 0, prepared.wrs_.data(), prepared.sges_.data(), count).ok()) {
-      batch->posting = false;
-      if (meter_ != nullptr) meter_->Batch(prepared.totals_);
-    }
-    return Status::Ok();
-  }
   Status started = PostBatch(lock, batch, prepared.wrs_.data(), prepared.sges_.data(),
                              prepared.wrs_.size(), prepared.totals_, notification);
   if (!started.ok()) {  // nothing started: Wait says why

@@ -27,16 +27,12 @@ lab_start_rdmad "$work" B "$port_b" A "$port_a" debug
 lab_start_rdmad "$work" A "$port_a" B "$port_b" debug
 cleanup() {
   set +e
-  kill $(jobs -p) 2>/dev/null
+  lab_kill_bg
   wait 2>/dev/null
   for n in A B; do sed "s/^/rdmad $n: /" "$work/$n.log" >&2; done
 }
 trap cleanup EXIT
-for _ in $(seq 100); do
-  [[ -S $work/A/rdmad.sock ]] && grep -q "echo service: listening" "$work/B.log" && break
-  sleep 0.1
-done
-grep -q "echo service: listening" "$work/B.log" || fail "B's echo service did not start"
+lab_await_echo "$work" A B 10 || fail "B's echo service did not start"
 
 # --- 1. connect ----------------------------------------------------------------
 ctl connect B | tee "$work/connect.txt"
