@@ -1,8 +1,7 @@
 """The helpers of tests/bench/by_process.sh (Python 3, standard library).
 
   by_process.py timed OUT CMD...    runs CMD, its output in OUT; prints its
-                                    CPU seconds (user + system, getrusage),
-                                    and writes its user seconds to OUT.user
+                                    CPU seconds (user + system, getrusage)
   by_process.py snap                CPU seconds of every live process by name
                                     (a kernel thread's "name/N" under name) and
                                     of the machine's busy time, as name=seconds,
@@ -27,8 +26,6 @@ def timed(out, cmd):
     with open(out, "w") as f:
         subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, check=False)
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with open(out + ".user", "w") as f:
-        f.write(f"{r.ru_utime:.6f}\n")
     print(f"{r.ru_utime + r.ru_stime:.6f}")
 
 
@@ -80,8 +77,6 @@ def table(short, long_, n, unit):
         ("daemon B, idle in perftest's runs", "perftest_daemon_B", None),
         ("ksoftirqd", "perftest_ksoftirqd", "ours_ksoftirqd"),
         ("the machine, busy", "perftest_" + MACHINE, "ours_" + MACHINE),
-        ("client, of it in user space", "perftest_client_user", "ours_client_user"),
-        ("server, of it in user space", "perftest_server_user", "ours_daemon_B_user"),
     ]
     print(f"{'us per ' + unit:36} {'perftest':>10} {'ours':>10} {'more':>8}")
     for name, p, o in rows:

@@ -62,23 +62,20 @@ lab_await_echo "$work" A B || {
 timed() { python3 "$here/by_process.py" timed "$@"; }
 snap() { python3 "$here/by_process.py" snap; }
 pid_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", ($14 + $15) / hz}' "/proc/$1/stat"; }
-pid_user() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f\n", $14 / hz}' "/proc/$1/stat"; }
-# daemons PREFIX A0 B0 U0: each daemon's CPU seconds since A0, B0, and daemon
-# B's user-space seconds since U0.
+# daemons PREFIX A0 B0: each daemon's CPU seconds since A0, B0.
 # shellcheck disable=SC2154 # pid_A, pid_B: set by lab_start_rdmad
 daemons() {
   echo "${1}daemon_A $(awk -v a="$2" -v b="$(pid_cpu "$pid_A")" 'BEGIN {printf "%.2f", b - a}')"
   echo "${1}daemon_B $(awk -v a="$3" -v b="$(pid_cpu "$pid_B")" 'BEGIN {printf "%.2f", b - a}')"
-  echo "${1}daemon_B_user $(awk -v a="$4" -v b="$(pid_user "$pid_B")" 'BEGIN {printf "%.2f", b - a}')"
 }
 
 port=19200
 # measure N: one run of N messages of perftest, then of ours; prints
 # "name seconds" lines.
 measure() {
-  local n=$1 k0 a0 b0 u0 server
+  local n=$1 k0 a0 b0 server
   port=$((port + 1))
-  a0=$(pid_cpu "$pid_A") b0=$(pid_cpu "$pid_B") u0=$(pid_user "$pid_B") k0=$(snap)
+  a0=$(pid_cpu "$pid_A") b0=$(pid_cpu "$pid_B") k0=$(snap)
   timed "$work/pts.txt" "${pt[@]}" -d "$LAB_DEV" -x "$LAB_GID_INDEX" -p "$port" -F -n "$n" \
     >"$work/pts.cpu" &
   server=$!
@@ -87,15 +84,12 @@ measure() {
     -p "$port" -F -n "$n" "$LAB_IP")"
   wait "$server"
   echo "perftest_server $(cat "$work/pts.cpu")"
-  echo "perftest_client_user $(cat "$work/ptc.txt.user")"
-  echo "perftest_server_user $(cat "$work/pts.txt.user")"
-  daemons perftest_ "$a0" "$b0" "$u0"
+  daemons perftest_ "$a0" "$b0"
   python3 "$here/by_process.py" kernel perftest_ "$k0" "$(snap)"
-  a0=$(pid_cpu "$pid_A") b0=$(pid_cpu "$pid_B") u0=$(pid_user "$pid_B") k0=$(snap)
+  a0=$(pid_cpu "$pid_A") b0=$(pid_cpu "$pid_B") k0=$(snap)
   echo "ours_client $(timed "$work/ours.json" "$build/client/rdmactl" --socket "$work/A/rdmad.sock" \
     --json bench B "${ours[@]}" --iters "$n")"
-  echo "ours_client_user $(cat "$work/ours.json.user")"
-  daemons ours_ "$a0" "$b0" "$u0"
+  daemons ours_ "$a0" "$b0"
   python3 "$here/by_process.py" kernel ours_ "$k0" "$(snap)"
 }
 
