@@ -251,32 +251,11 @@ class RdmaChannel final : public AbortableChannel {
     LazyDeadline read = LazyDeadline::At(deadline);
     return WaitFor(lock, done, read, side);
   }
-  void Sleep(Lock& lock, Deadline deadline);
-  // Sleep without a deadline on a blocking completion channel: one read of
-  // it, as perftest's -e waits (no epoll set, no eventfd). What must wake it
-  // without a completion raises one (WakeBlockedSleeper). The CQ is armed
-  // again as the event is taken, so that the caller's Drain after it sees
-  // what came before, and the next sleep reads at once (cq_armed_).
-  void SleepInRead(Lock& lock);
-  // Requests the CQ's next event (mu_ held); false, the channel failed, if
-  // it cannot be.
-  bool ArmCq();
-  // A completion soon for a thread in SleepInRead (mu_ held): a zero-length
-  // RDMA WRITE, or with `broken` (the channel failed) the QP to ERR, which
-  // flushes what it holds, and a flushed WRITE if it holds nothing.
-  void WakeBlockedSleeper(bool broken);
   void TellPeerClosed(Lock& lock);
-  // Waits on cv_ until notified or `until` (none: no limit), counted in
-  // cv_waiters_ so that NotifyWaiters wakes only when someone waits (mu_
-  // held through lock).
-  void WaitOnCv(Lock& lock, Deadline until);
+  // Wakes the threads in WaitOnCv, if there are any (mu_ held).
   void NotifyWaiters() {
     if (cv_waiters_ > 0) cv_.notify_all();
   }
-  bool MakeWakeFd();
-  bool HasDoorbell();  // a group member's doorbell, made at its first need
-  int SleepSet();
-  void LeaveSleepSet();  // the completion channel out of SleepSet's set
   int Drain();
   void OnCompletion(const ibv_wc& wc);
   void OnReceive(const ibv_wc& wc);
@@ -310,6 +289,32 @@ class RdmaChannel final : public AbortableChannel {
   Status CompletionError(const ibv_wc& wc) const;
   // Credits, slots, rendezvous and pool counts, for the debug log (mu_ held).
   std::string StateForLog() const;
+
+  // channel_sleep.cc: sleeps.
+  // Arms the CQ and sleeps until a completion, a wake, a group member's
+  // doorbell or the deadline (mu_ held through lock, let go while asleep).
+  void Sleep(Lock& lock, Deadline deadline);
+  // Sleep without a deadline on a blocking completion channel: one read of
+  // it, as perftest's -e waits (no epoll set, no eventfd). What must wake it
+  // without a completion raises one (WakeBlockedSleeper). The CQ is armed
+  // again as the event is taken, so that the caller's Drain after it sees
+  // what came before, and the next sleep reads at once (cq_armed_).
+  void SleepInRead(Lock& lock);
+  // Requests the CQ's next event (mu_ held); false, the channel failed, if
+  // it cannot be.
+  bool ArmCq();
+  // A completion soon for a thread in SleepInRead (mu_ held): a zero-length
+  // RDMA WRITE, or with `broken` (the channel failed) the QP to ERR, which
+  // flushes what it holds, and a flushed WRITE if it holds nothing.
+  void WakeBlockedSleeper(bool broken);
+  // Waits on cv_ until notified or `until` (none: no limit), counted in
+  // cv_waiters_ so that NotifyWaiters wakes only when someone waits (mu_
+  // held through lock).
+  void WaitOnCv(Lock& lock, Deadline until);
+  bool MakeWakeFd();
+  bool HasDoorbell();  // a group member's doorbell, made at its first need
+  int SleepSet();
+  void LeaveSleepSet();  // the completion channel out of SleepSet's set
 
   // channel_events.cc: the completion fd.
   // Something waits for the application (mu_ held): a whole message, a
