@@ -32,8 +32,7 @@ constexpr auto kSleepWithoutWake = std::chrono::milliseconds(50);  // MakeWakeFd
 // rails with work requests out (a second at most then: a busy rail's port
 // is looked at once a second).
 void RdmaChannel::Sleep(Lock& lock, Deadline deadline) {
-  const bool rails_busy =
-      std::any_of(rails_.begin(), rails_.end(), [](const auto& r) { return r->outstanding > 0; });
+  const bool rails_busy = RailsBusy();
   if (!deadline && res_->blocking_events && !rails_busy) {  // never a group member's
     SleepInRead(lock);
     return;
