@@ -30,6 +30,10 @@ using std::chrono::milliseconds;
 constexpr milliseconds kFirstRescan{100};
 constexpr milliseconds kSecondRescan{600};
 constexpr milliseconds kSafetyRescan{10000};
+// A device sysfs lists but verbs cannot probe yet is held back this long,
+// rescanned every kProbeRetry (see ProbeWait).
+constexpr milliseconds kProbeGrace{2000};
+constexpr milliseconds kProbeRetry{50};
 
 int OpenNetlink(int protocol, uint32_t groups) {
   int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, protocol);
@@ -99,6 +103,7 @@ DeviceMonitor::DeviceMonitor(std::string sysfs_root, InventoryListener* listener
     : sysfs_root_(std::move(sysfs_root)),
       listener_(listener),
       use_verbs_(use_verbs),
+      probe_wait_(kProbeGrace),
       inventory_(std::make_shared<const Inventory>()) {}
 
 DeviceMonitor::~DeviceMonitor() {
@@ -115,8 +120,9 @@ Status DeviceMonitor::Start() {
   if (rtnl_fd_ < 0) spdlog::warn("device monitor: no rtnetlink socket ({})", std::strerror(errno));
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return Status::FromErrno(errno, "eventfd");
-  Rescan();  // subscribed first, then enumerated
-  thread_ = std::thread([this] { Loop(); });
+  bool waiting = Rescan();  // subscribed first, then enumerated
+  started_ = true;
+  thread_ = std::thread([this, waiting] { Loop(waiting); });
   return Status::Ok();
 }
 
@@ -142,12 +148,12 @@ std::optional<std::vector<GidEntry>> DeviceMonitor::GidTable(const std::string& 
   return QueryGidTable(it->second, port, node_type);
 }
 
-void DeviceMonitor::Rescan() {
+bool DeviceMonitor::Rescan() {
   if (use_verbs_) OpenListedContexts();  // first, so a new device's GIDs come from verbs too
   auto scanned = ReadSysfsInventory(sysfs_root_, use_verbs_ ? this : nullptr);
   if (!scanned.ok()) {
     spdlog::warn("device rescan failed: {}", scanned.status().message());
-    return;
+    return false;
   }
   // A device being unregistered counts as removed while sysfs still lists
   // it; once sysfs does not, a device of that name is a new one.
@@ -169,23 +175,44 @@ void DeviceMonitor::Rescan() {
   }
   auto changes = DiffInventory(*before, *next);
   for (const InventoryChange& c : changes) spdlog::info("device change: {}", c.message);
-  if (!changes.empty() || before->devices.empty() != next->devices.empty()) {
-    listener_->OnInventory(next, changes);
-  }
+  // Facts no change names (a device's verbs facts, once it could be probed)
+  // reach the listener too.
+  if (!changes.empty() || before->devices != next->devices) listener_->OnInventory(next, changes);
+  return probe_wait_.holding(Steady::now());
 }
 
 void DeviceMonitor::Probe(Inventory* inventory) {
   if (!use_verbs_) return;
-  for (DeviceInfo& device : inventory->devices) {
+  std::set<std::string> listed;
+  auto now = Steady::now();
+  std::erase_if(inventory->devices, [&](DeviceInfo& device) {
+    listed.insert(device.name);
     auto it = contexts_.find(device.name);
     Status probed = it == contexts_.end()
                         ? Status::NotFound("libibverbs does not list " + device.name)
                         : ProbeVerbsWith(it->second, &device);
-    if (!probed.ok()) {
-      spdlog::warn("device {}: verbs probe failed ({}); using sysfs facts only", device.name,
-                   probed.message());
+    if (probed.ok()) {
+      probe_wait_.Probed(device.name);
+      return false;
     }
-  }
+    bool warn = false;
+    switch (probe_wait_.Failed(device.name, now, &warn)) {
+      case ProbeWait::Verdict::kHoldBack:
+        // The first scan lists everything, so the daemon starts with every
+        // device it can see; quick rescans still complete the facts.
+        spdlog::debug("device {}: {} until verbs can probe it ({})", device.name,
+                      started_ ? "not listed" : "sysfs facts only", probed.message());
+        return started_;
+      case ProbeWait::Verdict::kListUnprobed:
+        if (warn) {
+          spdlog::warn("device {}: verbs probe failed for {} ms ({}); listed with sysfs facts only",
+                       device.name, kProbeGrace.count(), probed.message());
+        }
+        return false;
+    }
+    return false;
+  });
+  probe_wait_.Keep(listed);
 }
 
 void DeviceMonitor::OpenListedContexts() {
@@ -299,8 +326,8 @@ bool DeviceMonitor::PollOnce(std::chrono::milliseconds timeout, bool* stop) {
   return triggered;
 }
 
-void DeviceMonitor::Loop() {
-  auto next_scan = Steady::time_point::max();
+void DeviceMonitor::Loop(bool rescan_soon) {
+  auto next_scan = rescan_soon ? Steady::now() + kProbeRetry : Steady::time_point::max();
   auto second_scan = Steady::time_point::max();
   auto safety_scan = Steady::now() + kSafetyRescan;
   for (;;) {
@@ -318,7 +345,7 @@ void DeviceMonitor::Loop() {
     if (now >= second_scan) second_scan = Steady::time_point::max();
     next_scan = Steady::time_point::max();
     safety_scan = now + kSafetyRescan;
-    Rescan();
+    if (Rescan()) next_scan = Steady::now() + kProbeRetry;
   }
 }
 

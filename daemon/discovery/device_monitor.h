@@ -30,6 +30,7 @@
 
 #include "daemon/discovery/inventory.h"
 #include "daemon/discovery/inventory_diff.h"
+#include "daemon/discovery/probe_wait.h"
 #include "daemon/discovery/sysfs_reader.h"
 #include "rdmad/status.h"
 
@@ -65,8 +66,10 @@ class DeviceMonitor : private GidTableSource {
   std::shared_ptr<const Inventory> current() const;
 
  private:
-  void Loop();
-  void Rescan();
+  void Loop(bool rescan_soon);
+  // Returns whether a device waits for verbs to probe it (ProbeWait; held
+  // back after the first scan); the loop then rescans again soon.
+  bool Rescan();
   // GidTableSource: from the device's open context, if any.
   std::optional<std::vector<GidEntry>> GidTable(const std::string& device, const PortInfo& port,
                                                 NodeType node_type) const override;
@@ -75,6 +78,8 @@ class DeviceMonitor : private GidTableSource {
   void OpenListedContexts();
   // Closes the contexts of devices no longer in inventory.
   void CloseGoneContexts(const Inventory& inventory);
+  // Completes the devices with verbs facts; leaves out the ones ProbeWait
+  // holds back.
   void Probe(Inventory* inventory);
   // Waits up to timeout; returns whether something calls for a rescan.
   bool PollOnce(std::chrono::milliseconds timeout, bool* stop);
@@ -98,6 +103,8 @@ class DeviceMonitor : private GidTableSource {
   // channels fail and their users let go (rxe and siw wait for every user
   // before `rdma link delete` finishes). Monitor thread only.
   std::set<std::string> unregistering_;
+  ProbeWait probe_wait_;  // monitor thread only
+  bool started_ = false;  // after the first scan; set before the thread starts
   mutable std::mutex mu_;
   std::shared_ptr<const Inventory> inventory_;  // guarded by mu_
 };
