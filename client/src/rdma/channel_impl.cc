@@ -24,7 +24,6 @@ namespace rdmad::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kPollBatch = 16;
 constexpr auto kCloseGrace = std::chrono::seconds(1);  // Close: time to deliver CLOSE
 // Close: time for the peer to READ the rendezvous pieces of our last messages.
 constexpr auto kFlushGrace = std::chrono::seconds(5);
@@ -232,6 +231,10 @@ int RdmaChannel::Drain() {
     if (!more) break;
   }
   draining_ = false;
+  return AfterDrain(total, reposted);
+}
+
+int RdmaChannel::AfterDrain(int total, bool reposted) {
   if (!rails_.empty()) total += PollRails();
   if (total > 0 || reposted) MaybeSendCredits();
   if (total > 0) {
@@ -294,32 +297,40 @@ void RdmaChannel::OnSendCovered(const ibv_wc& wc) {
 }
 
 void RdmaChannel::OnReceive(const ibv_wc& wc) {
-  uint32_t slot = WrIdIndex(wc.wr_id);
+  if (std::optional<Imm> imm = AcceptReceive(wc)) OnReceived(wc, *imm);
+}
+
+std::optional<Imm> RdmaChannel::AcceptReceive(const ibv_wc& wc) {
   std::optional<Imm> imm;
   if (wc.wc_flags & IBV_WC_WITH_IMM) imm = DecodeImm(ntohl(wc.imm_data));
   if (!imm) {
     Fail(Status(StatusCode::kDataLoss,
                 "RDMA channel: malformed message from the peer (immediate data)"));
-    return;
+    return std::nullopt;
   }
   if (!credits_.OnCreditsReturned(imm->credits, remote_.ring_slots)) {
     Fail(Status(StatusCode::kDataLoss,
                 "RDMA channel: the peer returned more credits than its ring holds"));
-    return;
+    return std::nullopt;
   }
   if (imm->done > 0) OnRndvDone(imm->done);
+  return imm;
+}
+
+void RdmaChannel::OnReceived(const ibv_wc& wc, const Imm& imm) {
+  uint32_t slot = WrIdIndex(wc.wr_id);
   Fragment f;
   f.slot = slot;
-  switch (imm->type) {
+  switch (imm.type) {
     case MessageType::kData:
       f.len = wc.byte_len;
-      f.first = imm->first;
-      f.last = imm->last;
+      f.first = imm.first;
+      f.last = imm.last;
       ready_.push_back(f);
-      if (imm->last) signal_.Notify();
+      if (imm.last) signal_.Notify();
       break;
     case MessageType::kCredit: Repost(slot); break;
-    case MessageType::kRndv: OnRndvFragment(wc, slot, *imm); break;
+    case MessageType::kRndv: OnRndvFragment(wc, slot, imm); break;
     case MessageType::kNotify:
       f.len = wc.byte_len;
       notes_.push_back(f);

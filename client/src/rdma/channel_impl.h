@@ -81,6 +81,8 @@ std::chrono::microseconds SpinTimeFor(uint32_t spin_us, int cpus);
 // that cost more than a look at the CQ, and each look waited for one.
 inline constexpr uint32_t kLooksPerClock = 128;
 bool SpinStep(uint32_t* steps);
+// Completions taken from the CQ per ibv_poll_cq.
+inline constexpr int kPollBatch = 16;
 
 // Recv and RecvInto copy a fragment this small out of its slot under the
 // lock: releasing and taking it again costs more.
@@ -175,10 +177,11 @@ class RdmaChannel final : public AbortableChannel {
   // Tests: the receives posted (the ring's slots less those holding a
   // message or waiting to be reposted).
   uint32_t PostedReceivesForTesting() const;
-  // Tests: how often the CQ was armed and drained so far, and how often a
-  // wait slept in a read of the completion channel.
+  // Tests: how often the CQ was armed and drained so far, how often a
+  // wait slept in a read of the completion channel, and how many messages
+  // RecvInto took at a wake-up (RecvAtWake).
   struct WaitCounts {
-    uint64_t arms = 0, drains = 0, reads = 0;
+    uint64_t arms = 0, drains = 0, reads = 0, taken_at_wake = 0;
   };
   WaitCounts WaitCountsForTesting() const;
   // Tests: the completion channel is in the epoll set of timed sleeps.
@@ -257,8 +260,16 @@ class RdmaChannel final : public AbortableChannel {
     if (cv_waiters_ > 0) cv_.notify_all();
   }
   int Drain();
+  // The end of a drain, once its `total` completions are processed: credits,
+  // waiters, rails and batch work. Returns total with the rails' ones.
+  int AfterDrain(int total, bool reposted);
   void OnCompletion(const ibv_wc& wc);
+  // A receive completion: AcceptReceive takes its immediate's credits and
+  // done count (nullopt, the channel failed, if it is malformed), then
+  // OnReceived files the message by type.
   void OnReceive(const ibv_wc& wc);
+  std::optional<Imm> AcceptReceive(const ibv_wc& wc);
+  void OnReceived(const ibv_wc& wc, const Imm& imm);
   void OnSendCovered(const ibv_wc& wc);
   void Repost(uint32_t slot);
   bool PostSlot(uint32_t slot);  // false when closed, failed or the post failed
@@ -388,6 +399,13 @@ class RdmaChannel final : public AbortableChannel {
   // giving that back once they are copied (mu_ held for both).
   const uint8_t* FragmentBytes(const Fragment& f) const;
   void Release(const Fragment& f);
+  // channel_recv_into.cc: RecvInto's wait for one eager message (mu_ held,
+  // ready_ empty; LeanRecvOk): the CQ polled, spun on and slept on here,
+  // and a lone whole message copied from its slot to dst at once. nullopt
+  // when anything else turns up: processed as Drain would, and left to the
+  // general path.
+  bool LeanRecvOk(const LazyDeadline& deadline) const;
+  std::optional<StatusOr<size_t>> RecvAtWake(Lock& lock, uint8_t* dst, size_t max_len);
   // Closing (mu_ held): the peer's descriptors not yet read never will be;
   // they are owed back as done (READs in flight count when they complete).
   void DropUnreadRndv();

@@ -10,9 +10,12 @@
 // fragment. A message longer than max_len has its tail read into chunks
 // and dropped.
 
+#include <infiniband/verbs.h>
+
 #include <algorithm>
 #include <cstring>
 
+#include "client/src/client_log.h"
 #include "client/src/rdma/channel_impl.h"
 #include "client/src/recv_into.h"
 
@@ -36,6 +39,9 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
     return Channel::RecvInto(region, offset, max_len, timeout);
   }
   uint8_t* dst = region.data() + offset;
+  if (ready_.empty() && LeanRecvOk(deadline)) {
+    if (auto taken = RecvAtWake(lock, dst, max_len)) return *std::move(taken);
+  }
   const uint64_t dst_iova = (*own)->iova() + offset;
   size_t got = 0;          // the message's bytes so far
   bool started = false;    // a fragment of the message is taken
@@ -100,6 +106,76 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
       if (got > max_len) return RecvIntoTooLong(got, max_len);
       return got;
     }
+  }
+}
+
+// Not with a deadline (its clock, its timer), a completion group (a CQ
+// shared), rails (theirs to poll too) or the debug log's report of long
+// waits: WaitFor does those.
+bool RdmaChannel::LeanRecvOk(const LazyDeadline& deadline) const {
+  return deadline.forever() && res_->group == nullptr && res_->blocking_events && rails_.empty() &&
+         !ClientLog().should_log(spdlog::level::debug);
+}
+
+// What WaitFor, Drain, OnReceive and Release do for one message, less
+// their generality: the ready queue, the predicate, a second drain after
+// the wake-up and a second credit check. Spins as WaitFor does (spin_,
+// kLooksPerClock looks before the first clock read), then sleeps in a read.
+std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, uint8_t* dst, size_t max_len) {
+  bool spinning = spin_.count() > 0;
+  uint32_t steps = 0;
+  std::optional<Clock::time_point> spin_end;
+  for (;;) {
+    if (Status usable = Usable(Side::kRecv); !usable.ok()) return StatusOr<size_t>(usable);
+    ++wait_counts_.drains;
+    const bool reposted = RepostDeferred();
+    ibv_wc wc[kPollBatch];
+    const int n = ibv_poll_cq(res_->cq, kPollBatch, wc);
+    if (n < 0) {
+      Fail(Status::Unavailable("ibv_poll_cq failed on " + local_.device));
+      continue;  // Usable says so
+    }
+    drain_now_ns_ = 0;
+    if (n == 1 && WrIdKind(wc[0].wr_id) == WrKind::kRecv && wc[0].status == IBV_WC_SUCCESS) {
+      --recv_posted_;
+      std::optional<Imm> imm = AcceptReceive(wc[0]);
+      if (!imm) continue;  // failed the channel
+      if (imm->type == MessageType::kData && imm->first && imm->last && wc[0].byte_len <= max_len) {
+        const uint32_t slot = WrIdIndex(wc[0].wr_id);
+        const uint8_t* src = res_->slot(slot);
+        const size_t len = wc[0].byte_len;
+        CopyOutOfSlot(lock, len, [&] { std::memcpy(dst, src, len); });
+        DeferRepost(slot);
+        AfterDrain(1, reposted);
+        ++wait_counts_.taken_at_wake;
+        return StatusOr<size_t>(len);
+      }
+      draining_ = true;
+      OnReceived(wc[0], *imm);
+      draining_ = false;
+      AfterDrain(1, reposted);
+      return std::nullopt;
+    }
+    if (n > 0) {
+      draining_ = true;
+      for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+      draining_ = false;
+    }
+    AfterDrain(n, reposted);
+    if (n > 0 || !ready_.empty() || poller_) return std::nullopt;
+    if (spinning) {
+      lock.unlock();
+      const bool clock = SpinStep(&steps);
+      lock.lock();
+      if (clock) {
+        const auto now = Clock::now();
+        if (!spin_end) spin_end = now + spin_;
+        spinning = now < *spin_end;
+      }
+      continue;
+    }
+    SleepInRead(lock);
+    if (!ready_.empty()) return std::nullopt;  // its drain before the read found some
   }
 }
 
