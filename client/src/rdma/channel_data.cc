@@ -17,6 +17,7 @@
 #include <infiniband/verbs.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "client/src/rdma/channel_impl.h"
@@ -180,6 +181,14 @@ Status RdmaChannel::PostFragment(const uint8_t* data, uint32_t len, const RdmaMe
 StatusOr<std::vector<uint8_t>> RdmaChannel::Recv(std::chrono::milliseconds timeout) {
   LazyDeadline deadline(timeout);
   Lock lock(mu_);
+  if (!in_message_ && ready_.empty() && LeanRecvOk(deadline)) {
+    std::vector<uint8_t> message;
+    if (auto taken = RecvAtWake(lock, deadline, nullptr, SIZE_MAX, &message)) {
+      if (!taken->ok()) return taken->status();
+      last_message_size_ = message.size();
+      return message;
+    }
+  }
   for (;;) {
     RDMAD_RETURN_IF_ERROR(Usable(Side::kRecv));
     if (ready_.empty()) {

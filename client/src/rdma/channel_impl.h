@@ -399,13 +399,15 @@ class RdmaChannel final : public AbortableChannel {
   // giving that back once they are copied (mu_ held for both).
   const uint8_t* FragmentBytes(const Fragment& f) const;
   void Release(const Fragment& f);
-  // channel_recv_into.cc: RecvInto's wait for one eager message (mu_ held,
-  // ready_ empty; LeanRecvOk): the CQ polled, spun on and slept on here,
-  // and a lone whole message copied from its slot to dst at once. nullopt
-  // when anything else turns up: processed as Drain would, and left to the
-  // general path.
+  // channel_recv_into.cc: Recv's and RecvInto's wait for one eager message
+  // (mu_ held, ready_ empty, not in a message; LeanRecvOk): the CQ polled,
+  // spun on and slept on here until the deadline, and a lone whole message
+  // copied from its slot at once, to dst (up to max_len bytes) or, with
+  // out, into *out. nullopt when anything else turns up: processed as Drain
+  // would, and left to the general path (with the deadline as read).
   bool LeanRecvOk(const LazyDeadline& deadline) const;
-  std::optional<StatusOr<size_t>> RecvAtWake(Lock& lock, uint8_t* dst, size_t max_len);
+  std::optional<StatusOr<size_t>> RecvAtWake(Lock& lock, LazyDeadline& deadline, uint8_t* dst,
+                                             size_t max_len, std::vector<uint8_t>* out);
   // Closing (mu_ held): the peer's descriptors not yet read never will be;
   // they are owed back as done (READs in flight count when they complete).
   void DropUnreadRndv();

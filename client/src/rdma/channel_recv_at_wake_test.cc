@@ -1,12 +1,13 @@
 // Copyright rdmad authors. SPDX-License-Identifier: Apache-2.0
 //
-// RecvInto without a deadline on the lab's device (RdmaChannel::RecvAtWake):
-// the streaming receiver's own wait, which copies a lone whole message from
-// its slot at the wake-up, and leaves everything else (rendezvous pieces,
-// notifications, a message too long, the peer's CLOSE, a second receiving
-// thread) to the general path without losing or reordering anything. Run
-// on one vCPU (lab.rdma_channel: no spin) and on two (the spin before the
-// sleep, as on any multi-core host).
+// Recv and RecvInto on the lab's device, in their own wait for a message
+// (RdmaChannel::RecvAtWake): the streaming receiver's, which copies a lone
+// whole message from its slot at the wake-up and leaves everything else
+// (rendezvous pieces, notifications, a message too long, the peer's CLOSE,
+// a second receiving thread, the deadline) to the general path without
+// losing or reordering anything. Without a deadline and with one; on one
+// vCPU (lab.rdma_channel: no spin) and on two (the spin before the sleep,
+// as on any multi-core host).
 
 #include <algorithm>
 #include <atomic>
@@ -26,7 +27,11 @@ namespace {
 
 using namespace lab;
 
-class DeviceLabRdmaRecvAtWakeTest : public DeviceLabRdmaChannelTest {
+// Each test without a deadline (a sleep in one read) and with one (a
+// sleep with a timer).
+class DeviceLabRdmaRecvAtWakeTest
+    : public DeviceLabRdmaChannelTest,
+      public ::testing::WithParamInterface<std::chrono::milliseconds> {
  protected:
   static RdmaChannel& Impl(Channel& c) { return dynamic_cast<RdmaChannel&>(c); }
 
@@ -44,23 +49,33 @@ class DeviceLabRdmaRecvAtWakeTest : public DeviceLabRdmaChannelTest {
     if (b_) b_->Close();
   }
 
-  StatusOr<size_t> RecvForever(size_t max_len) {
-    return b_->RecvInto(*region_, 0, max_len, kForever);
+  StatusOr<size_t> Take(size_t max_len) { return b_->RecvInto(*region_, 0, max_len, GetParam()); }
+  // The next message by Recv, copied to buf_ as RecvInto would.
+  StatusOr<size_t> TakeByRecv() {
+    auto got = b_->Recv(GetParam());
+    if (!got.ok()) return got.status();
+    std::copy(got->begin(), got->end(), buf_.begin());
+    return got->size();
   }
+  // Recv for odd i, RecvInto for even.
+  StatusOr<size_t> TakeEitherWay(size_t i) { return i % 2 ? TakeByRecv() : Take(buf_.size()); }
 
+  // At debug level every wait takes the general path (WaitFor reports a
+  // long one): these tests run at info.
+  ScopedClientLogLevel info_{LogLevel::kInfo};
   std::vector<uint8_t> buf_;
   std::unique_ptr<MemoryRegion> region_;
 };
 
 // A receiver asleep for every message (a sender that waits until it took
 // the one before) takes each at its wake-up, straight from the slot: per
-// message one read of the completion channel, one arming and two looks at
-// the CQ (before it sleeps and after).
-TEST_F(DeviceLabRdmaRecvAtWakeTest, ASleepingReceiverTakesEachMessageAtItsWakeUp) {
+// message one sleep (without a deadline, one read of the completion
+// channel), one arming and two looks at the CQ (before it sleeps and
+// after; a sleep with a timer looks once more).
+TEST_P(DeviceLabRdmaRecvAtWakeTest, ASleepingReceiverTakesEachMessageAtItsWakeUp) {
   RdmaPlan plan = plan_;
   plan.spin_us = 0;  // a spin looks at the CQ as often as it can
   ASSERT_NO_FATAL_FAILURE(Start(plan));
-  ScopedClientLogLevel info(LogLevel::kInfo);  // at debug, waits report with a deadline
   constexpr uint32_t kMessages = 60;
   std::atomic<uint32_t> received{0};
   auto sender = std::async(std::launch::async, [&] {
@@ -76,7 +91,7 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, ASleepingReceiverTakesEachMessageAtItsWakeUp
   RdmaChannel& receiver = Impl(*b_);
   const RdmaChannel::WaitCounts before = receiver.WaitCountsForTesting();
   for (uint32_t i = 0; i < kMessages; ++i) {
-    StatusOr<size_t> got = RecvForever(buf_.size());
+    StatusOr<size_t> got = TakeEitherWay(i);
     ASSERT_TRUE(got.ok()) << "message " << i << ": " << got.status().ToString();
     uint32_t seen = 0;
     std::memcpy(&seen, buf_.data(), sizeof(seen));
@@ -86,14 +101,16 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, ASleepingReceiverTakesEachMessageAtItsWakeUp
   const RdmaChannel::WaitCounts after = receiver.WaitCountsForTesting();
   ASSERT_TRUE(sender.get().ok());
   EXPECT_EQ(after.taken_at_wake - before.taken_at_wake, kMessages);
-  EXPECT_EQ(after.reads - before.reads, kMessages);
+  EXPECT_EQ(after.reads - before.reads, GetParam() == kForever ? kMessages : 0);
   EXPECT_LE(after.arms - before.arms, kMessages + 1);
-  EXPECT_LE(after.drains - before.drains, 2 * kMessages + 2);
+  // A sleep with a timer looks once more, after arming (Sleep).
+  const uint32_t looks = GetParam() == kForever ? 2 : 3;
+  EXPECT_LE(after.drains - before.drains, looks * kMessages + 2);
 }
 
 // Eager messages of every size up to a slot, rendezvous ones, a message
 // in two fragments, and notifications in between: each in order, intact.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, TakesEveryKindOfMessageInOrder) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, TakesEveryKindOfMessageInOrder) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
   const std::vector<size_t> sizes = {0,    1,     8,    48,     49,   256, 257, 4095,
                                      4096, 4097,  8192, 300000, 8,    0,   1,   70000,
@@ -112,7 +129,7 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, TakesEveryKindOfMessageInOrder) {
     return Status::Ok();
   });
   for (size_t i = 0; i < sizes.size(); ++i) {
-    StatusOr<size_t> got = RecvForever(buf_.size());
+    StatusOr<size_t> got = TakeEitherWay(i);
     if (!got.ok() || *got != sizes[i]) failed = true;
     ASSERT_TRUE(got.ok()) << "message " << i << ": " << got.status().ToString();
     ASSERT_EQ(*got, sizes[i]) << "message " << i;
@@ -130,7 +147,7 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, TakesEveryKindOfMessageInOrder) {
 
 // Many small messages one way, the receiver answering every 64th: every
 // credit comes back (no sender is left waiting) and nothing is lost.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, AStreamOfSmallMessagesKeepsItsCreditsFlowing) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, AStreamOfSmallMessagesKeepsItsCreditsFlowing) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
   constexpr uint32_t kMessages = 20000;
   auto sender = std::async(std::launch::async, [&] {
@@ -147,7 +164,7 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, AStreamOfSmallMessagesKeepsItsCreditsFlowing
     return Status::Ok();
   });
   for (uint32_t i = 0; i < kMessages; ++i) {
-    StatusOr<size_t> got = RecvForever(buf_.size());
+    StatusOr<size_t> got = TakeEitherWay(i);
     ASSERT_TRUE(got.ok()) << "message " << i << ": " << got.status().ToString();
     ASSERT_EQ(*got, sizeof(i));
     uint32_t value = 0;
@@ -165,7 +182,7 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, AStreamOfSmallMessagesKeepsItsCreditsFlowing
 
 // A message longer than max_len: OUT_OF_RANGE with its head kept, and the
 // next one is received whole.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, AMessageTooLongIsCutAndTheNextOneArrives) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, AMessageTooLongIsCutAndTheNextOneArrives) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
   std::vector<uint8_t> longer = Pattern(3000, 7), next = Pattern(500, 8);
   auto sender = std::async(std::launch::async, [&] {
@@ -173,10 +190,10 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, AMessageTooLongIsCutAndTheNextOneArrives) {
     Status s = a_->Send(longer.data(), longer.size());
     return s.ok() ? a_->Send(next.data(), next.size()) : s;
   });
-  StatusOr<size_t> cut = RecvForever(1000);
+  StatusOr<size_t> cut = Take(1000);
   EXPECT_EQ(cut.status().code(), StatusCode::kOutOfRange) << cut.status().ToString();
   EXPECT_TRUE(std::equal(longer.begin(), longer.begin() + 1000, buf_.begin()));
-  StatusOr<size_t> got = RecvForever(1000);
+  StatusOr<size_t> got = Take(1000);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_EQ(*got, next.size());
   EXPECT_TRUE(std::equal(next.begin(), next.end(), buf_.begin()));
@@ -185,14 +202,15 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, AMessageTooLongIsCutAndTheNextOneArrives) {
 
 // Two threads waiting at once: one sleeps on the completion channel, the
 // other on the channel's condition variable; each gets one message.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, TwoWaitingThreadsEachGetAMessage) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, TwoWaitingThreadsEachGetAMessage) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
   std::vector<uint8_t> second(1 << 20);
   auto second_region = b_->RegisterMemory(second.data(), second.size());
   ASSERT_TRUE(second_region.ok()) << second_region.status().ToString();
-  auto one = std::async(std::launch::async, [&] { return RecvForever(buf_.size()); });
-  auto two = std::async(std::launch::async,
-                        [&] { return b_->RecvInto(**second_region, 0, second.size(), kForever); });
+  auto one = std::async(std::launch::async, [&] { return Take(buf_.size()); });
+  auto two = std::async(std::launch::async, [&] {
+    return b_->RecvInto(**second_region, 0, second.size(), GetParam());
+  });
   std::this_thread::sleep_for(300ms);  // both asleep
   ASSERT_TRUE(a_->Send("first", 5).ok());
   ASSERT_TRUE(a_->Send("second!", 7).ok());
@@ -208,30 +226,58 @@ TEST_F(DeviceLabRdmaRecvAtWakeTest, TwoWaitingThreadsEachGetAMessage) {
 
 // The peer's close ends a RecvInto asleep without a deadline (UNAVAILABLE),
 // after the message sent before it.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, ThePeersCloseEndsASleepingRecvInto) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, ThePeersCloseEndsASleepingRecvInto) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
   ASSERT_TRUE(a_->Send("last", 4).ok());
   auto peer_closed = std::async(std::launch::async, [&] {
     std::this_thread::sleep_for(300ms);
     a_->Close();
   });
-  StatusOr<size_t> last = RecvForever(buf_.size());
+  StatusOr<size_t> last = Take(buf_.size());
   ASSERT_TRUE(last.ok()) << last.status().ToString();
   EXPECT_EQ(*last, 4u);
-  StatusOr<size_t> after = RecvForever(buf_.size());
+  StatusOr<size_t> after = Take(buf_.size());
   EXPECT_EQ(after.status().code(), StatusCode::kUnavailable) << after.status().ToString();
   peer_closed.get();
 }
 
 // Close wakes this side's RecvInto asleep without a deadline: CANCELLED.
-TEST_F(DeviceLabRdmaRecvAtWakeTest, CloseEndsASleepingRecvInto) {
+TEST_P(DeviceLabRdmaRecvAtWakeTest, CloseEndsASleepingRecvInto) {
   ASSERT_NO_FATAL_FAILURE(Start(plan_));
-  auto blocked = std::async(std::launch::async, [&] { return RecvForever(buf_.size()); });
+  auto blocked = std::async(std::launch::async, [&] { return Take(buf_.size()); });
   std::this_thread::sleep_for(300ms);
   b_->Close();
   ASSERT_EQ(blocked.wait_for(5s), std::future_status::ready) << "RecvInto still blocked";
   EXPECT_EQ(blocked.get().status().code(), StatusCode::kCancelled);
 }
+
+// A deadline that passes (200 ms): DEADLINE_EXCEEDED, not before it;
+// nothing is lost, and the message sent after is taken at its wake-up.
+TEST_P(DeviceLabRdmaRecvAtWakeTest, ADeadlineEndsTheWaitAndTheNextMessageArrives) {
+  ASSERT_NO_FATAL_FAILURE(Start(plan_));
+  auto t0 = Clock::now();
+  StatusOr<size_t> none = b_->RecvInto(*region_, 0, buf_.size(), 200ms);
+  auto waited = Clock::now() - t0;
+  EXPECT_EQ(none.status().code(), StatusCode::kDeadlineExceeded) << none.status().ToString();
+  EXPECT_GE(waited, 200ms);
+  EXPECT_LT(waited, 2s);
+  const RdmaChannel::WaitCounts before = Impl(*b_).WaitCountsForTesting();
+  auto sender = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(100ms);
+    return a_->Send("after", 5);
+  });
+  StatusOr<size_t> got = Take(buf_.size());
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(std::string(buf_.begin(), buf_.begin() + 5), "after");
+  EXPECT_TRUE(sender.get().ok());
+  EXPECT_EQ(Impl(*b_).WaitCountsForTesting().taken_at_wake - before.taken_at_wake, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceLabRdmaWaits, DeviceLabRdmaRecvAtWakeTest,
+                         ::testing::Values(kForever, std::chrono::milliseconds(30000)),
+                         [](const auto& info) {
+                           return info.param == kForever ? "Forever" : "WithADeadline";
+                         });
 
 }  // namespace
 }  // namespace rdmad::internal

@@ -40,7 +40,7 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
   }
   uint8_t* dst = region.data() + offset;
   if (ready_.empty() && LeanRecvOk(deadline)) {
-    if (auto taken = RecvAtWake(lock, dst, max_len)) return *std::move(taken);
+    if (auto taken = RecvAtWake(lock, deadline, dst, max_len, nullptr)) return *std::move(taken);
   }
   const uint64_t dst_iova = (*own)->iova() + offset;
   size_t got = 0;          // the message's bytes so far
@@ -109,19 +109,22 @@ StatusOr<size_t> RdmaChannel::RecvInto(const MemoryRegion& region, size_t offset
   }
 }
 
-// Not with a deadline (its clock, its timer), a completion group (a CQ
-// shared), rails (theirs to poll too) or the debug log's report of long
-// waits: WaitFor does those.
+// Not for a call that must not wait (a timeout of 0), a completion group
+// (a CQ shared), rails (theirs to poll too) or the debug log's report of
+// long waits: WaitFor does those.
 bool RdmaChannel::LeanRecvOk(const LazyDeadline& deadline) const {
-  return deadline.forever() && res_->group == nullptr && res_->blocking_events && rails_.empty() &&
+  return !deadline.immediate() && res_->group == nullptr && rails_.empty() &&
          !ClientLog().should_log(spdlog::level::debug);
 }
 
 // What WaitFor, Drain, OnReceive and Release do for one message, less
 // their generality: the ready queue, the predicate, a second drain after
 // the wake-up and a second credit check. Spins as WaitFor does (spin_,
-// kLooksPerClock looks before the first clock read), then sleeps in a read.
-std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, uint8_t* dst, size_t max_len) {
+// kLooksPerClock looks before the first clock read), then sleeps as Sleep
+// does: in one read without a deadline, else with a timer.
+std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, LazyDeadline& deadline,
+                                                        uint8_t* dst, size_t max_len,
+                                                        std::vector<uint8_t>* out) {
   bool spinning = spin_.count() > 0;
   uint32_t steps = 0;
   std::optional<Clock::time_point> spin_end;
@@ -144,7 +147,11 @@ std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, uint8_t* dst
         const uint32_t slot = WrIdIndex(wc[0].wr_id);
         const uint8_t* src = res_->slot(slot);
         const size_t len = wc[0].byte_len;
-        CopyOutOfSlot(lock, len, [&] { std::memcpy(dst, src, len); });
+        if (out != nullptr) {
+          CopyOutOfSlot(lock, len, [&] { out->assign(src, src + len); });
+        } else {
+          CopyOutOfSlot(lock, len, [&] { std::memcpy(dst, src, len); });
+        }
         DeferRepost(slot);
         AfterDrain(1, reposted);
         ++wait_counts_.taken_at_wake;
@@ -170,12 +177,16 @@ std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, uint8_t* dst
       if (clock) {
         const auto now = Clock::now();
         if (!spin_end) spin_end = now + spin_;
+        const Deadline at = deadline.get(now);
+        if (at && now >= *at) return StatusOr<size_t>(Status::DeadlineExceeded("timed out"));
         spinning = now < *spin_end;
       }
       continue;
     }
-    SleepInRead(lock);
-    if (!ready_.empty()) return std::nullopt;  // its drain before the read found some
+    const Deadline at = deadline.get();
+    if (at && Clock::now() >= *at) return StatusOr<size_t>(Status::DeadlineExceeded("timed out"));
+    Sleep(lock, at);
+    if (!ready_.empty()) return std::nullopt;  // its drain before the sleep found some
   }
 }
 
