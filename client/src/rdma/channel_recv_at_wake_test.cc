@@ -68,7 +68,7 @@ class DeviceLabRdmaRecvAtWakeTest
 };
 
 // A receiver asleep for every message (a sender that waits until it took
-// the one before) takes each at its wake-up, straight from the slot: per
+// the one before) takes (nearly) each at its wake-up, straight from the slot: per
 // message one sleep (without a deadline, one read of the completion
 // channel), one arming and two looks at the CQ (before it sleeps and
 // after; a sleep with a timer looks once more).
@@ -100,8 +100,14 @@ TEST_P(DeviceLabRdmaRecvAtWakeTest, ASleepingReceiverTakesEachMessageAtItsWakeUp
   }
   const RdmaChannel::WaitCounts after = receiver.WaitCountsForTesting();
   ASSERT_TRUE(sender.get().ok());
-  EXPECT_EQ(after.taken_at_wake - before.taken_at_wake, kMessages);
-  EXPECT_EQ(after.reads - before.reads, GetParam() == kForever ? kMessages : 0);
+  // Nearly all: on two CPUs a message can land between the look before the
+  // sleep and the arming, and a timed sleep's own look after arming files
+  // it for the general path (as WaitFor's would).
+  EXPECT_GE(after.taken_at_wake - before.taken_at_wake, kMessages * 9 / 10);
+  EXPECT_LE(after.reads - before.reads, GetParam() == kForever ? kMessages : 0);
+  if (GetParam() == kForever) {
+    EXPECT_GE(after.reads - before.reads, kMessages * 9 / 10);
+  }
   EXPECT_LE(after.arms - before.arms, kMessages + 1);
   // A sleep with a timer looks once more, after arming (Sleep).
   const uint32_t looks = GetParam() == kForever ? 2 : 3;
