@@ -211,7 +211,6 @@ int RdmaChannel::Drain() {
   int total = 0;
   ++wait_counts_.drains;
   const bool reposted = RepostDeferred();
-  draining_ = true;
   drain_now_ns_ = 0;
   for (;;) {
     bool more = false;
@@ -226,12 +225,17 @@ int RdmaChannel::Drain() {
       Fail(Status::Unavailable("ibv_poll_cq failed on " + local_.device));
       break;
     }
-    for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+    OnCompletions(wc, n);
     total += n;
     if (!more) break;
   }
-  draining_ = false;
   return AfterDrain(total, reposted);
+}
+
+void RdmaChannel::OnCompletions(const ibv_wc* wc, int n) {
+  draining_ = true;
+  for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
+  draining_ = false;
 }
 
 int RdmaChannel::AfterDrain(int total, bool reposted) {

@@ -264,6 +264,9 @@ class RdmaChannel final : public AbortableChannel {
   // waiters, rails and batch work. Returns total with the rails' ones.
   int AfterDrain(int total, bool reposted);
   void OnCompletion(const ibv_wc& wc);
+  // n polled completions in order, as one drain's (CompletionNowNs reads
+  // the clock once for them).
+  void OnCompletions(const ibv_wc* wc, int n);
   // A receive completion: AcceptReceive takes its immediate's credits and
   // done count (nullopt, the channel failed, if it is malformed), then
   // OnReceived files the message by type.

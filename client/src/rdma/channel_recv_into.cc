@@ -163,11 +163,7 @@ std::optional<StatusOr<size_t>> RdmaChannel::RecvAtWake(Lock& lock, LazyDeadline
       AfterDrain(1, reposted);
       return std::nullopt;
     }
-    if (n > 0) {
-      draining_ = true;
-      for (int i = 0; i < n; ++i) OnCompletion(wc[i]);
-      draining_ = false;
-    }
+    OnCompletions(wc, n);
     AfterDrain(n, reposted);
     if (n > 0 || !ready_.empty() || poller_) return std::nullopt;
     if (spinning) {
