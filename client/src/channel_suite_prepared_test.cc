@@ -73,7 +73,9 @@ TEST_P(ChannelConformanceTest, ARingOfPreparedTransfersKeepsManyInFlight) {
   }
   for (size_t round = 0; round < kRounds; ++round) {
     for (size_t i = 0; i < kRing; ++i) {
-      if (round > 0) ASSERT_TRUE(writes[i]->Wait(kPatience).ok()) << "round " << round;
+      if (round > 0) {
+        ASSERT_TRUE(writes[i]->Wait(kPatience).ok()) << "round " << round;
+      }
       Status posted = writes[i]->Post();
       ASSERT_TRUE(posted.ok()) << "round " << round << " slot " << i << ": " << posted.ToString();
     }
@@ -149,7 +151,9 @@ TEST_P(ChannelConformanceTest, APostWhileInFlightIsRefused) {
   EXPECT_EQ(r.remote_bytes, r.local_bytes);
   // A transport whose batches run inside the call (TCP) is never caught
   // in flight; RDMA's 16 MiB takes a while on any NIC.
-  if (a_->info().transport == ChannelTransport::kRdma) EXPECT_GT(refused, 0);
+  if (a_->info().transport == ChannelTransport::kRdma) {
+    EXPECT_GT(refused, 0);
+  }
 }
 
 // An op the peer refuses fails the Post and names itself; the channel
@@ -188,7 +192,9 @@ TEST_P(ChannelConformanceTest, APreparedTransferEndsWithItsChannel) {
   Status waited = (*prepared)->Wait(kPatience);
   EXPECT_FALSE(waited.ok());
   EXPECT_NE(waited.code(), StatusCode::kDeadlineExceeded) << waited.ToString();
-  if (!after.ok()) EXPECT_EQ(waited, after);
+  if (!after.ok()) {
+    EXPECT_EQ(waited, after);
+  }
 }
 
 }  // namespace

@@ -286,6 +286,14 @@ void RdmaChannel::FinishSegment(const Segment& segment) {
   } else {
     quiet_batch_wrs_ -= std::min(quiet_batch_wrs_, segment.wrs);
   }
+  if (segment.quick != 0) {  // done in order: every quick op up to it is
+    if (quick_ended_) return;
+    quick_done_.store(segment.quick, std::memory_order_release);
+    if (segment.started_ns != 0) meter_->Completed(CompletionNowNs() - segment.started_ns);
+    ++batches_done_;
+    signal_.Notify();
+    return;
+  }
   const std::shared_ptr<Batch>* found = batches_.Find(segment.batch);
   if (found == nullptr) return;  // a marker, or failed with the channel
   --(*found)->segments;
@@ -360,14 +368,20 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
   if (!batch_flushing_) {
     // The first error: the unsignaled segments before its own, and the
     // work requests of its segment before it, succeeded silently; from now
-    // on every work request completes alone.
-    while (!segments_.empty() && !segments_.front().signaled && segments_.front().batch != id) {
+    // on every work request completes alone. Batch 0's segments are a
+    // quick op's (its sequence number's low bits as the index) or a marker.
+    auto failed_here = [&](const Segment& s) {
+      return s.batch == id && (id != 0 || uint32_t(s.quick) == index);
+    };
+    while (!segments_.empty() && !segments_.front().signaled && !failed_here(segments_.front())) {
       FinishFrontSegment();
     }
     batch_flushing_ = true;
-    if (!segments_.empty() && segments_.front().batch == id &&
-        index >= segments_.front().first_wr) {
-      sq_outstanding_ -= std::min(sq_outstanding_, index - segments_.front().first_wr);
+    if (!segments_.empty() && failed_here(segments_.front())) {
+      if (id != 0 && index >= segments_.front().first_wr) {
+        sq_outstanding_ -= std::min(sq_outstanding_, index - segments_.front().first_wr);
+      }
+      if (segments_.front().quick != 0) quick_failed_ = segments_.front().quick;
     }
     segments_.clear();
     signaled_in_flight_ = 0;
@@ -385,6 +399,7 @@ void RdmaChannel::OnBatchCompletion(const ibv_wc& wc) {
 }
 
 void RdmaChannel::FailBatches() {
+  EndQuick(error_);
   batches_.ForEach([&](uint32_t, const std::shared_ptr<Batch>& batch) {
     if (batch->done) return;
     batch->status = error_;

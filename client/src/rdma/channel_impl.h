@@ -184,6 +184,7 @@ class RdmaChannel final : public AbortableChannel {
     uint64_t arms = 0, drains = 0, reads = 0, taken_at_wake = 0;
   };
   WaitCounts WaitCountsForTesting() const;
+  uint64_t QuickOpsForTesting() const;  // prepared transfers posted as quick ops
   // Tests: the completion channel is in the epoll set of timed sleeps.
   bool CompletionChannelInSleepSetForTesting() const;
 
@@ -593,6 +594,8 @@ class RdmaChannel final : public AbortableChannel {
     uint32_t first_wr = 0, wrs = 0;  // within the batch
     uint32_t covered = 0;            // unsignaled inline SENDs posted just before it
     bool signaled = true;            // else done with the next signaled segment
+    uint64_t quick = 0;              // a quick op's sequence number (PostQuick), else 0
+    uint64_t started_ns = 0;         // a quick op's Post, for the meter (0: not metered)
   };
   friend class RdmaTransfer;
   friend class RdmaPreparedTransfer;
@@ -605,8 +608,19 @@ class RdmaChannel final : public AbortableChannel {
   // else the batch goes on, or failed with the channel.
   Status PostBatch(Lock& lock, const std::shared_ptr<Batch>& batch, ibv_send_wr* wrs, ibv_sge* sges,
                    size_t count, const BatchTotals& totals, std::string_view notification);
-  // PreparedTransfer::Post (channel_prepared.cc).
+  // PreparedTransfer::Post, Wait, Poll and failed_op (channel_prepared.cc).
+  // A transfer of one work request, without a notification, posted into a
+  // free send slot with nothing queued before it, is a quick op: no Batch,
+  // only its segment, done by sequence number (quick_done_).
   Status PostPrepared(RdmaPreparedTransfer& prepared, std::string_view notification);
+  void PostQuick(RdmaPreparedTransfer& prepared);
+  Status WaitQuick(uint64_t quick, uint64_t last_segment, std::chrono::milliseconds timeout);
+  bool PollQuick(uint64_t quick, uint64_t last_segment, Status* status);
+  bool QuickDone(uint64_t quick) const {  // mu_ held
+    return quick <= quick_done_.load(std::memory_order_relaxed) || quick_ended_;
+  }
+  // The quick ops not yet done end with `status` (mu_ held; the first call).
+  void EndQuick(const Status& status);
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
   bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
   // Posts a batch's notification (mu_ held through lock).
@@ -711,7 +725,14 @@ class RdmaChannel final : public AbortableChannel {
   // not wait for them).
   uint64_t segments_posted_ = 0, signaled_through_ = 0;
   uint32_t unsignaled_run_ = 0, quiet_batch_wrs_ = 0;
-  uint32_t signaled_in_flight_ = 0;     // segments_'s signaled segments
+  uint32_t signaled_in_flight_ = 0;  // segments_'s signaled segments
+  // Quick ops: the last posted, the last done (read without mu_ by a Wait
+  // that finds its op done), and once one ended otherwise (EndQuick) the
+  // status of every later one (quick_failed_: the one that failed).
+  uint64_t quick_posted_ = 0, quick_failed_ = 0;
+  std::atomic<uint64_t> quick_done_{0};
+  bool quick_ended_ = false;
+  Status quick_end_;
   uint64_t batch_completions_ = 0;      // signaled batch segments completed (tests)
   uint64_t credit_messages_ = 0;        // CREDIT messages posted (tests)
   WaitCounts wait_counts_;              // ArmCq, Drain and SleepInRead's reads (tests)

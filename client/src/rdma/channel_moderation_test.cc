@@ -104,6 +104,86 @@ TEST_F(DeviceLabRdmaModerationTest, ADeepPipelineTakesFewCompletionsAndEveryBatc
             << " signaled completions\n";
   EXPECT_GT(completions, 0u);
   EXPECT_LT(completions, kPosts / 4) << "one in about signal_every_ is signaled";
+  EXPECT_EQ(Impl(*a_).QuickOpsForTesting(), kPosts) << "each Post a quick op, without a batch";
+}
+
+// Prepared single ops (quick ops, done by sequence number) with one that
+// the peer refuses among many in flight: the ones before it complete, it
+// fails and names itself, the ones after it fail with the channel, and
+// every answer stays as first given, to Wait and to Poll.
+TEST_F(DeviceLabRdmaModerationTest, AFailedQuickOpFailsItselfAndTheOnesAfterItOnly) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  constexpr size_t kBad = 40;
+  RegionDescriptor wrong = remote_;
+  wrong.rkey ^= 0x5a5a00;  // no region of b_'s has it
+  std::vector<std::unique_ptr<PreparedTransfer>> ring;
+  for (size_t i = 0; i < kSlots; ++i) {
+    auto p = a_->Prepare({WriteOp(i, i == kBad ? wrong : remote_)});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ring.push_back(std::move(p).value());
+  }
+  std::vector<Status> posted;
+  for (auto& t : ring) posted.push_back(t->Post());  // later ones may find the channel failed
+  for (size_t i = 0; i <= kBad; ++i)
+    ASSERT_TRUE(posted[i].ok()) << i << ": " << posted[i].ToString();
+  EXPECT_GT(Impl(*a_).QuickOpsForTesting(), kBad) << "each Post a quick op until the failure";
+  std::vector<Status> first(kSlots);
+  for (size_t i = 0; i < kSlots; ++i) {
+    first[i] = ring[i]->Wait(10s);
+    if (i < kBad) {
+      EXPECT_TRUE(first[i].ok()) << "op " << i
+                                 << " completed before the bad one: " << first[i].ToString();
+    } else {
+      EXPECT_FALSE(first[i].ok()) << "op " << i;
+      EXPECT_NE(first[i].code(), StatusCode::kDeadlineExceeded)
+          << "op " << i << ": " << first[i].ToString();
+    }
+    EXPECT_EQ(ring[i]->failed_op(), i == kBad ? 0 : -1)
+        << "op " << i << ": " << first[i].ToString();
+    if (i > kBad && !posted[i].ok()) {
+      EXPECT_EQ(first[i], posted[i]) << "op " << i;
+    }
+  }
+  for (size_t i = 0; i < kSlots; ++i) {
+    EXPECT_EQ(ring[i]->Wait(10s), first[i]) << "op " << i << ": Wait answers as it did";
+    Status polled = Status::Internal("not set");
+    EXPECT_TRUE(ring[i]->Poll(&polled)) << "op " << i;
+    EXPECT_EQ(polled, first[i]) << "op " << i << ": Poll answers as Wait did";
+  }
+  EXPECT_TRUE(std::equal(remote_bytes_.begin(), remote_bytes_.begin() + long(kBad * kLen),
+                         local_bytes_.begin()));
+}
+
+// Quick ops in flight when the channel closes here finish as they did,
+// polled or waited for, and a Post after the Close is refused with the
+// reason Wait then gives.
+TEST_F(DeviceLabRdmaModerationTest, QuickOpsInFlightAtCloseFinishAsTheyDid) {
+  ASSERT_NO_FATAL_FAILURE(SetUpRegions());
+  std::vector<std::unique_ptr<PreparedTransfer>> ring;
+  for (size_t i = 0; i < kSlots; ++i) {
+    auto p = a_->Prepare({WriteOp(i, remote_)});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    ring.push_back(std::move(p).value());
+    ASSERT_TRUE(ring.back()->Post().ok()) << i;
+  }
+  auto start = Clock::now();
+  a_->Close();
+  EXPECT_LT(Clock::now() - start, 900ms) << "Close waited for completions that do not come";
+  for (size_t i = 0; i < kSlots; ++i) {
+    Status polled = Status::Internal("not set");
+    if (i % 2 == 0) {
+      EXPECT_TRUE(ring[i]->Poll(&polled)) << i;
+    }
+    Status s = ring[i]->Wait(1s);
+    EXPECT_TRUE(s.ok()) << i << ": " << s.ToString();
+    if (i % 2 == 0) {
+      EXPECT_EQ(polled, s) << i;
+    }
+  }
+  EXPECT_TRUE(Landed());
+  Status again = ring[0]->Post();
+  EXPECT_FALSE(again.ok());
+  EXPECT_EQ(ring[0]->Wait(1s), again);
 }
 
 TEST_F(DeviceLabRdmaModerationTest, TheNewestOfManyBatchesFinishesWhenWaitedForAlone) {

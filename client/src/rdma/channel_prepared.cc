@@ -9,6 +9,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -18,7 +19,8 @@ namespace rdmad::internal {
 
 // The prepared batch: its ops' totals (for the meter), its work requests
 // with their scatter entries (wr_id, sg_list, flags and chain are set at
-// each post), and the batch of its last Post.
+// each post), and its last Post: a quick op's sequence number and segment
+// (quick_ != 0), else the batch (nullptr before the first Post).
 class RdmaPreparedTransfer final : public PreparedTransfer {
  public:
   explicit RdmaPreparedTransfer(RdmaChannel* channel) : channel_(channel) {}
@@ -27,15 +29,18 @@ class RdmaPreparedTransfer final : public PreparedTransfer {
     return channel_->PostPrepared(*this, notification);
   }
   Status Wait(std::chrono::milliseconds timeout) override {
+    if (quick_ != 0) return channel_->WaitQuick(quick_, last_segment_, timeout);
     return batch_ == nullptr ? NotPosted() : channel_->WaitBatch(batch_, timeout);
   }
   bool Poll(Status* status) override {
+    if (quick_ != 0) return channel_->PollQuick(quick_, last_segment_, status);
     if (batch_ != nullptr) return channel_->PollBatch(batch_, status);
     if (status != nullptr) *status = NotPosted();
     return true;
   }
   int failed_op() const override {
     std::lock_guard lock(channel_->mu_);
+    if (quick_ != 0) return quick_ == channel_->quick_failed_ ? 0 : -1;
     return batch_ == nullptr ? -1 : batch_->failed_op;
   }
 
@@ -47,6 +52,7 @@ class RdmaPreparedTransfer final : public PreparedTransfer {
   RdmaChannel::Batch shape_;  // op_count, wrs and op_of_wr of every Post's batch
   BatchTotals totals_;        // per Post
   std::shared_ptr<RdmaChannel::Batch> batch_;
+  uint64_t quick_ = 0, last_segment_ = 0;
 };
 
 StatusOr<std::unique_ptr<PreparedTransfer>> RdmaChannel::Prepare(
@@ -91,9 +97,15 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
   if (!notification.empty()) RDMAD_RETURN_IF_ERROR(ValidateNotification(notification));
   Lock lock(mu_);
   std::shared_ptr<Batch>& batch = prepared.batch_;
-  if (batch != nullptr && !batch->done) {
+  if (prepared.quick_ != 0 ? !QuickDone(prepared.quick_) : batch != nullptr && !batch->done) {
     return StillInFlight();
   }
+  if (notification.empty() && prepared.wrs_.size() == 1 && sq_outstanding_ < res_->send_depth &&
+      redo_.empty() && notes_out_.empty() && Usable(Side::kSend).ok()) {
+    PostQuick(prepared);
+    return Status::Ok();
+  }
+  prepared.quick_ = 0;
   // A fresh batch of this transfer's shape; the last one's again once the
   // channel has forgotten it (its op list keeps its memory).
   if (batch == nullptr || batch.use_count() > 1) {
@@ -117,6 +129,79 @@ Status RdmaChannel::PostPrepared(RdmaPreparedTransfer& prepared, std::string_vie
     batch->done = true;
   }
   return started;
+}
+
+void RdmaChannel::PostQuick(RdmaPreparedTransfer& prepared) {
+  Segment segment{0, 0, 1, 0, SignalSegment(1)};
+  segment.quick = ++quick_posted_;
+  segment.started_ns = meter_ != nullptr ? MeterNowNs() : 0;
+  prepared.quick_ = segment.quick;
+  ibv_send_wr& wr = prepared.wrs_[0];
+  wr.wr_id = MakeBatchWrId(0, uint32_t(segment.quick));
+  wr.sg_list = prepared.sges_.data();
+  wr.send_flags = segment.signaled ? IBV_SEND_SIGNALED : 0;
+  wr.next = nullptr;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(res_->qp, &wr, &bad); rc != 0) {
+    // The channel fails, and this op with it (Wait says why).
+    batch_flushing_ = true;
+    Fail(Status::Unavailable(std::string("RDMA channel: ibv_post_send (Submit): ") +
+                             std::strerror(rc)));
+    return;
+  }
+  prepared.last_segment_ = AddSegment(segment);
+  first_written_ += prepared.totals_.written;
+  first_read_ += prepared.totals_.read;
+  if (meter_ != nullptr) meter_->Batch(prepared.totals_);
+}
+
+uint64_t RdmaChannel::QuickOpsForTesting() const {
+  std::lock_guard lock(mu_);
+  return quick_posted_;
+}
+
+void RdmaChannel::EndQuick(const Status& status) {
+  if (quick_ended_) return;
+  quick_ended_ = true;
+  quick_end_ = status;
+}
+
+Status RdmaChannel::WaitQuick(uint64_t quick, uint64_t last_segment,
+                              std::chrono::milliseconds timeout) {
+  // Done in order and for good: no lock to read it.
+  if (quick <= quick_done_.load(std::memory_order_acquire)) return Status::Ok();
+  Lock lock(mu_);
+  if (!QuickDone(quick)) {
+    Deadline deadline;
+    if (timeout.count() >= 0) deadline = std::chrono::steady_clock::now() + timeout;
+    if (last_segment > signaled_through_) CoverBatches(lock, deadline);
+    Status waited = WaitFor(
+        lock, [&] { return QuickDone(quick); }, deadline, Side::kSend);
+    if (waited.code() == StatusCode::kDeadlineExceeded && !QuickDone(quick)) {
+      return Status::DeadlineExceeded("Submit: the transfer is still in flight");
+    }
+    if (!waited.ok() && !QuickDone(quick)) EndQuick(waited);  // closed here, or the channel failed
+  }
+  return quick <= quick_done_.load(std::memory_order_relaxed) ? Status::Ok() : quick_end_;
+}
+
+bool RdmaChannel::PollQuick(uint64_t quick, uint64_t last_segment, Status* status) {
+  bool done = quick <= quick_done_.load(std::memory_order_acquire);
+  if (!done) {
+    Lock lock(mu_);
+    if (!QuickDone(quick)) {
+      if (last_segment > signaled_through_) CoverBatches(lock, std::chrono::steady_clock::now());
+      Drain();
+      if (Status usable = Usable(Side::kSend); !usable.ok()) EndQuick(usable);
+    }
+    done = QuickDone(quick);
+    if (done && status != nullptr) {
+      *status = quick <= quick_done_.load(std::memory_order_relaxed) ? Status::Ok() : quick_end_;
+    }
+    return done;
+  }
+  if (status != nullptr) *status = Status::Ok();
+  return true;
 }
 
 }  // namespace rdmad::internal
