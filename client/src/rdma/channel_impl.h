@@ -616,11 +616,8 @@ class RdmaChannel final : public AbortableChannel {
   void PostQuick(RdmaPreparedTransfer& prepared);
   Status WaitQuick(uint64_t quick, uint64_t last_segment, std::chrono::milliseconds timeout);
   bool PollQuick(uint64_t quick, uint64_t last_segment, Status* status);
-  bool QuickDone(uint64_t quick) const {  // mu_ held
-    return quick <= quick_done_.load(std::memory_order_relaxed) || quick_ended_;
-  }
-  // The quick ops not yet done end with `status` (mu_ held; the first call).
-  void EndQuick(const Status& status);
+  bool QuickDone(uint64_t quick) const;  // completed, or ended (mu_ held)
+  void EndQuick(const Status& status);   // the ones not done end so (mu_ held)
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
   bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
   // Posts a batch's notification (mu_ held through lock).
@@ -726,9 +723,8 @@ class RdmaChannel final : public AbortableChannel {
   uint64_t segments_posted_ = 0, signaled_through_ = 0;
   uint32_t unsignaled_run_ = 0, quiet_batch_wrs_ = 0;
   uint32_t signaled_in_flight_ = 0;  // segments_'s signaled segments
-  // Quick ops: the last posted, the last done (read without mu_ by a Wait
-  // that finds its op done), and once one ended otherwise (EndQuick) the
-  // status of every later one (quick_failed_: the one that failed).
+  // Quick ops: the last posted, the last done (a Wait reads it without
+  // mu_), and after EndQuick every later one's status (and the failed one).
   uint64_t quick_posted_ = 0, quick_failed_ = 0;
   std::atomic<uint64_t> quick_done_{0};
   bool quick_ended_ = false;

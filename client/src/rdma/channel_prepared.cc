@@ -160,6 +160,10 @@ uint64_t RdmaChannel::QuickOpsForTesting() const {
   return quick_posted_;
 }
 
+bool RdmaChannel::QuickDone(uint64_t quick) const {
+  return quick <= quick_done_.load(std::memory_order_relaxed) || quick_ended_;
+}
+
 void RdmaChannel::EndQuick(const Status& status) {
   if (quick_ended_) return;
   quick_ended_ = true;
