@@ -616,8 +616,9 @@ class RdmaChannel final : public AbortableChannel {
   void PostQuick(RdmaPreparedTransfer& prepared);
   Status WaitQuick(uint64_t quick, uint64_t last_segment, std::chrono::milliseconds timeout);
   bool PollQuick(uint64_t quick, uint64_t last_segment, Status* status);
-  bool QuickDone(uint64_t quick) const;  // completed, or ended (mu_ held)
-  void EndQuick(const Status& status);   // the ones not done end so (mu_ held)
+  bool QuickDone(uint64_t quick) const;      // completed, or ended (mu_ held)
+  Status QuickStatus(uint64_t quick) const;  // a done one's answer (mu_ held)
+  void EndQuick(const Status& status);       // the ones not done end so (mu_ held)
   Status WaitBatch(const std::shared_ptr<Batch>& batch, std::chrono::milliseconds timeout);
   bool PollBatch(const std::shared_ptr<Batch>& batch, Status* status);
   // Posts a batch's notification (mu_ held through lock).

@@ -164,6 +164,10 @@ bool RdmaChannel::QuickDone(uint64_t quick) const {
   return quick <= quick_done_.load(std::memory_order_relaxed) || quick_ended_;
 }
 
+Status RdmaChannel::QuickStatus(uint64_t quick) const {
+  return quick <= quick_done_.load(std::memory_order_relaxed) ? Status::Ok() : quick_end_;
+}
+
 void RdmaChannel::EndQuick(const Status& status) {
   if (quick_ended_) return;
   quick_ended_ = true;
@@ -186,25 +190,22 @@ Status RdmaChannel::WaitQuick(uint64_t quick, uint64_t last_segment,
     }
     if (!waited.ok() && !QuickDone(quick)) EndQuick(waited);  // closed here, or the channel failed
   }
-  return quick <= quick_done_.load(std::memory_order_relaxed) ? Status::Ok() : quick_end_;
+  return QuickStatus(quick);
 }
 
 bool RdmaChannel::PollQuick(uint64_t quick, uint64_t last_segment, Status* status) {
-  bool done = quick <= quick_done_.load(std::memory_order_acquire);
-  if (!done) {
-    Lock lock(mu_);
-    if (!QuickDone(quick)) {
-      if (last_segment > signaled_through_) CoverBatches(lock, std::chrono::steady_clock::now());
-      Drain();
-      if (Status usable = Usable(Side::kSend); !usable.ok()) EndQuick(usable);
-    }
-    done = QuickDone(quick);
-    if (done && status != nullptr) {
-      *status = quick <= quick_done_.load(std::memory_order_relaxed) ? Status::Ok() : quick_end_;
-    }
-    return done;
+  if (quick <= quick_done_.load(std::memory_order_acquire)) {  // done for good: no lock
+    if (status != nullptr) *status = Status::Ok();
+    return true;
   }
-  if (status != nullptr) *status = Status::Ok();
+  Lock lock(mu_);
+  if (!QuickDone(quick)) {
+    if (last_segment > signaled_through_) CoverBatches(lock, std::chrono::steady_clock::now());
+    Drain();
+    if (Status usable = Usable(Side::kSend); !usable.ok()) EndQuick(usable);
+  }
+  if (!QuickDone(quick)) return false;
+  if (status != nullptr) *status = QuickStatus(quick);
   return true;
 }
 
