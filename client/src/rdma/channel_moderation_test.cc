@@ -74,6 +74,19 @@ class DeviceLabRdmaModerationTest : public DeviceLabRdmaChannelTest {
     return out;
   }
 
+  // One prepared single-op write per slot, op `bad` (if any) to `wrong`.
+  std::vector<std::unique_ptr<PreparedTransfer>> PrepareRing(
+      size_t bad = kSlots, const RegionDescriptor* wrong = nullptr) {
+    std::vector<std::unique_ptr<PreparedTransfer>> ring;
+    for (size_t i = 0; i < kSlots; ++i) {
+      auto p = a_->Prepare({WriteOp(i, i == bad ? *wrong : remote_)});
+      EXPECT_TRUE(p.ok()) << i << ": " << p.status().ToString();
+      if (!p.ok()) break;
+      ring.push_back(std::move(p).value());
+    }
+    return ring;
+  }
+
   bool Landed() const { return remote_bytes_ == local_bytes_; }
 
   std::vector<uint8_t> remote_bytes_, local_bytes_;
@@ -83,12 +96,8 @@ class DeviceLabRdmaModerationTest : public DeviceLabRdmaChannelTest {
 
 TEST_F(DeviceLabRdmaModerationTest, ADeepPipelineTakesFewCompletionsAndEveryBatchFinishes) {
   ASSERT_NO_FATAL_FAILURE(SetUpRegions());
-  std::vector<std::unique_ptr<PreparedTransfer>> ring;
-  for (size_t i = 0; i < kSlots; ++i) {
-    auto p = a_->Prepare({WriteOp(i, remote_)});
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    ring.push_back(std::move(p).value());
-  }
+  auto ring = PrepareRing();
+  ASSERT_EQ(ring.size(), kSlots);
   constexpr size_t kPosts = 20 * kSlots;
   for (size_t n = 0; n < kPosts; ++n) {  // as perftest keeps its queue full
     PreparedTransfer& t = *ring[n % kSlots];
@@ -116,12 +125,8 @@ TEST_F(DeviceLabRdmaModerationTest, AFailedQuickOpFailsItselfAndTheOnesAfterItOn
   constexpr size_t kBad = 40;
   RegionDescriptor wrong = remote_;
   wrong.rkey ^= 0x5a5a00;  // no region of b_'s has it
-  std::vector<std::unique_ptr<PreparedTransfer>> ring;
-  for (size_t i = 0; i < kSlots; ++i) {
-    auto p = a_->Prepare({WriteOp(i, i == kBad ? wrong : remote_)});
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    ring.push_back(std::move(p).value());
-  }
+  auto ring = PrepareRing(kBad, &wrong);
+  ASSERT_EQ(ring.size(), kSlots);
   std::vector<Status> posted;
   for (auto& t : ring) posted.push_back(t->Post());  // later ones may find the channel failed
   for (size_t i = 0; i <= kBad; ++i)
@@ -159,13 +164,9 @@ TEST_F(DeviceLabRdmaModerationTest, AFailedQuickOpFailsItselfAndTheOnesAfterItOn
 // reason Wait then gives.
 TEST_F(DeviceLabRdmaModerationTest, QuickOpsInFlightAtCloseFinishAsTheyDid) {
   ASSERT_NO_FATAL_FAILURE(SetUpRegions());
-  std::vector<std::unique_ptr<PreparedTransfer>> ring;
-  for (size_t i = 0; i < kSlots; ++i) {
-    auto p = a_->Prepare({WriteOp(i, remote_)});
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    ring.push_back(std::move(p).value());
-    ASSERT_TRUE(ring.back()->Post().ok()) << i;
-  }
+  auto ring = PrepareRing();
+  ASSERT_EQ(ring.size(), kSlots);
+  for (size_t i = 0; i < kSlots; ++i) ASSERT_TRUE(ring[i]->Post().ok()) << i;
   auto start = Clock::now();
   a_->Close();
   EXPECT_LT(Clock::now() - start, 900ms) << "Close waited for completions that do not come";
