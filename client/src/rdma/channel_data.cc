@@ -77,6 +77,13 @@ Status RdmaChannel::TrySend(const void* buf, size_t len) {
 Status RdmaChannel::SendMessage(const uint8_t* data, size_t len, const RdmaMemoryRegion* region) {
   Lock lock(mu_);
   RDMAD_RETURN_IF_ERROR(Usable(Side::kSend));
+  // A message inline in one fragment that can go now (a small message on a
+  // channel that keeps up): posted here, as SendEager would post it, with
+  // no zero-copy send of the caller's to wait for after it.
+  if (len <= res_->max_inline && len <= fragment_size_ && CanPostFragment(/*staged=*/false) &&
+      (region == nullptr || (region->host() && zero_copy_outstanding_ == 0))) {
+    return PostFragment(data, static_cast<uint32_t>(len), nullptr, true, true);
+  }
   uint64_t read_by_peer = 0;  // descriptors of region the peer must have read
   if (len <= rndv_threshold_) {
     RDMAD_RETURN_IF_ERROR(
